@@ -1,0 +1,66 @@
+//===- KiteDialect.cpp - the kite dialect ---------------------------------===//
+//
+// This file implements the dialect's registration and the small type
+// queries that ops, the frontend and the passes share.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/KiteDialect.h"
+
+using namespace mlir;
+using namespace kite;
+
+#include "ir/KiteDialect.cpp.inc"
+#include "ir/KiteEnums.cpp.inc"
+
+void KiteDialect::initialize() {
+  registerTypes();
+  addOperations<
+#define GET_OP_LIST
+#include "ir/KiteOps.cpp.inc"
+      >();
+}
+
+FailureOr<Subscript::Kind> kite::getSubscriptKind(Type type) {
+  if (isa<SpanType>(type))
+    return Subscript::Kind::Span;
+  if (type.isSignlessInteger())
+    return Subscript::Kind::Scalar;
+  if (auto tile = dyn_cast<TileType>(type)) {
+    if (!tile.hasElementType() || tile.getElementType().isSignlessInteger())
+      return Subscript::Kind::Gather;
+  }
+  return failure();
+}
+
+Type kite::getElementTypeOrNull(Type type) {
+  if (auto tile = dyn_cast<TileType>(type))
+    return tile.getElementType();
+  if (auto tensor = dyn_cast<kite::TensorType>(type))
+    return tensor.getElementType();
+  if (type.isIntOrFloat())
+    return type;
+  return {};
+}
+
+bool kite::isIntegerLike(Type type) {
+  Type elem = getElementTypeOrNull(type);
+  if (!elem)
+    return isa<TileType, kite::TensorType>(type);
+  return elem.isSignlessInteger();
+}
+
+std::optional<int64_t> kite::getRankOf(Type type) {
+  if (auto tile = dyn_cast<TileType>(type))
+    return tile.hasRank() ? std::optional<int64_t>(tile.getRank()) : std::nullopt;
+  if (auto tensor = dyn_cast<kite::TensorType>(type))
+    return tensor.hasRank() ? std::optional<int64_t>(tensor.getRank())
+                            : std::nullopt;
+  return 0;
+}
+
+bool kite::isKiteDType(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
+         type.isSignlessInteger(8) || type.isSignlessInteger(32) ||
+         type.isSignlessInteger(64) || type.isSignlessInteger(1);
+}

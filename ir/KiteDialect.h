@@ -1,0 +1,67 @@
+//===- KiteDialect.h - the kite dialect -------------------------*- C++ -*-===//
+//
+// This file declares the kite dialect, its types and its ops. Include this
+// one header to use the dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_IR_KITEDIALECT_H
+#define KITE_IR_KITEDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "ir/KiteDialect.h.inc"
+#include "ir/KiteEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "ir/KiteTypes.h.inc"
+
+namespace kite {
+
+/// One position of a subscript `x[a, b, ...]`.
+struct Subscript {
+  enum class Kind { Span, Scalar, All, NewAxis, Gather };
+  Kind kind;
+  mlir::Value value; // null for All and NewAxis
+};
+
+/// Layout entries of a subscript op that are not operands.
+constexpr int32_t kSubscriptAll = -1;
+constexpr int32_t kSubscriptNewAxis = -2;
+
+/// The kind of an index operand, from its type; failure if it is none.
+mlir::FailureOr<Subscript::Kind> getSubscriptKind(mlir::Type type);
+
+/// True if `type` is a tile or a scalar whose element type is an integer
+/// (or unknown).
+bool isIntegerLike(mlir::Type type);
+
+/// Element type of a tile or scalar; null if unknown.
+mlir::Type getElementTypeOrNull(mlir::Type type);
+
+/// Rank of a tile (0 for scalars); nullopt if unranked.
+std::optional<int64_t> getRankOf(mlir::Type type);
+
+/// The dtypes of the language, as MLIR types: f16 bf16 f32 f64 i8 i32 i64 i1.
+bool isKiteDType(mlir::Type type);
+
+/// Name of the unit attribute that marks a kernel function, and the
+/// argument attribute holding a parameter's source name.
+constexpr llvm::StringLiteral kKernelAttrName = "kite.kernel";
+constexpr llvm::StringLiteral kArgNameAttrName = "kite.name";
+
+} // namespace kite
+
+#define GET_OP_CLASSES
+#include "ir/KiteOps.h.inc"
+
+#endif // KITE_IR_KITEDIALECT_H

@@ -1,0 +1,814 @@
+//===- KiteOps.cpp - kite operations --------------------------------------===//
+//
+// This file implements the verifiers, custom assembly and memory effects of
+// the kite ops. Verifiers check what is knowable from the types: when a rank
+// or dtype is still unknown (`*`, `?`) the check waits for specialization.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/KiteDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace kite;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Normalizes a possibly negative `dim` against `rank` (`rank + 1` positions
+/// when inserting); failure if out of range.
+FailureOr<int64_t> normalizeDim(int64_t dim, int64_t rank) {
+  if (dim < -rank || dim >= rank)
+    return failure();
+  return dim < 0 ? dim + rank : dim;
+}
+
+/// Emits an error if a ranked result does not have `expected` dims.
+LogicalResult checkResultRank(Operation *op, Type result, int64_t expected) {
+  std::optional<int64_t> rank = getRankOf(result);
+  if (rank && *rank != expected)
+    return op->emitOpError() << "result should have rank " << expected
+                             << ", but has type " << result;
+  return success();
+}
+
+/// Emits an error unless a known element type is `expected`.
+LogicalResult checkResultElement(Operation *op, Type result, Type expected) {
+  Type elem = getElementTypeOrNull(result);
+  if (elem && expected && elem != expected)
+    return op->emitOpError() << "result element type should be " << expected
+                             << ", but is " << elem;
+  return success();
+}
+
+bool isTile(Type type) { return isa<TileType>(type); }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Host prologue
+//===----------------------------------------------------------------------===//
+
+LogicalResult SizeOp::verify() {
+  auto type = cast<kite::TensorType>(getTensor().getType());
+  if (type.hasRank() && failed(normalizeDim(getDim(), type.getRank())))
+    return emitOpError() << "dimension " << getDim()
+                         << " is out of range for a tensor of rank "
+                         << type.getRank();
+  return success();
+}
+
+LogicalResult DTypeConstOp::verify() {
+  if (!isKiteDType(getDtype()))
+    return emitOpError() << "dtype must be one of f16, bf16, f32, f64, i8, "
+                            "i32, i64, i1; got "
+                         << getDtype();
+  return success();
+}
+
+OpFoldResult DTypeConstOp::fold(FoldAdaptor) { return getDtypeAttr(); }
+
+LogicalResult EmptyOp::verify() {
+  auto type = cast<kite::TensorType>(getResult().getType());
+  if (type.hasRank() && type.getRank() != (int64_t)getSizes().size())
+    return emitOpError() << "has " << getSizes().size()
+                         << " sizes but its result type " << type
+                         << " has rank " << type.getRank();
+  return success();
+}
+
+LogicalResult TensorReshapeOp::verify() {
+  auto type = cast<kite::TensorType>(getResult().getType());
+  if (type.hasRank() && type.getRank() != (int64_t)getSizes().size())
+    return emitOpError() << "has " << getSizes().size()
+                         << " sizes but its result type " << type
+                         << " has rank " << type.getRank();
+  return success();
+}
+
+LogicalResult BlockSizeOp::verify() {
+  if (getId() < 0)
+    return emitOpError() << "id must be non-negative, got " << getId();
+  if (getMin() && *getMin() < 1)
+    return emitOpError() << "min must be at least 1, got " << *getMin();
+  if (getMin() && getMax() && *getMin() > *getMax())
+    return emitOpError() << "min " << *getMin() << " exceeds max " << *getMax();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Loops
+//===----------------------------------------------------------------------===//
+
+void TileForOp::build(OpBuilder &builder, OperationState &state,
+                      ValueRange lowerBounds, ValueRange upperBounds,
+                      ValueRange blockSizes, ValueRange initArgs) {
+  state.addOperands(lowerBounds);
+  state.addOperands(upperBounds);
+  state.addOperands(blockSizes);
+  state.addOperands(initArgs);
+  state.addAttribute(getOperandSegmentSizesAttrName(state.name),
+                     builder.getDenseI32ArrayAttr(
+                         {(int32_t)lowerBounds.size(), (int32_t)upperBounds.size(),
+                          (int32_t)blockSizes.size(), (int32_t)initArgs.size()}));
+  for (Value v : initArgs)
+    state.addTypes(v.getType());
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (size_t i = 0; i < lowerBounds.size(); ++i)
+    block->addArgument(SpanType::get(builder.getContext()), state.location);
+  for (Value v : initArgs)
+    block->addArgument(v.getType(), state.location);
+  if (initArgs.empty()) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(block);
+    builder.create<YieldOp>(state.location);
+  }
+}
+
+void GridForOp::build(OpBuilder &builder, OperationState &state,
+                      ValueRange lowerBounds, ValueRange upperBounds,
+                      ValueRange initArgs) {
+  state.addOperands(lowerBounds);
+  state.addOperands(upperBounds);
+  state.addOperands(initArgs);
+  state.addAttribute(getOperandSegmentSizesAttrName(state.name),
+                     builder.getDenseI32ArrayAttr({(int32_t)lowerBounds.size(),
+                                                   (int32_t)upperBounds.size(),
+                                                   (int32_t)initArgs.size()}));
+  for (Value v : initArgs)
+    state.addTypes(v.getType());
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (size_t i = 0; i < lowerBounds.size(); ++i)
+    block->addArgument(builder.getI64Type(), state.location);
+  for (Value v : initArgs)
+    block->addArgument(v.getType(), state.location);
+  if (initArgs.empty()) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(block);
+    builder.create<YieldOp>(state.location);
+  }
+}
+
+namespace {
+
+/// Checks what tile_for and grid_for share: dims, block arguments, the
+/// yield and the results, and that top-level loops carry nothing.
+LogicalResult verifyLoop(Operation *op, unsigned numDims, size_t numUpper,
+                         ValueRange initArgs, Block &body, Type indexType,
+                         bool topLevel) {
+  if (numDims == 0)
+    return op->emitOpError() << "needs at least one dimension";
+  if (numUpper != numDims)
+    return op->emitOpError() << "has " << numDims << " lower bounds but "
+                             << numUpper << " upper bounds";
+  if (body.getNumArguments() != numDims + initArgs.size())
+    return op->emitOpError() << "body should have " << numDims + initArgs.size()
+                             << " arguments, has " << body.getNumArguments();
+  for (unsigned i = 0; i < numDims; ++i)
+    if (body.getArgument(i).getType() != indexType)
+      return op->emitOpError() << "loop variable #" << i << " should be "
+                               << indexType;
+  for (auto [i, init] : llvm::enumerate(initArgs)) {
+    if (body.getArgument(numDims + i).getType() != init.getType())
+      return op->emitOpError() << "iter_arg #" << i << " has type "
+                               << body.getArgument(numDims + i).getType()
+                               << " but its initial value has "
+                               << init.getType();
+    if (op->getResult(i).getType() != init.getType())
+      return op->emitOpError() << "result #" << i << " has type "
+                               << op->getResult(i).getType()
+                               << " but iter_arg has " << init.getType();
+  }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != initArgs.size())
+    return yield.emitOpError() << "yields " << yield.getValues().size()
+                               << " values, but the loop carries "
+                               << initArgs.size();
+  for (auto [i, v] : llvm::enumerate(yield.getValues()))
+    if (v.getType() != initArgs[i].getType())
+      return yield.emitOpError() << "value #" << i << " has type "
+                                 << v.getType() << ", loop carries "
+                                 << initArgs[i].getType();
+  if (topLevel && !initArgs.empty())
+    return op->emitOpError() << "is a top-level loop (mapped onto the launch "
+                                "grid) and cannot carry values";
+  return success();
+}
+
+/// Parses `(%a, %b) = (lbs) to (ubs) [block (bss)] [iter_args(...) -> (...)]
+/// region attr-dict`.
+ParseResult parseLoop(OpAsmParser &parser, OperationState &result,
+                      Type indexType, bool hasBlock) {
+  Builder &b = parser.getBuilder();
+  SmallVector<OpAsmParser::Argument> args;
+  if (parser.parseArgumentList(args, OpAsmParser::Delimiter::Paren) ||
+      parser.parseEqual())
+    return failure();
+  SmallVector<OpAsmParser::UnresolvedOperand> lbs, ubs, bss, inits;
+  if (parser.parseOperandList(lbs, OpAsmParser::Delimiter::Paren) ||
+      parser.parseKeyword("to") ||
+      parser.parseOperandList(ubs, OpAsmParser::Delimiter::Paren))
+    return failure();
+  if (hasBlock && (parser.parseKeyword("block") ||
+                   parser.parseOperandList(bss, OpAsmParser::Delimiter::Paren)))
+    return failure();
+  for (auto &arg : args)
+    arg.type = indexType;
+  SmallVector<Type> iterTypes;
+  if (succeeded(parser.parseOptionalKeyword("iter_args"))) {
+    SmallVector<OpAsmParser::Argument> iterArgs;
+    if (parser.parseAssignmentList(iterArgs, inits) ||
+        parser.parseArrowTypeList(iterTypes))
+      return failure();
+    if (iterTypes.size() != iterArgs.size())
+      return parser.emitError(parser.getNameLoc(),
+                              "iter_args and result types differ in number");
+    for (auto [arg, type] : llvm::zip(iterArgs, iterTypes)) {
+      arg.type = type;
+      args.push_back(arg);
+    }
+  }
+  Type i64 = b.getI64Type();
+  if (parser.resolveOperands(lbs, i64, result.operands) ||
+      parser.resolveOperands(ubs, i64, result.operands) ||
+      parser.resolveOperands(bss, i64, result.operands) ||
+      parser.resolveOperands(inits, iterTypes, parser.getNameLoc(),
+                             result.operands))
+    return failure();
+  result.addTypes(iterTypes);
+  SmallVector<int32_t> segments = {(int32_t)lbs.size(), (int32_t)ubs.size()};
+  if (hasBlock)
+    segments.push_back(bss.size());
+  segments.push_back(inits.size());
+  result.addAttribute("operandSegmentSizes", b.getDenseI32ArrayAttr(segments));
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args))
+    return failure();
+  if (body->empty())
+    body->push_back(new Block());
+  if (inits.empty()) {
+    Block &block = body->front();
+    if (block.empty() || !block.back().hasTrait<OpTrait::IsTerminator>()) {
+      OpBuilder builder(parser.getContext());
+      builder.setInsertionPointToEnd(&block);
+      builder.create<YieldOp>(result.location);
+    }
+  }
+  return parser.parseOptionalAttrDict(result.attributes);
+}
+
+void printLoop(OpAsmPrinter &p, Operation *op, unsigned numDims,
+               OperandRange lbs, OperandRange ubs,
+               std::optional<OperandRange> bss, OperandRange inits,
+               Block &body) {
+  p << " (";
+  llvm::interleaveComma(body.getArguments().take_front(numDims), p,
+                        [&](BlockArgument a) { p.printOperand(a); });
+  p << ") = (" << lbs << ") to (" << ubs << ")";
+  if (bss)
+    p << " block (" << *bss << ")";
+  if (!inits.empty()) {
+    p << " iter_args(";
+    llvm::interleaveComma(
+        llvm::zip(body.getArguments().drop_front(numDims), inits), p,
+        [&](auto pair) {
+          p.printOperand(std::get<0>(pair));
+          p << " = ";
+          p.printOperand(std::get<1>(pair));
+        });
+    p << ") -> (" << inits.getTypes() << ")";
+  }
+  p << " ";
+  p.printRegion(op->getRegion(0), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/!inits.empty());
+  p.printOptionalAttrDict(op->getAttrs(), {"operandSegmentSizes"});
+}
+
+} // namespace
+
+ParseResult TileForOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseLoop(parser, result, SpanType::get(parser.getContext()),
+                   /*hasBlock=*/true);
+}
+void TileForOp::print(OpAsmPrinter &p) {
+  printLoop(p, *this, getNumDims(), getLowerBounds(), getUpperBounds(),
+            getBlockSizes(), getInitArgs(), *getBodyBlock());
+}
+LogicalResult TileForOp::verify() {
+  if (getBlockSizes().size() != getNumDims())
+    return emitOpError() << "has " << getNumDims() << " dimensions but "
+                         << getBlockSizes().size() << " block sizes";
+  return verifyLoop(*this, getNumDims(), getUpperBounds().size(),
+                    getInitArgs(), *getBodyBlock(),
+                    SpanType::get(getContext()), isTopLevel());
+}
+
+ParseResult GridForOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseLoop(parser, result, parser.getBuilder().getI64Type(),
+                   /*hasBlock=*/false);
+}
+void GridForOp::print(OpAsmPrinter &p) {
+  printLoop(p, *this, getNumDims(), getLowerBounds(), getUpperBounds(),
+            std::nullopt, getInitArgs(), *getBodyBlock());
+}
+LogicalResult GridForOp::verify() {
+  return verifyLoop(*this, getNumDims(), getUpperBounds().size(),
+                    getInitArgs(), *getBodyBlock(),
+                    IntegerType::get(getContext(), 64), isTopLevel());
+}
+
+LogicalResult SpanIndexOp::verify() {
+  if (failed(checkResultRank(*this, getType(), 1)))
+    return failure();
+  return checkResultElement(*this, getType(),
+                            IntegerType::get(getContext(), 64));
+}
+
+//===----------------------------------------------------------------------===//
+// Subscripts
+//===----------------------------------------------------------------------===//
+
+/// Parses `%a, all, %b, newaxis` into operands and a layout.
+static ParseResult
+parseSubscripts(OpAsmParser &parser,
+                SmallVectorImpl<OpAsmParser::UnresolvedOperand> &indices,
+                DenseI32ArrayAttr &layout) {
+  SmallVector<int32_t> entries;
+  auto parseOne = [&]() -> ParseResult {
+    if (succeeded(parser.parseOptionalKeyword("all"))) {
+      entries.push_back(kSubscriptAll);
+      return success();
+    }
+    if (succeeded(parser.parseOptionalKeyword("newaxis"))) {
+      entries.push_back(kSubscriptNewAxis);
+      return success();
+    }
+    entries.push_back(indices.size());
+    return parser.parseOperand(indices.emplace_back());
+  };
+  if (parser.parseCommaSeparatedList(parseOne))
+    return failure();
+  layout = parser.getBuilder().getDenseI32ArrayAttr(entries);
+  return success();
+}
+
+static void printSubscripts(OpAsmPrinter &p, Operation *, OperandRange indices,
+                            DenseI32ArrayAttr layout) {
+  llvm::interleaveComma(layout.asArrayRef(), p, [&](int32_t e) {
+    if (e == kSubscriptAll)
+      p << "all";
+    else if (e == kSubscriptNewAxis)
+      p << "newaxis";
+    else
+      p.printOperand(indices[e]);
+  });
+}
+
+namespace {
+
+SmallVector<Subscript> resolveSubscripts(OperandRange indices,
+                                         ArrayRef<int32_t> layout) {
+  SmallVector<Subscript> result;
+  for (int32_t e : layout) {
+    if (e == kSubscriptAll)
+      result.push_back({Subscript::Kind::All, {}});
+    else if (e == kSubscriptNewAxis)
+      result.push_back({Subscript::Kind::NewAxis, {}});
+    else
+      result.push_back({*getSubscriptKind(indices[e].getType()), indices[e]});
+  }
+  return result;
+}
+
+/// Checks a subscript and, when everything is known, returns the rank of the
+/// value it selects (a load's result, a store's target shape).
+FailureOr<std::optional<int64_t>>
+verifySubscripts(Operation *op, kite::TensorType tensor, OperandRange indices,
+                 ArrayRef<int32_t> layout, Value mask) {
+  // Every operand appears exactly once, in order.
+  int32_t next = 0;
+  for (int32_t e : layout) {
+    if (e == kSubscriptAll || e == kSubscriptNewAxis)
+      continue;
+    if (e != next)
+      return op->emitOpError() << "subscript layout must name index operands "
+                                  "once each, in order";
+    ++next;
+  }
+  if (next != (int32_t)indices.size())
+    return op->emitOpError() << "has " << indices.size()
+                             << " index operands but its layout names "
+                             << next;
+  if (layout.empty())
+    return op->emitOpError() << "needs at least one subscript";
+  int64_t consumed = 0;      // tensor dims the subscripts address
+  int64_t produced = 0;      // dims of the selected value
+  bool known = true;
+  bool sawGather = false;
+  for (auto [i, index] : llvm::enumerate(indices)) {
+    if (failed(getSubscriptKind(index.getType())))
+      return op->emitOpError() << "index #" << i << " has type "
+                               << index.getType()
+                               << "; expected !kite.span, an integer, or a "
+                                  "tile of integers";
+  }
+  for (int32_t e : layout) {
+    if (e == kSubscriptNewAxis) {
+      ++produced;
+      continue;
+    }
+    ++consumed;
+    if (e == kSubscriptAll) {
+      ++produced;
+      continue;
+    }
+    Type type = indices[e].getType();
+    switch (*getSubscriptKind(type)) {
+    case Subscript::Kind::Span:
+      ++produced;
+      break;
+    case Subscript::Kind::Scalar:
+      break;
+    case Subscript::Kind::Gather: {
+      std::optional<int64_t> rank = getRankOf(type);
+      // Adjacent gathers broadcast together: count their dims once.
+      if (!rank)
+        known = false;
+      else if (!sawGather)
+        produced += *rank;
+      sawGather = true;
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  if (tensor.hasRank()) {
+    if (consumed > tensor.getRank())
+      return op->emitOpError() << "has " << consumed
+                               << " subscripts for a tensor of rank "
+                               << tensor.getRank();
+    produced += tensor.getRank() - consumed; // trailing dims are `all`
+  } else {
+    known = false;
+  }
+  if (mask && !isTile(mask.getType()) && !mask.getType().isInteger(1))
+    return op->emitOpError() << "mask must be a tile of booleans, got "
+                             << mask.getType();
+  if (!known)
+    return std::optional<int64_t>();
+  return std::optional<int64_t>(produced);
+}
+
+} // namespace
+
+SmallVector<Subscript> LoadOp::getSubscripts() {
+  return resolveSubscripts(getIndices(), getLayout());
+}
+SmallVector<Subscript> StoreOp::getSubscripts() {
+  return resolveSubscripts(getIndices(), getLayout());
+}
+SmallVector<Subscript> AtomicOp::getSubscripts() {
+  return resolveSubscripts(getIndices(), getLayout());
+}
+
+LogicalResult LoadOp::verify() {
+  auto rank = verifySubscripts(*this, cast<kite::TensorType>(getTensor().getType()), getIndices(),
+                               getLayout(), getMask());
+  if (failed(rank))
+    return failure();
+  if (*rank && failed(checkResultRank(*this, getType(), **rank)))
+    return failure();
+  return checkResultElement(*this, getType(),
+                            getElementTypeOrNull(getTensor().getType()));
+}
+
+namespace {
+/// A stored value broadcasts to the subscript's shape: it may not have more
+/// dims than the subscript selects.
+LogicalResult checkStoredRank(Operation *op, Type value,
+                              std::optional<int64_t> target) {
+  std::optional<int64_t> rank = getRankOf(value);
+  if (rank && target && *rank > *target)
+    return op->emitOpError() << "stores a value of rank " << *rank
+                             << " into a subscript of rank " << *target;
+  return success();
+}
+} // namespace
+
+LogicalResult StoreOp::verify() {
+  auto rank = verifySubscripts(*this, cast<kite::TensorType>(getTensor().getType()), getIndices(),
+                               getLayout(), getMask());
+  if (failed(rank))
+    return failure();
+  return checkStoredRank(*this, getValue().getType(), *rank);
+}
+
+LogicalResult AtomicOp::verify() {
+  auto rank = verifySubscripts(*this, cast<kite::TensorType>(getTensor().getType()), getIndices(),
+                               getLayout(), getMask());
+  if (failed(rank))
+    return failure();
+  return checkStoredRank(*this, getValue().getType(), *rank);
+}
+
+void LoadOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getTensorMutable(),
+                       SideEffects::DefaultResource::get());
+}
+void StoreOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), &getTensorMutable(),
+                       SideEffects::DefaultResource::get());
+}
+void AtomicOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getTensorMutable(),
+                       SideEffects::DefaultResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(), &getTensorMutable(),
+                       SideEffects::DefaultResource::get());
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise values
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The broadcast rank of operands (tiles or scalars), if every rank is known.
+std::optional<int64_t> broadcastRank(ArrayRef<Type> types) {
+  int64_t rank = 0;
+  for (Type t : types) {
+    std::optional<int64_t> r = getRankOf(t);
+    if (!r)
+      return std::nullopt;
+    rank = std::max(rank, *r);
+  }
+  return rank;
+}
+
+/// Checks that known static dims of operands broadcast against each other.
+LogicalResult checkBroadcast(Operation *op, ArrayRef<Type> types) {
+  std::optional<int64_t> rank = broadcastRank(types);
+  if (!rank)
+    return success();
+  SmallVector<int64_t> dims(*rank, 1);
+  for (Type t : types) {
+    auto tile = dyn_cast<TileType>(t);
+    if (!tile)
+      continue;
+    ArrayRef<int64_t> shape = tile.getShape();
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t &d = dims[*rank - shape.size() + i];
+      int64_t s = shape[i];
+      if (ShapedType::isDynamic(s) || s == 1)
+        continue;
+      if (d == 1 || ShapedType::isDynamic(d))
+        d = s;
+      else if (d != s)
+        return op->emitOpError() << "operand shapes do not broadcast: "
+                                 << "dimension " << i << " of " << t
+                                 << " is " << s << ", another operand has " << d;
+    }
+  }
+  return checkResultRank(op, op->getResult(0).getType(), *rank);
+}
+
+LogicalResult needsTile(Operation *op, ArrayRef<Type> types) {
+  if (llvm::none_of(types, isTile))
+    return op->emitOpError() << "needs at least one tile operand (scalar "
+                                "math uses arith and math ops)";
+  return success();
+}
+
+} // namespace
+
+LogicalResult UnaryOp::verify() {
+  if (getKind() == UnaryKind::not_) {
+    Type elem = getElementTypeOrNull(getOperand().getType());
+    if (elem && !elem.isSignlessInteger())
+      return emitOpError() << "'not' needs a boolean or integer tile, got "
+                           << getOperand().getType();
+  }
+  return checkBroadcast(*this, {getOperand().getType()});
+}
+
+LogicalResult BinaryOp::verify() {
+  SmallVector<Type> types = {getLhs().getType(), getRhs().getType()};
+  if (failed(needsTile(*this, types)))
+    return failure();
+  switch (getKind()) {
+  case BinaryKind::and_:
+  case BinaryKind::or_:
+  case BinaryKind::xor_:
+    for (Type t : types) {
+      Type elem = getElementTypeOrNull(t);
+      if (elem && !elem.isSignlessInteger())
+        return emitOpError() << "'" << stringifyBinaryKind(getKind())
+                             << "' needs boolean or integer operands, got "
+                             << t;
+    }
+    break;
+  default:
+    break;
+  }
+  return checkBroadcast(*this, types);
+}
+
+LogicalResult CompareOp::verify() {
+  SmallVector<Type> types = {getLhs().getType(), getRhs().getType()};
+  if (failed(needsTile(*this, types)) ||
+      failed(checkResultElement(*this, getType(),
+                                IntegerType::get(getContext(), 1))))
+    return failure();
+  return checkBroadcast(*this, types);
+}
+
+LogicalResult WhereOp::verify() {
+  SmallVector<Type> types = {getCondition().getType(),
+                             getTrueValue().getType(),
+                             getFalseValue().getType()};
+  if (failed(needsTile(*this, types)))
+    return failure();
+  Type cond = getElementTypeOrNull(getCondition().getType());
+  if (cond && !cond.isInteger(1))
+    return emitOpError() << "condition must be boolean, got "
+                         << getCondition().getType();
+  return checkBroadcast(*this, types);
+}
+
+LogicalResult CastOp::verify() {
+  std::optional<int64_t> src = getRankOf(getSource().getType());
+  if (src && failed(checkResultRank(*this, getType(), *src)))
+    return failure();
+  if (auto c = getDtype().getDefiningOp<DTypeConstOp>())
+    return checkResultElement(*this, getType(), c.getDtype());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and matmuls
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  auto type = cast<TileType>(getOperand().getType());
+  if (type.hasRank()) {
+    if (type.getRank() == 0)
+      return emitOpError() << "cannot reduce a rank-0 tile";
+    if (failed(normalizeDim(getDim(), type.getRank())))
+      return emitOpError() << "dimension " << getDim()
+                           << " is out of range for a tile of rank "
+                           << type.getRank();
+    if (failed(checkResultRank(*this, getType(),
+                               getKeepdim() ? type.getRank()
+                                            : type.getRank() - 1)))
+      return failure();
+  }
+  if (getKind() == ReduceKind::argmax || getKind() == ReduceKind::argmin)
+    return checkResultElement(*this, getType(),
+                              IntegerType::get(getContext(), 64));
+  return success();
+}
+
+namespace {
+LogicalResult verifyMatmulOperands(Operation *op, ArrayRef<Value> operands,
+                                   int64_t rank) {
+  for (Value v : operands) {
+    std::optional<int64_t> r = getRankOf(v.getType());
+    if (r && *r != rank)
+      return op->emitOpError() << "operands must have rank " << rank
+                               << ", got " << v.getType();
+  }
+  return checkResultRank(op, op->getResult(0).getType(), rank);
+}
+} // namespace
+
+LogicalResult DotOp::verify() {
+  return verifyMatmulOperands(*this, {getLhs(), getRhs()}, 2);
+}
+LogicalResult MatmulOp::verify() {
+  for (Value v : {getLhs(), getRhs()}) {
+    std::optional<int64_t> r = getRankOf(v.getType());
+    if (r && *r == 0)
+      return emitOpError() << "operands must have rank 1 or more, got "
+                           << v.getType();
+  }
+  return success();
+}
+LogicalResult AddmmOp::verify() {
+  if (failed(verifyMatmulOperands(*this, {getAcc(), getLhs(), getRhs()}, 2)))
+    return failure();
+  return checkResultElement(*this, getType(),
+                            getElementTypeOrNull(getAcc().getType()));
+}
+LogicalResult BmmOp::verify() {
+  return verifyMatmulOperands(*this, {getLhs(), getRhs()}, 3);
+}
+LogicalResult BaddbmmOp::verify() {
+  if (failed(verifyMatmulOperands(*this, {getAcc(), getLhs(), getRhs()}, 3)))
+    return failure();
+  return checkResultElement(*this, getType(),
+                            getElementTypeOrNull(getAcc().getType()));
+}
+
+//===----------------------------------------------------------------------===//
+// Creation and shape ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult FullOp::verify() {
+  if (failed(checkResultRank(*this, getType(), getDims().size())))
+    return failure();
+  if (auto c = getDtype().getDefiningOp<DTypeConstOp>())
+    return checkResultElement(*this, getType(), c.getDtype());
+  return success();
+}
+
+LogicalResult ArangeOp::verify() {
+  if (failed(checkResultRank(*this, getType(), 1)))
+    return failure();
+  return checkResultElement(*this, getType(),
+                            IntegerType::get(getContext(), 64));
+}
+
+namespace {
+/// Checks a dim attribute against an operand's rank (`extra` positions for
+/// ops that insert a dimension) and the result's rank.
+LogicalResult verifyDimOp(Operation *op, Type operand, int64_t dim,
+                          int64_t extra, int64_t resultDelta) {
+  std::optional<int64_t> rank = getRankOf(operand);
+  if (!rank)
+    return success();
+  if (failed(normalizeDim(dim, *rank + extra)))
+    return op->emitOpError() << "dimension " << dim
+                             << " is out of range for a tile of rank " << *rank;
+  return checkResultRank(op, op->getResult(0).getType(), *rank + resultDelta);
+}
+} // namespace
+
+LogicalResult UnsqueezeOp::verify() {
+  return verifyDimOp(*this, getOperand().getType(), getDim(), 1, 1);
+}
+
+LogicalResult SqueezeOp::verify() {
+  if (failed(verifyDimOp(*this, getOperand().getType(), getDim(), 0, -1)))
+    return failure();
+  auto type = cast<TileType>(getOperand().getType());
+  if (type.hasRank()) {
+    int64_t d = *normalizeDim(getDim(), type.getRank());
+    int64_t size = type.getShape()[d];
+    if (!ShapedType::isDynamic(size) && size != 1)
+      return emitOpError() << "squeezes dimension " << getDim()
+                           << " of size " << size << " (must be 1)";
+  }
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  if (failed(verifyDimOp(*this, getOperand().getType(), getDim0(), 0, 0)))
+    return failure();
+  return verifyDimOp(*this, getOperand().getType(), getDim1(), 0, 0);
+}
+
+LogicalResult PermuteOp::verify() {
+  std::optional<int64_t> rank = getRankOf(getOperand().getType());
+  int64_t n = getDims().size();
+  if (rank && *rank != n)
+    return emitOpError() << "permutes " << n << " dims of a tile of rank "
+                         << *rank;
+  SmallVector<bool> seen(n, false);
+  for (int64_t d : getDims()) {
+    FailureOr<int64_t> nd = normalizeDim(d, n);
+    if (failed(nd) || seen[*nd])
+      return emitOpError() << "dims must be a permutation of 0.." << n - 1;
+    seen[*nd] = true;
+  }
+  return checkResultRank(*this, getType(), n);
+}
+
+LogicalResult ReshapeOp::verify() {
+  return checkResultRank(*this, getType(), getDims().size());
+}
+
+LogicalResult ExpandOp::verify() {
+  std::optional<int64_t> rank = getRankOf(getOperand().getType());
+  int64_t n = getDims().size();
+  if (rank && *rank > n)
+    return emitOpError() << "expands a tile of rank " << *rank << " to rank "
+                         << n;
+  return checkResultRank(*this, getType(), n);
+}
+
+#define GET_OP_CLASSES
+#include "ir/KiteOps.cpp.inc"
