@@ -30,7 +30,7 @@ def Kite_SizeOp : Kite_Op<"size", [Pure]> {
     %m = kite.size %x[0] : !kite.tensor<*x?>
     ```
   }];
-  let arguments = (ins Kite_AnyTensor:$tensor, I64Attr:$dim);
+  let arguments = (ins Kite_AnyTensor:$tensor, Kite_DimAttr:$dim);
   let results = (outs I64:$result);
   let assemblyFormat = "$tensor `[` $dim `]` attr-dict `:` type($tensor)";
   let hasVerifier = 1;
@@ -484,7 +484,7 @@ def Kite_ReduceOp : Kite_Op<"reduce", [Pure]> {
     ```
   }];
   let arguments = (ins Kite_ReduceKind:$kind, Kite_AnyTile:$operand,
-                       I64Attr:$dim, UnitAttr:$keepdim);
+                       Kite_DimAttr:$dim, UnitAttr:$keepdim);
   let results = (outs Kite_AnyTile:$result);
   let assemblyFormat = "$kind $operand attr-dict `:` type($operand) `->` type($result)";
   let hasVerifier = 1;
@@ -620,7 +620,7 @@ def Kite_UnsqueezeOp : Kite_ShapeOp<"unsqueeze"> {
     %r = kite.unsqueeze %m {dim = -1 : i64} : !kite.tile<?xf32> -> !kite.tile<?x1xf32>
     ```
   }];
-  let arguments = (ins Kite_AnyTile:$operand, I64Attr:$dim);
+  let arguments = (ins Kite_AnyTile:$operand, Kite_DimAttr:$dim);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
 }
 
@@ -631,7 +631,7 @@ def Kite_SqueezeOp : Kite_ShapeOp<"squeeze"> {
     %r = kite.squeeze %m {dim = 1 : i64} : !kite.tile<?x1xf32> -> !kite.tile<?xf32>
     ```
   }];
-  let arguments = (ins Kite_AnyTile:$operand, I64Attr:$dim);
+  let arguments = (ins Kite_AnyTile:$operand, Kite_DimAttr:$dim);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
 }
 
@@ -642,7 +642,7 @@ def Kite_TransposeOp : Kite_ShapeOp<"transpose"> {
     %t = kite.transpose %k {dim0 = 1 : i64, dim1 = 2 : i64} : !kite.tile<?x?x?x?> -> !kite.tile<?x?x?x?>
     ```
   }];
-  let arguments = (ins Kite_AnyTile:$operand, I64Attr:$dim0, I64Attr:$dim1);
+  let arguments = (ins Kite_AnyTile:$operand, Kite_DimAttr:$dim0, Kite_DimAttr:$dim1);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
 }
 

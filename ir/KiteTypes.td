@@ -117,4 +117,11 @@ def Kite_Scalar : AnyTypeOf<[AnySignlessInteger, AnyFloat]>;
 def Kite_TileOrScalar : AnyTypeOf<[Kite_AnyTile, AnySignlessInteger, AnyFloat]>;
 def Kite_Dim : AnyTypeOf<[Kite_Span, AnySignlessInteger]>;
 
+// A dimension index: an i64 attribute read as a signed value (negative dims
+// count from the end).
+def Kite_DimAttr : TypedSignlessIntegerAttrBase<I64, "int64_t",
+    "64-bit signless integer attribute (a dimension; negative from the end)"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+
 #endif // KITE_TYPES_TD

@@ -7,12 +7,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/KiteDialect.h"
+#include "lowering/Pipeline.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  kite::registerKiteLoweringPasses();
   mlir::DialectRegistry registry;
   registry.insert<kite::KiteDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::math::MathDialect,

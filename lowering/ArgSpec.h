@@ -1,0 +1,55 @@
+//===- ArgSpec.h - launch arguments as the compiler sees them ---*- C++ -*-===//
+//
+// This file declares the description of a kernel's launch arguments that
+// specialization works from: a tensor's dtype, sizes, strides and alignment,
+// or a scalar's type and (when specialized) value. Its text form is the
+// command line's: `x=bf16[8192,8192]`, `y=f32[4,8]:strides[1,4]`,
+// `eps=f32`, `n=i64:7` (a specialized value).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_LOWERING_ARGSPEC_H
+#define KITE_LOWERING_ARGSPEC_H
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Types.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kite {
+
+struct ArgSpec {
+  std::string name;
+  bool isTensor = true;
+  mlir::Type dtype; // element type (tensor) or scalar type
+  llvm::SmallVector<int64_t> sizes;
+  llvm::SmallVector<int64_t> strides; // elements; contiguous when not given
+  int64_t alignment = 16;             // bytes, of the data pointer
+  std::optional<double> value;        // a specialized scalar
+
+  bool isContiguous() const;
+  /// The canonical text form (parseArgSpec's input).
+  std::string str() const;
+};
+
+/// Parses one `name=spec`; on failure, `error` says what is wrong.
+mlir::FailureOr<ArgSpec> parseArgSpec(mlir::MLIRContext *ctx,
+                                      llvm::StringRef text, std::string &error);
+
+/// Parses space-separated specs.
+mlir::FailureOr<std::vector<ArgSpec>>
+parseArgSpecs(mlir::MLIRContext *ctx, llvm::StringRef text, std::string &error);
+
+/// Parses a dtype name (f16 bf16 f32 f64 i8 i32 i64 bool/i1); null if none.
+mlir::Type parseDType(mlir::MLIRContext *ctx, llvm::StringRef name);
+
+/// The language's name of a dtype (`bool` for i1).
+std::string dtypeName(mlir::Type type);
+
+} // namespace kite
+
+#endif // KITE_LOWERING_ARGSPEC_H

@@ -1,0 +1,208 @@
+//===- Config.cpp - a kernel's launch and tiling config -------------------===//
+//
+// This file implements config parsing, validation and the default config.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Config.h"
+#include "lowering/TypeInference.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace kite;
+using json = nlohmann::json;
+
+std::string Config::toJson() const {
+  json j;
+  j["block_sizes"] = block_sizes;
+  j["num_warps"] = num_warps;
+  j["num_stages"] = num_stages;
+  j["pid_type"] = pid_type;
+  j["loop_orders"] = loop_orders;
+  j["l2_groupings"] = l2_groupings;
+  json red = json::array();
+  for (const auto &r : reduction_loops)
+    red.push_back(r ? json(*r) : json(nullptr));
+  j["reduction_loops"] = red;
+  j["indexing"] = indexing;
+  return j.dump();
+}
+
+FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
+  Config c;
+  if (text.trim().empty())
+    return c;
+  json j = json::parse(text.begin(), text.end(), nullptr,
+                       /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    error = "the config is not a JSON object: " + text.str();
+    return failure();
+  }
+  for (auto &[key, value] : j.items()) {
+    try {
+      if (key == "block_sizes")
+        c.block_sizes = value.get<std::vector<int64_t>>();
+      else if (key == "num_warps")
+        c.num_warps = value.get<int64_t>();
+      else if (key == "num_stages")
+        c.num_stages = value.get<int64_t>();
+      else if (key == "pid_type")
+        c.pid_type = value.get<std::string>();
+      else if (key == "loop_orders")
+        c.loop_orders = value.get<std::vector<std::vector<int64_t>>>();
+      else if (key == "l2_groupings")
+        c.l2_groupings = value.get<std::vector<int64_t>>();
+      else if (key == "indexing")
+        c.indexing = value.get<std::string>();
+      else if (key == "reduction_loops") {
+        if (!value.is_array())
+          throw json::type_error::create(302, "expected an array", nullptr);
+        c.reduction_loops.clear();
+        for (auto &r : value)
+          c.reduction_loops.push_back(r.is_null() ? std::nullopt
+                                                  : std::optional(r.get<int64_t>()));
+      } else {
+        error = "unknown config key '" + key +
+                "' (known: block_sizes, num_warps, num_stages, pid_type, "
+                "loop_orders, l2_groupings, reduction_loops, indexing)";
+        return failure();
+      }
+    } catch (const json::exception &e) {
+      error = "config key '" + key + "' has the wrong type: " + value.dump();
+      return failure();
+    }
+  }
+  return c;
+}
+
+namespace {
+SmallVector<BlockSizeOp> blockSizeOps(func::FuncOp kernel) {
+  SmallVector<BlockSizeOp> ops;
+  kernel.walk([&](BlockSizeOp op) { ops.push_back(op); });
+  llvm::sort(ops, [](BlockSizeOp a, BlockSizeOp b) { return a.getId() < b.getId(); });
+  return ops;
+}
+} // namespace
+
+LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
+                                   std::string &error) {
+  SmallVector<BlockSizeOp> ops = blockSizeOps(kernel);
+  int64_t numIds = ops.empty() ? 0 : ops.back().getId() + 1;
+  if ((int64_t)c.block_sizes.size() != numIds) {
+    error = "block_sizes has " + std::to_string(c.block_sizes.size()) +
+            " entries, but the kernel has " + std::to_string(numIds) +
+            " tunable block sizes";
+    return failure();
+  }
+  for (BlockSizeOp op : ops) {
+    int64_t v = c.block_sizes[op.getId()];
+    std::string where = "block_sizes[" + std::to_string(op.getId()) + "] = " +
+                        std::to_string(v);
+    if (v < 1 || !llvm::isPowerOf2_64(v)) {
+      error = where + " must be a power of two";
+      return failure();
+    }
+    if ((op.getMin() && v < (int64_t)*op.getMin()) || (op.getMax() && v > (int64_t)*op.getMax())) {
+      error = where + " is outside the registered range [" +
+              std::to_string(op.getMin().value_or(1)) + ", " +
+              std::to_string(op.getMax().value_or(INT64_MAX)) + "]";
+      return failure();
+    }
+  }
+  if (c.num_warps < 1 || c.num_warps > 32 || !llvm::isPowerOf2_64(c.num_warps)) {
+    error = "num_warps = " + std::to_string(c.num_warps) +
+            " must be a power of two from 1 to 32 (at most 1024 threads)";
+    return failure();
+  }
+  if (c.num_stages < 1 || c.num_stages > 8) {
+    error = "num_stages = " + std::to_string(c.num_stages) + " must be 1 to 8";
+    return failure();
+  }
+  static const char *pidTypes[] = {"flat", "xyz", "persistent_blocked",
+                                   "persistent_interleaved"};
+  if (llvm::find(pidTypes, c.pid_type) == std::end(pidTypes)) {
+    error = "pid_type = '" + c.pid_type +
+            "' must be flat, xyz, persistent_blocked or persistent_interleaved";
+    return failure();
+  }
+  if (c.indexing != "pointer" && c.indexing != "tma") {
+    error = "indexing = '" + c.indexing + "' must be pointer or tma";
+    return failure();
+  }
+  for (int64_t g : c.l2_groupings)
+    if (g < 1) {
+      error = "l2_groupings entries must be at least 1";
+      return failure();
+    }
+  for (const auto &r : c.reduction_loops)
+    if (r && (*r < 1 || !llvm::isPowerOf2_64(*r))) {
+      error = "reduction_loops entries must be null or a power of two";
+      return failure();
+    }
+  return success();
+}
+
+namespace {
+/// The largest number of elements a tile in `loop` has in its dims that do
+/// not depend on a block size still to be chosen (rows of `x[t, all]`, say).
+int64_t staticFootprint(TileForOp loop) {
+  int64_t footprint = 1;
+  loop.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes()) {
+      auto tile = dyn_cast<TileType>(t);
+      if (!tile || !tile.hasRank())
+        continue;
+      int64_t n = 1;
+      for (int64_t d : tile.getShape())
+        if (!ShapedType::isDynamic(d))
+          n *= llvm::PowerOf2Ceil(std::max<int64_t>(d, 1));
+      footprint = std::max(footprint, n);
+    }
+  });
+  return footprint;
+}
+} // namespace
+
+Config kite::defaultConfig(func::FuncOp kernel) {
+  // Aim for about 4096 elements per tile value in a program: enough work
+  // per thread at 4 warps, little enough to stay in registers.
+  constexpr int64_t kTargetElements = 4096;
+  Config c;
+  bool hasMatmul = false;
+  kernel.walk([&](Operation *op) {
+    hasMatmul |= isa<DotOp, AddmmOp, BmmOp, BaddbmmOp, MatmulOp>(op);
+  });
+  for (BlockSizeOp op : blockSizeOps(kernel)) {
+    int64_t extent = ShapedType::kDynamic;
+    if (op.getExtent())
+      extent = getConstantIntValue(op.getExtent()).value_or(ShapedType::kDynamic);
+    TileForOp loop;
+    for (Operation *user : op->getUsers())
+      if (auto l = dyn_cast<TileForOp>(user))
+        loop = l;
+    int64_t target = 64;
+    if (hasMatmul) {
+      target = loop && loop.isTopLevel() ? 64 : 32;
+    } else if (loop) {
+      int64_t perDim = kTargetElements / staticFootprint(loop);
+      // Split the budget across the loop's dims: the innermost gets the most.
+      int64_t dims = loop.getNumDims();
+      target = dims == 1 ? perDim : (int64_t)std::pow(2.0, std::ceil(std::log2(std::max<int64_t>(perDim, 1)) / dims));
+      target = std::clamp<int64_t>(target, 1, 1024);
+    }
+    if (!ShapedType::isDynamic(extent) && extent > 0)
+      target = std::min<int64_t>(target, llvm::PowerOf2Ceil(extent));
+    if (op.getMin())
+      target = std::max<int64_t>(target, llvm::PowerOf2Ceil(*op.getMin()));
+    if (op.getMax())
+      target = std::min<int64_t>(target, (int64_t)llvm::bit_floor((uint64_t)*op.getMax()));
+    if ((int64_t)c.block_sizes.size() <= (int64_t)op.getId())
+      c.block_sizes.resize(op.getId() + 1, 1);
+    c.block_sizes[op.getId()] = std::max<int64_t>(llvm::PowerOf2Ceil(target), 1);
+  }
+  return c;
+}

@@ -1,0 +1,55 @@
+//===- Config.h - a kernel's launch and tiling config -----------*- C++ -*-===//
+//
+// This file declares `Config`, the JSON object that steers lowering (DESIGN
+// section 2.1; Helion's key names where the idea is the same), its parsing
+// and validation, and the default config chosen from a kernel's IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_LOWERING_CONFIG_H
+#define KITE_LOWERING_CONFIG_H
+
+#include "ir/KiteDialect.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kite {
+
+struct Config {
+  /// One per `kite.block_size`, by id. Powers of two.
+  std::vector<int64_t> block_sizes;
+  /// Threads per program are 32 * num_warps.
+  int64_t num_warps = 4;
+  int64_t num_stages = 1;
+  /// flat, xyz, persistent_blocked, persistent_interleaved.
+  std::string pid_type = "flat";
+  /// Per top-level loop: the order in which its dims map onto program ids
+  /// (the first varies fastest). Empty: the source order, last dim fastest.
+  std::vector<std::vector<int64_t>> loop_orders;
+  /// Per top-level 2-D loop: group size for L2 swizzling (1 = none).
+  std::vector<int64_t> l2_groupings;
+  /// Per reduction: null = the whole row in registers, or a chunk size.
+  std::vector<std::optional<int64_t>> reduction_loops;
+  /// pointer or tma.
+  std::string indexing = "pointer";
+
+  std::string toJson() const;
+};
+
+/// Parses a config; unknown keys and ill-typed values are errors that name
+/// the key. Keys not given keep their defaults.
+mlir::FailureOr<Config> parseConfig(llvm::StringRef json, std::string &error);
+
+/// Checks a config against a kernel: one block size per `kite.block_size`,
+/// powers of two within each one's bounds, thread counts the GPU allows.
+mlir::LogicalResult validateConfig(mlir::func::FuncOp kernel,
+                                   const Config &config, std::string &error);
+
+/// A reasonable config for a specialized kernel without tuning.
+Config defaultConfig(mlir::func::FuncOp kernel);
+
+} // namespace kite
+
+#endif // KITE_LOWERING_CONFIG_H

@@ -1,0 +1,30 @@
+//===- Passes.h - kite lowering passes --------------------------*- C++ -*-===//
+//
+// This file declares the lowering passes and their registration.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_LOWERING_PASSES_H
+#define KITE_LOWERING_PASSES_H
+
+#include "ir/KiteDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kite {
+
+#define GEN_PASS_DECL
+#include "lowering/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "lowering/Passes.h.inc"
+
+/// The kernel function a lowering pass works on: the one named `name`, or
+/// the only `kite.kernel` function when `name` is empty. Emits an error
+/// listing the kernels when there is no such kernel.
+mlir::FailureOr<mlir::func::FuncOp> findKernel(mlir::ModuleOp module,
+                                               llvm::StringRef name);
+
+} // namespace kite
+
+#endif // KITE_LOWERING_PASSES_H

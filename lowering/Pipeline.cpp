@@ -1,0 +1,31 @@
+//===- Pipeline.cpp - the lowering pipeline -------------------------------===//
+//
+// This file implements the lowering pipeline as one readable list of passes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Pipeline.h"
+#include "lowering/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void kite::buildKiteLoweringPipeline(OpPassManager &pm,
+                                     const LoweringOptions &options) {
+  // Types and constants from the launch arguments; after this every tensor
+  // is static and every tile's dtype known.
+  pm.addPass(createKiteSpecialize({options.kernel, options.args}));
+  // Block sizes from the config; after this every tile shape is static.
+  pm.addPass(createKiteApplyConfig({options.config}));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void kite::registerKiteLoweringPasses() {
+  registerKitePasses();
+  PassPipelineRegistration<LoweringOptions>(
+      "kite-lower", "Lower a captured kite kernel (the runtime's pipeline)",
+      buildKiteLoweringPipeline);
+}

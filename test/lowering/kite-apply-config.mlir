@@ -1,0 +1,28 @@
+// RUN: kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config | FileCheck %s --check-prefix=DEFAULT
+// RUN: kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"block_sizes\": [8], \"num_warps\": 2}'" | FileCheck %s --check-prefix=GIVEN
+// RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"block_sizes\": [6]}'" 2>&1 | FileCheck %s --check-prefix=POW2
+// RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"block_sizes\": [8, 8]}'" 2>&1 | FileCheck %s --check-prefix=COUNT
+// RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"blok_sizes\": [8]}'" 2>&1 | FileCheck %s --check-prefix=KEY
+// RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"num_warps\": 3}'" 2>&1 | FileCheck %s --check-prefix=WARPS
+
+// The default gives a row tile of about 4096 elements: 64 rows of 64.
+// DEFAULT: kite.config = "{\22block_sizes\22:[64]
+// DEFAULT: kite.tile_for {{.*}} block (%c64_i64)
+// DEFAULT: kite.load {{.*}} -> !kite.tile<64x64xf32>
+// GIVEN: \22num_warps\22:2
+// GIVEN: kite.load {{.*}} -> !kite.tile<8x64xf32>
+// POW2: error: config does not fit kernel 'rows': block_sizes[0] = 6 must be a power of two
+// COUNT: error: config does not fit kernel 'rows': block_sizes has 2 entries, but the kernel has 1 tunable block sizes
+// KEY: error: bad config: unknown config key 'blok_sizes'
+// WARPS: error: config does not fit kernel 'rows': num_warps = 3 must be a power of two from 1 to 32
+func.func @rows(%x: !kite.tensor<*x?> {kite.name = "x"}) attributes {kite.kernel} {
+  %n = kite.size %x[0] : !kite.tensor<*x?>
+  %c0 = arith.constant 0 : i64
+  %bs = kite.block_size 0 extent %n : i64
+  kite.tile_for (%t) = (%c0) to (%n) block (%bs) {
+    %r = kite.load %x[%t, all] : !kite.tensor<*x?>[!kite.span] -> !kite.tile<*x?>
+    %e = kite.unary exp %r : !kite.tile<*x?> -> !kite.tile<*x?>
+    kite.store %e, %x[%t, all] : !kite.tile<*x?>, !kite.tensor<*x?>[!kite.span]
+  }
+  return
+}
