@@ -65,4 +65,22 @@ def KiteApplyConfig : Pass<"kite-apply-config", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def KitePrintCuda : Pass<"kite-print-cuda", "::mlir::ModuleOp"> {
+  let summary = "Print the CUDA C++ of a lowered kernel";
+  let description = [{
+    Runs CUDA emission (lowering/EmitCuda.h) on the kernel and prints the
+    source to standard output, or the errors at the user's lines. The IR is
+    left unchanged. Use after `kite-lower`:
+    `kite-opt k.mlir --kite-lower="args='x=f32[8,8]'" --kite-print-cuda -o /dev/null`.
+
+    Assumes: a specialized, configured kernel.
+
+    Test: test/codegen/*.mlir
+  }];
+  let options = [
+    Option<"lineDirectives", "line-directives", "bool", /*default=*/"false",
+           "Emit #line directives pointing at the kernel's source">
+  ];
+}
+
 #endif // KITE_LOWERING_PASSES_TD

@@ -1,0 +1,2017 @@
+//===- EmitCuda.cpp - CUDA C++ emission -----------------------------------===//
+//
+// This file implements the translation of a specialized, configured kernel
+// into CUDA C++.
+//
+// The execution model: one CUDA block is one program; the top-level loops'
+// tiles are numbered into one program-id space (loop after loop), and each
+// program runs the body of the loop it falls in. Inside a program every tile
+// value lives in per-thread register arrays. How a tile's elements spread
+// over the threads is its *layout*: a thread arrangement (a `Context`) over a
+// padded, power-of-two shape, assigning threads to dims from the innermost
+// out (coalesced loads), and for each of the tile's dims the context dim it
+// runs along, or none (a unit dim, replicated across those threads).
+//
+// Each top-level loop body has a main context, the arrangement of its
+// largest tile; tiles that fit it (right-aligned, each dim equal or 1) use
+// it, so broadcasting and reductions need no data movement: a reduction
+// combines a thread's own elements, then across the threads of that dim
+// (warp shuffles, or shared memory across warps). Tiles that do not fit get
+// a context of their own; values cross contexts through shared memory.
+// Matrix products stage their operands in shared memory (the tensor-core
+// path is separate).
+//
+// Masking: each tile dim knows its valid extent (a tile's valid count at the
+// end of a dimension, or a tensor size below its power-of-two padding).
+// Loads read 0 past it, stores skip it, reductions and the K loop of
+// products stop at it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/EmitCuda.h"
+#include "lowering/ArgSpec.h"
+#include "lowering/TypeInference.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace kite;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Layouts
+//===----------------------------------------------------------------------===//
+
+/// A thread arrangement over a padded shape.
+struct Context {
+  int id = 0;
+  SmallVector<int64_t> shape; // powers of two
+  SmallVector<int64_t> tpd;   // threads along each dim
+  SmallVector<int64_t> vec;   // contiguous elements a thread holds per chunk
+  SmallVector<int64_t> tstride; // thread-index stride of each dim
+  int64_t used = 1;             // threads that hold distinct elements
+
+  int64_t rank() const { return shape.size(); }
+  int64_t perThread(int64_t d) const { return shape[d] / tpd[d]; }
+  std::string t(int64_t d) const { return llvm::formatv("c{0}_t{1}", id, d); }
+};
+
+/// One dim of a tile value.
+struct Dim {
+  int64_t padded = 1;  // power-of-two size (1: a unit dim)
+  int64_t ctxDim = -1; // the context dim it runs along; -1 for a unit dim
+  std::string extent;  // valid count when lanes past it are masked, or ""
+  int64_t regExtent = 1;
+  int64_t regStride = 0;
+};
+
+/// A tile value: a per-thread array `name[regCount]`.
+struct Tile {
+  std::string name;
+  Type elem;
+  Context *ctx = nullptr;
+  SmallVector<Dim> dims;
+  int64_t regCount = 1;
+  int64_t rank() const { return dims.size(); }
+};
+
+/// A tensor in global memory: a pointer expression, static sizes, strides.
+struct TensorRef {
+  std::string ptr;
+  Type elem;
+  SmallVector<int64_t> sizes, strides;
+};
+
+/// The scalars of a tile loop variable.
+struct SpanVars {
+  std::string begin, valid, id, count;
+  int64_t blockSize = 1;
+  bool exact = false; // every tile is full: no mask needed
+};
+
+std::string cType(Type t) {
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
+  if (t.isF32())
+    return "float";
+  if (t.isF64())
+    return "double";
+  if (t.isInteger(1))
+    return "bool";
+  if (t.isInteger(8))
+    return "signed char";
+  if (t.isInteger(32))
+    return "int";
+  if (t.isInteger(64))
+    return "i64";
+  return "<unsupported>";
+}
+
+/// The type elementwise math runs in: f32 for 16-bit floats.
+std::string computeType(Type t) {
+  if (t.isBF16() || t.isF16())
+    return "float";
+  return cType(t);
+}
+
+/// The type a reduction accumulates in (PyTorch: f32 for 16-bit floats,
+/// i64 for integer sums).
+std::string accType(Type t) { return computeType(t); }
+
+int64_t pow2(int64_t n) { return n <= 1 ? 1 : (int64_t)llvm::PowerOf2Ceil(n); }
+
+std::string floatLiteral(double v) {
+  if (std::isinf(v))
+    return v > 0 ? "__int_as_float(0x7f800000)" : "(-__int_as_float(0x7f800000))";
+  if (std::isnan(v))
+    return "__int_as_float(0x7fc00000)";
+  std::string s = llvm::formatv("{0:e9}", v).str();
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// The emitter
+//===----------------------------------------------------------------------===//
+
+class Emitter {
+public:
+  Emitter(func::FuncOp kernel, const EmitOptions &options)
+      : kernel(kernel), options(options) {}
+
+  FailureOr<CudaKernel> run();
+
+private:
+  func::FuncOp kernel;
+  EmitOptions options;
+  CudaKernel result;
+  int64_t numThreads = 128;
+  std::string body;
+  int indent = 1;
+  int nextName = 0;
+  int64_t sharedBytes = 0;
+  std::vector<std::unique_ptr<Context>> contexts;
+  Context *mainContext = nullptr;
+  DenseMap<Value, Tile> tiles;
+  DenseMap<Value, std::string> scalars;
+  DenseMap<Value, TensorRef> tensors;
+  DenseMap<Value, SpanVars> spans;
+  std::string contextDecls;
+
+  // Output ---------------------------------------------------------------
+
+  void line(const Twine &text) {
+    body.append(indent * 2, ' ');
+    body += text.str();
+    body += '\n';
+  }
+  std::string fresh(StringRef prefix) {
+    return (prefix + Twine(nextName++)).str();
+  }
+  void lineDirective(Operation *op) {
+    if (!options.lineDirectives)
+      return;
+    if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+      line(llvm::formatv("#line {0} \"{1}\"", loc.getLine(), loc.getFilename().str()));
+  }
+
+  // Contexts and layouts ---------------------------------------------------
+
+  Context *newContext(ArrayRef<int64_t> shape) {
+    auto ctx = std::make_unique<Context>();
+    ctx->id = contexts.size();
+    ctx->shape.assign(shape.begin(), shape.end());
+    int64_t r = shape.size();
+    ctx->tpd.assign(r, 1);
+    ctx->vec.assign(r, 1);
+    ctx->tstride.assign(r, 1);
+    int64_t remaining = numThreads, stride = 1;
+    for (int64_t d = r - 1; d >= 0; --d) {
+      int64_t v = d == r - 1 ? std::min<int64_t>(shape[d], 4) : 1;
+      ctx->vec[d] = v;
+      ctx->tpd[d] = std::max<int64_t>(1, std::min(shape[d] / v, remaining));
+      ctx->tstride[d] = stride;
+      stride *= ctx->tpd[d];
+      remaining /= ctx->tpd[d];
+    }
+    ctx->used = stride;
+    for (int64_t d = 0; d < r; ++d)
+      contextDecls += llvm::formatv(
+          "  const int {0} = (threadIdx.x / {1}) % {2};\n", ctx->t(d),
+          ctx->tstride[d], ctx->tpd[d]);
+    contexts.push_back(std::move(ctx));
+    return contexts.back().get();
+  }
+
+  /// The dims of a tile of `padded` shape laid out along `ctx`
+  /// (right-aligned); failure if it does not fit.
+  FailureOr<SmallVector<Dim>> fit(ArrayRef<int64_t> padded, Context *ctx) {
+    int64_t off = ctx->rank() - (int64_t)padded.size();
+    if (off < 0)
+      return failure();
+    SmallVector<Dim> dims(padded.size());
+    for (size_t i = 0; i < padded.size(); ++i) {
+      dims[i].padded = padded[i];
+      if (padded[i] == 1)
+        dims[i].ctxDim = -1;
+      else if (padded[i] == ctx->shape[off + i])
+        dims[i].ctxDim = off + i;
+      else
+        return failure();
+    }
+    return dims;
+  }
+
+  /// A layout for a fresh tile of `padded` shape: the main context if it
+  /// fits, else a context of its own.
+  std::pair<Context *, SmallVector<Dim>> layoutFor(ArrayRef<int64_t> padded) {
+    if (mainContext)
+      if (auto dims = fit(padded, mainContext); succeeded(dims))
+        return {mainContext, *dims};
+    for (auto &ctx : contexts)
+      if (ctx->shape == SmallVector<int64_t>(padded))
+        return {ctx.get(), *fit(padded, ctx.get())};
+    Context *ctx = newContext(padded);
+    return {ctx, *fit(padded, ctx)};
+  }
+
+  /// Fills in register extents and strides, names and declares the array.
+  Tile declare(Type elem, Context *ctx, SmallVector<Dim> dims,
+               StringRef prefix = "v") {
+    Tile t;
+    t.name = fresh(prefix);
+    t.elem = elem;
+    t.ctx = ctx;
+    t.dims = std::move(dims);
+    int64_t stride = 1;
+    for (int64_t i = t.rank() - 1; i >= 0; --i) {
+      Dim &d = t.dims[i];
+      d.regExtent = d.ctxDim < 0 ? 1 : ctx->perThread(d.ctxDim);
+      d.regStride = stride;
+      stride *= d.regExtent;
+    }
+    t.regCount = stride;
+    std::string shape;
+    for (const Dim &d : t.dims)
+      shape += (shape.empty() ? "" : ", ") + std::to_string(d.padded);
+    line(llvm::formatv("{0} {1}[{2}]; // ({3}) in context {4}", cType(elem),
+                       t.name, t.regCount, shape, ctx->id));
+    return t;
+  }
+
+  /// Emits nested loops over a tile's per-thread elements; `emitBody`
+  /// receives the per-dim index expressions.
+  void forEach(const Tile &t,
+               llvm::function_ref<void(ArrayRef<std::string>)> emitBody) {
+    SmallVector<std::string> k;
+    int opened = 0;
+    for (const Dim &d : t.dims) {
+      if (d.regExtent == 1) {
+        k.push_back("0");
+        continue;
+      }
+      std::string var = fresh("k");
+      line("#pragma unroll");
+      line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", var,
+                         d.regExtent));
+      ++indent;
+      ++opened;
+      k.push_back(var);
+    }
+    emitBody(k);
+    for (int i = 0; i < opened; ++i) {
+      --indent;
+      line("}");
+    }
+  }
+
+  std::string flat(const Tile &t, ArrayRef<std::string> k) {
+    std::string s;
+    for (size_t i = 0; i < t.dims.size(); ++i) {
+      if (t.dims[i].regExtent == 1)
+        continue;
+      if (!s.empty())
+        s += " + ";
+      s += t.dims[i].regStride == 1
+               ? k[i]
+               : llvm::formatv("{0} * {1}", k[i], t.dims[i].regStride).str();
+    }
+    return s.empty() ? "0" : s;
+  }
+
+  /// The coordinate, within the tile, of element `k` along dim `i`.
+  std::string coord(const Tile &t, int64_t i, StringRef k) {
+    const Dim &d = t.dims[i];
+    if (d.ctxDim < 0)
+      return "0";
+    Context *c = t.ctx;
+    int64_t T = c->tpd[d.ctxDim], V = c->vec[d.ctxDim];
+    std::string tv = c->t(d.ctxDim);
+    if (T == 1 && V == 1)
+      return k.str();
+    if (V == 1)
+      return llvm::formatv("({0} * {1} + {2})", k, T, tv);
+    return llvm::formatv("(({0} / {1}) * {2} + {3} * {1} + ({0} % {1}))", k, V,
+                         T * V, tv);
+  }
+
+  /// `name[...]` of operand `o` at the element `k` of a tile whose dim
+  /// `j + offset` is the operand's dim `j` (broadcasting unit dims).
+  std::string at(const Tile &o, ArrayRef<std::string> k, int64_t offset) {
+    std::string s;
+    for (size_t j = 0; j < o.dims.size(); ++j) {
+      if (o.dims[j].regExtent == 1)
+        continue;
+      if (!s.empty())
+        s += " + ";
+      const std::string &kk = k[j + offset];
+      s += o.dims[j].regStride == 1
+               ? kk
+               : llvm::formatv("{0} * {1}", kk, o.dims[j].regStride).str();
+    }
+    return o.name + "[" + (s.empty() ? "0" : s) + "]";
+  }
+
+  /// True if `o` can be read at the elements of `r` with `at`: each of its
+  /// non-unit dims runs along the same context dim as `r`'s dim there.
+  bool compatible(const Tile &o, const Tile &r, int64_t offset) {
+    bool allUnit = llvm::all_of(o.dims, [](const Dim &d) { return d.ctxDim < 0; });
+    if (allUnit)
+      return true; // replicated on every thread
+    if (o.ctx != r.ctx)
+      return false;
+    for (size_t j = 0; j < o.dims.size(); ++j) {
+      if (o.dims[j].ctxDim < 0)
+        continue;
+      int64_t i = j + offset;
+      if (i < 0 || i >= r.rank() || r.dims[i].ctxDim != o.dims[j].ctxDim)
+        return false;
+    }
+    return true;
+  }
+
+  /// The condition under which this thread is the one that writes tile
+  /// `t`'s elements (replicas stay quiet), or "" if every thread is.
+  std::string owner(const Tile &t) {
+    SmallVector<std::string> conds;
+    if (t.ctx->used < numThreads)
+      conds.push_back(llvm::formatv("threadIdx.x < {0}", t.ctx->used));
+    for (int64_t cd = 0; cd < t.ctx->rank(); ++cd) {
+      if (t.ctx->tpd[cd] == 1)
+        continue;
+      bool covered = llvm::any_of(t.dims, [&](const Dim &d) { return d.ctxDim == cd; });
+      if (!covered)
+        conds.push_back(t.ctx->t(cd) + " == 0");
+    }
+    return llvm::join(conds, " && ");
+  }
+
+  /// Bytes of dynamic shared memory at least `bytes` long.
+  std::string smem(const std::string &type, int64_t count) {
+    sharedBytes = std::max<int64_t>(sharedBytes, count * 8);
+    return llvm::formatv("reinterpret_cast<{0}*>(kite_smem)", type);
+  }
+
+  /// Moves `src` into the layout `dims` of context `ctx` through shared
+  /// memory (row-major over the padded shape).
+  Tile convert(const Tile &src, Context *ctx, SmallVector<Dim> dims) {
+    for (size_t i = 0; i < dims.size(); ++i)
+      dims[i].extent = src.dims[i].extent;
+    Tile dst = declare(src.elem, ctx, dims);
+    std::string buf = fresh("s");
+    line("{");
+    ++indent;
+    line(llvm::formatv("{0}* {1} = {2};", cType(src.elem), buf,
+                       smem(cType(src.elem), paddedCount(src))));
+    auto index = [&](const Tile &t, ArrayRef<std::string> k) {
+      std::string s = "0";
+      int64_t stride = 1;
+      for (int64_t i = t.rank() - 1; i >= 0; --i) {
+        s = llvm::formatv("{0} + {1} * {2}", s, coord(t, i, k[i]), stride);
+        stride *= t.dims[i].padded;
+      }
+      return s;
+    };
+    line("__syncthreads();");
+    std::string own = owner(src);
+    forEach(src, [&](ArrayRef<std::string> k) {
+      line(llvm::formatv("{0}{1}[{2}] = {3}[{4}];",
+                         own.empty() ? "" : "if (" + own + ") ", buf,
+                         index(src, k), src.name, flat(src, k)));
+    });
+    line("__syncthreads();");
+    forEach(dst, [&](ArrayRef<std::string> k) {
+      line(llvm::formatv("{0}[{1}] = {2}[{3}];", dst.name, flat(dst, k), buf,
+                         index(dst, k)));
+    });
+    line("__syncthreads();");
+    --indent;
+    line("}");
+    return dst;
+  }
+
+  int64_t paddedCount(const Tile &t) {
+    int64_t n = 1;
+    for (const Dim &d : t.dims)
+      n *= d.padded;
+    return n;
+  }
+
+  /// `o` in a layout readable at the elements of `r` (dims aligned at
+  /// `offset`), converting through shared memory if needed.
+  Tile readableAt(const Tile &o, const Tile &r, int64_t offset) {
+    if (compatible(o, r, offset))
+      return o;
+    SmallVector<Dim> dims(o.dims);
+    for (size_t j = 0; j < dims.size(); ++j) {
+      int64_t i = j + offset;
+      if (dims[j].padded == 1) {
+        dims[j].ctxDim = -1;
+        continue;
+      }
+      dims[j].ctxDim = r.dims[i].ctxDim;
+    }
+    return convert(o, r.ctx, dims);
+  }
+
+  // Values ------------------------------------------------------------------
+
+  std::string scalar(Value v) {
+    auto it = scalars.find(v);
+    if (it != scalars.end())
+      return it->second;
+    if (std::optional<int64_t> c = getConstantIntValue(v))
+      return std::to_string(*c) + (v.getType().isInteger(64) ? "LL" : "");
+    return "<missing scalar>";
+  }
+
+  /// A tile, or a scalar broadcast as a unit tile of rank 0.
+  FailureOr<Tile> tileOrScalar(Value v) {
+    auto it = tiles.find(v);
+    if (it != tiles.end())
+      return it->second;
+    if (v.getType().isIntOrFloat()) {
+      Tile t;
+      t.name = "(&" + scalarVar(v) + ")";
+      t.elem = v.getType();
+      t.ctx = mainContext ? mainContext : contexts.front().get();
+      t.regCount = 1;
+      return t;
+    }
+    return failure();
+  }
+
+  /// A named variable holding scalar `v` (so it can be addressed).
+  std::string scalarVar(Value v) {
+    std::string expr = scalar(v);
+    std::string name = fresh("x");
+    line(llvm::formatv("const {0} {1} = {2};", cType(v.getType()), name, expr));
+    return name;
+  }
+
+  LogicalResult fail(Operation *op, const Twine &what) {
+    return op->emitError() << what;
+  }
+
+  // Kernel structure ----------------------------------------------------------
+
+  LogicalResult emitPrologue();
+  LogicalResult emitTopLevelLoops();
+  LogicalResult emitBlock(Block &block);
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitScalarOp(Operation *op);
+  LogicalResult emitNestedTileFor(TileForOp loop);
+  LogicalResult emitNestedGridFor(GridForOp loop);
+  LogicalResult emitScfFor(scf::ForOp loop);
+  LogicalResult emitScfIf(scf::IfOp op);
+  SmallVector<Tile> declareCarried(ValueRange inits, Block::BlockArgListType args,
+                                   Operation *op);
+  LogicalResult yieldCarried(ArrayRef<Tile> carried, ValueRange values,
+                             Block::BlockArgListType args);
+  void defineSpan(Value span, StringRef begin, StringRef upper, int64_t bs,
+                  int64_t lower, int64_t upperConst, StringRef id, StringRef count);
+
+  // Tile ops --------------------------------------------------------------------
+
+  FailureOr<Tile> subscriptShape(Operation *op, Value tensor,
+                                 ArrayRef<Subscript> subs, Type resultElem,
+                                 SmallVector<int64_t> &shape,
+                                 SmallVector<std::string> &extents);
+  LogicalResult emitAccess(Operation *op, Value tensor, ArrayRef<Subscript> subs,
+                           Value mask, Value value, Value result,
+                           std::optional<AtomicKind> atomic);
+  LogicalResult emitElementwise(Operation *op, ArrayRef<Value> operands,
+                                llvm::function_ref<std::string(ArrayRef<std::string>)> expr,
+                                Type resultElem);
+  LogicalResult emitReduce(ReduceOp op);
+  LogicalResult emitMatmul(Operation *op, Value acc, Value lhs, Value rhs,
+                           int64_t rank);
+  LogicalResult emitFull(FullOp op);
+  LogicalResult emitShape(Operation *op);
+
+  SmallVector<int64_t> staticShape(Type t) {
+    auto tile = cast<TileType>(t);
+    return SmallVector<int64_t>(tile.getShape());
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Kernel structure
+//===----------------------------------------------------------------------===//
+
+FailureOr<CudaKernel> Emitter::run() {
+  result.name = kernel.getSymName().str();
+  result.symbol = "kite_" + result.name;
+  auto configAttr = kernel->getAttrOfType<StringAttr>("kite.config");
+  if (!configAttr)
+    return kernel.emitError() << "kernel has no config (run kite-apply-config first)",
+           failure();
+  nlohmann::json config = nlohmann::json::parse(configAttr.getValue().str(),
+                                                nullptr, false);
+  numThreads = 32 * config.value("num_warps", 4);
+  result.numThreads = numThreads;
+
+  // Every type must be static by now.
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes()) {
+      if (auto tile = dyn_cast<TileType>(t);
+          tile && (!tile.hasStaticShape() || !tile.hasElementType())) {
+        op->emitError() << "tile type " << t
+                        << " is not static; the kernel must be specialized "
+                           "and configured before CUDA emission";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  if (failed(emitPrologue()) || failed(emitTopLevelLoops()))
+    return failure();
+
+  // Kernel signature.
+  std::string params;
+  for (const CudaKernel::Param &p : result.params) {
+    if (!params.empty())
+      params += ", ";
+    switch (p.kind) {
+    case CudaKernel::Param::Kind::ArgData: {
+      BlockArgument arg = kernel.getArgument(p.index);
+      params += cType(getElementTypeOrNull(arg.getType())) + "* __restrict__ a" +
+                std::to_string(p.index);
+      break;
+    }
+    case CudaKernel::Param::Kind::OutputData:
+      params += cType(result.outputs[p.index].dtype) + "* __restrict__ o" +
+                std::to_string(p.index);
+      break;
+    case CudaKernel::Param::Kind::ArgScalar: {
+      BlockArgument arg = kernel.getArgument(p.index);
+      params += cType(arg.getType()) + " a" + std::to_string(p.index);
+      break;
+    }
+    }
+  }
+  result.sharedBytes = sharedBytes;
+  std::string src;
+  llvm::raw_string_ostream os(src);
+  os << "// Generated by kite from kernel '" << result.name << "'.\n";
+  os << "// config: " << configAttr.getValue() << "\n";
+  os << "#include \"kite_device.cuh\"\n";
+  os << "using namespace kite_device;\n\n";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << numThreads << ") "
+     << result.symbol << "(" << params << ") {\n";
+  if (sharedBytes)
+    os << "  extern __shared__ __align__(16) unsigned char kite_smem[];\n";
+  os << contextDecls;
+  os << body;
+  os << "}\n";
+  result.source = os.str();
+  return result;
+}
+
+LogicalResult Emitter::emitPrologue() {
+  Block &entry = kernel.getBody().front();
+  // Parameters: tensors by data pointer, scalars by value.
+  for (BlockArgument arg : entry.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (auto t = dyn_cast<kite::TensorType>(arg.getType())) {
+      TensorRef ref;
+      ref.ptr = "a" + std::to_string(i);
+      ref.elem = t.getElementType();
+      ref.sizes.assign(t.getShape().begin(), t.getShape().end());
+      if (auto s = kernel.getArgAttrOfType<DenseI64ArrayAttr>(i, "kite.strides"))
+        ref.strides.assign(s.asArrayRef().begin(), s.asArrayRef().end());
+      tensors[arg] = ref;
+      result.params.push_back({CudaKernel::Param::Kind::ArgData, i});
+    } else {
+      scalars[arg] = "a" + std::to_string(i);
+      result.params.push_back({CudaKernel::Param::Kind::ArgScalar, i});
+    }
+  }
+  // The main context is chosen per top-level loop; prologue scalars need
+  // none.
+  for (Operation &op : entry) {
+    if (isa<TileForOp, GridForOp>(op))
+      continue;
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value v : ret.getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (auto arg = dyn_cast<BlockArgument>(v)) {
+          result.results.push_back({CudaKernel::Result::Kind::Arg, arg.getArgNumber()});
+          continue;
+        }
+        auto it = llvm::find_if(result.outputs, [&](const CudaKernel::Output &o) {
+          return o.name == tensors[v].ptr;
+        });
+        if (it == result.outputs.end())
+          return ret.emitError() << "kite can only return parameters and tensors "
+                                    "allocated with empty/zeros (a reshaped "
+                                    "tensor cannot be returned yet)";
+        (void)def;
+        result.results.push_back(
+            {CudaKernel::Result::Kind::Output, (unsigned)(it - result.outputs.begin())});
+      }
+      continue;
+    }
+    if (failed(emitOp(&op)))
+      return failure();
+  }
+  return success();
+}
+
+void Emitter::defineSpan(Value span, StringRef begin, StringRef upper, int64_t bs,
+                         int64_t lower, int64_t upperConst, StringRef id,
+                         StringRef count) {
+  SpanVars v;
+  v.begin = fresh("b");
+  v.valid = fresh("n");
+  v.id = id.str();
+  v.count = count.str();
+  v.blockSize = bs;
+  v.exact = upperConst >= 0 && lower >= 0 && (upperConst - lower) % bs == 0;
+  line(llvm::formatv("const i64 {0} = {1};", v.begin, begin));
+  line(llvm::formatv("const i64 {0} = min((i64){1}, (i64)({2}) - {3});", v.valid,
+                     bs, upper, v.begin));
+  spans[span] = v;
+}
+
+LogicalResult Emitter::emitTopLevelLoops() {
+  Block &entry = kernel.getBody().front();
+  SmallVector<Operation *> loops;
+  for (Operation &op : entry)
+    if (isa<TileForOp, GridForOp>(op))
+      loops.push_back(&op);
+  if (loops.empty())
+    return kernel.emitError() << "kernel has no top-level tile() or grid() loop "
+                                 "to map onto the GPU";
+  auto configAttr = kernel->getAttrOfType<StringAttr>("kite.config");
+  nlohmann::json config = nlohmann::json::parse(configAttr.getValue().str(),
+                                                nullptr, false);
+  std::vector<std::vector<int64_t>> loopOrders =
+      config.value("loop_orders", std::vector<std::vector<int64_t>>{});
+
+  line("const i64 kite_pid = blockIdx.x;");
+  int64_t offset = 0;
+  for (auto [li, loopOp] : llvm::enumerate(loops)) {
+    ValueRange lbs, ubs;
+    SmallVector<int64_t> bss;
+    Block *bodyBlock;
+    if (auto t = dyn_cast<TileForOp>(loopOp)) {
+      lbs = t.getLowerBounds();
+      ubs = t.getUpperBounds();
+      for (Value b : t.getBlockSizes())
+        bss.push_back(getConstantIntValue(b).value_or(-1));
+      bodyBlock = t.getBodyBlock();
+    } else {
+      auto g = cast<GridForOp>(loopOp);
+      lbs = g.getLowerBounds();
+      ubs = g.getUpperBounds();
+      bss.assign(lbs.size(), 1);
+      bodyBlock = g.getBodyBlock();
+    }
+    int64_t rank = lbs.size();
+    SmallVector<int64_t> counts(rank), lows(rank), highs(rank);
+    int64_t total = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      std::optional<int64_t> lb = getConstantIntValue(lbs[d]);
+      std::optional<int64_t> ub = getConstantIntValue(ubs[d]);
+      if (!lb || !ub || bss[d] < 1)
+        return loopOp->emitError()
+               << "the bounds of a top-level loop must be known when the kernel "
+                  "is specialized (they depend on a run-time scalar; wrap it in "
+                  "kite::specialize())";
+      lows[d] = *lb;
+      highs[d] = *ub;
+      counts[d] = std::max<int64_t>(0, llvm::divideCeil(*ub - *lb, bss[d]));
+      total *= counts[d];
+    }
+    // Choose the main context: the largest tile of the body.
+    mainContext = nullptr;
+    SmallVector<int64_t> biggest;
+    int64_t biggestCount = 0;
+    loopOp->walk([&](Operation *op) {
+      for (Type t : op->getResultTypes())
+        if (auto tile = dyn_cast<TileType>(t)) {
+          SmallVector<int64_t> padded;
+          int64_t n = 1;
+          for (int64_t d : tile.getShape()) {
+            padded.push_back(pow2(d));
+            n *= pow2(d);
+          }
+          if (n > biggestCount) {
+            biggestCount = n;
+            biggest = padded;
+          }
+        }
+    });
+    if (biggest.empty())
+      biggest.push_back(1);
+    mainContext = newContext(biggest);
+
+    lineDirective(loopOp);
+    line(llvm::formatv("if (kite_pid >= {0} && kite_pid < {1}) {{", offset,
+                       offset + total));
+    ++indent;
+    line(llvm::formatv("i64 kite_rest = kite_pid - {0};", offset));
+    // Decompose: by default the last dim varies fastest.
+    SmallVector<int64_t> order;
+    if (li < loopOrders.size() && (int64_t)loopOrders[li].size() == rank)
+      order.assign(loopOrders[li].begin(), loopOrders[li].end());
+    else
+      for (int64_t d = rank - 1; d >= 0; --d)
+        order.push_back(d);
+    SmallVector<std::string> ids(rank);
+    for (int64_t d : order) {
+      if (d < 0 || d >= rank)
+        return loopOp->emitError() << "loop_orders has an invalid dim " << d;
+      ids[d] = fresh("i");
+      line(llvm::formatv("const i64 {0} = kite_rest % {1};", ids[d], counts[d]));
+      line(llvm::formatv("kite_rest /= {0};", counts[d]));
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      Value var = bodyBlock->getArgument(d);
+      std::string begin = llvm::formatv("{0} + {1} * {2}", lows[d], ids[d], bss[d]);
+      if (isa<SpanType>(var.getType())) {
+        defineSpan(var, begin, std::to_string(highs[d]), bss[d], lows[d], highs[d],
+                   ids[d], std::to_string(counts[d]));
+      } else {
+        std::string name = fresh("g");
+        line(llvm::formatv("const i64 {0} = {1};", name, begin));
+        scalars[var] = name;
+      }
+    }
+    if (failed(emitBlock(*bodyBlock)))
+      return failure();
+    --indent;
+    line("}");
+    offset += total;
+  }
+  result.numPrograms = std::max<int64_t>(offset, 1);
+  return success();
+}
+
+LogicalResult Emitter::emitBlock(Block &block) {
+  for (Operation &op : block) {
+    if (isa<YieldOp, scf::YieldOp>(op))
+      continue;
+    if (failed(emitOp(&op)))
+      return failure();
+  }
+  return success();
+}
+
+SmallVector<Tile> Emitter::declareCarried(ValueRange inits,
+                                          Block::BlockArgListType args,
+                                          Operation *op) {
+  SmallVector<Tile> carried;
+  for (auto [init, arg] : llvm::zip(inits, args)) {
+    if (auto it = tiles.find(init); it != tiles.end()) {
+      Tile c = declare(it->second.elem, it->second.ctx, it->second.dims, "acc");
+      forEach(c, [&](ArrayRef<std::string> k) {
+        line(llvm::formatv("{0}[{1}] = {2}[{1}];", c.name, flat(c, k), it->second.name));
+      });
+      tiles[arg] = c;
+      carried.push_back(c);
+    } else {
+      std::string name = fresh("acc");
+      line(llvm::formatv("{0} {1} = {2};", cType(init.getType()), name, scalar(init)));
+      scalars[arg] = name;
+      Tile marker;
+      marker.name = name;
+      marker.regCount = 0; // a scalar
+      carried.push_back(marker);
+    }
+  }
+  return carried;
+}
+
+LogicalResult Emitter::yieldCarried(ArrayRef<Tile> carried, ValueRange values,
+                                    Block::BlockArgListType args) {
+  // Read every yielded value before writing any carried one (a yield may
+  // swap them).
+  SmallVector<std::string> temps;
+  for (auto [c, v] : llvm::zip(carried, values)) {
+    if (c.regCount == 0) {
+      std::string t = fresh("y");
+      line(llvm::formatv("const auto {0} = {1};", t, scalar(v)));
+      temps.push_back(t);
+      continue;
+    }
+    Tile src = tiles[v];
+    if (!compatible(src, c, 0) || src.rank() != c.rank())
+      src = convert(src, c.ctx, c.dims);
+    Tile t = declare(c.elem, c.ctx, c.dims, "y");
+    forEach(t, [&](ArrayRef<std::string> k) {
+      line(llvm::formatv("{0}[{1}] = {2};", t.name, flat(t, k), at(src, k, 0)));
+    });
+    temps.push_back(t.name);
+  }
+  for (auto [c, t] : llvm::zip(carried, temps)) {
+    if (c.regCount == 0) {
+      line(llvm::formatv("{0} = {1};", c.name, t));
+      continue;
+    }
+    line("#pragma unroll");
+    line(llvm::formatv("for (int q = 0; q < {0}; ++q) {1}[q] = {2}[q];", c.regCount,
+                       c.name, t));
+  }
+  return success();
+}
+
+LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
+  SmallVector<Tile> carried =
+      declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
+  int opened = 0;
+  for (unsigned d = 0; d < loop.getNumDims(); ++d) {
+    std::optional<int64_t> bs = getConstantIntValue(loop.getBlockSizes()[d]);
+    if (!bs || *bs < 1)
+      return loop.emitError() << "block size is not a constant after config application";
+    std::string lb = scalar(loop.getLowerBounds()[d]);
+    std::string ub = scalar(loop.getUpperBounds()[d]);
+    std::string it = fresh("t");
+    std::string count = fresh("c");
+    line(llvm::formatv("const i64 {0} = ((i64)({1}) - (i64)({2}) + {3}) / {4};", count,
+                       ub, lb, *bs - 1, *bs));
+    line(llvm::formatv("for (i64 {0} = 0; {0} < {1}; ++{0}) {{", it, count));
+    ++indent;
+    ++opened;
+    int64_t lowC = getConstantIntValue(loop.getLowerBounds()[d]).value_or(-1);
+    int64_t upC = getConstantIntValue(loop.getUpperBounds()[d]).value_or(-1);
+    defineSpan(loop.getSpans()[d],
+               llvm::formatv("(i64)({0}) + {1} * {2}", lb, it, *bs).str(), ub, *bs,
+               lowC, upC, it, count);
+  }
+  if (failed(emitBlock(*loop.getBodyBlock())))
+    return failure();
+  auto yield = cast<YieldOp>(loop.getBodyBlock()->getTerminator());
+  if (failed(yieldCarried(carried, yield.getValues(), loop.getRegionIterArgs())))
+    return failure();
+  for (int i = 0; i < opened; ++i) {
+    --indent;
+    line("}");
+  }
+  for (auto [res, c, arg] : llvm::zip(loop.getResults(), carried, loop.getRegionIterArgs())) {
+    if (c.regCount == 0)
+      scalars[res] = c.name;
+    else
+      tiles[res] = tiles[arg];
+  }
+  return success();
+}
+
+LogicalResult Emitter::emitNestedGridFor(GridForOp loop) {
+  SmallVector<Tile> carried =
+      declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
+  int opened = 0;
+  for (unsigned d = 0; d < loop.getNumDims(); ++d) {
+    std::string it = fresh("g");
+    line(llvm::formatv("for (i64 {0} = {1}; {0} < (i64)({2}); ++{0}) {{", it,
+                       scalar(loop.getLowerBounds()[d]),
+                       scalar(loop.getUpperBounds()[d])));
+    ++indent;
+    ++opened;
+    scalars[loop.getIndices()[d]] = it;
+  }
+  if (failed(emitBlock(*loop.getBodyBlock())))
+    return failure();
+  auto yield = cast<YieldOp>(loop.getBodyBlock()->getTerminator());
+  if (failed(yieldCarried(carried, yield.getValues(), loop.getRegionIterArgs())))
+    return failure();
+  for (int i = 0; i < opened; ++i) {
+    --indent;
+    line("}");
+  }
+  for (auto [res, c, arg] : llvm::zip(loop.getResults(), carried, loop.getRegionIterArgs())) {
+    if (c.regCount == 0)
+      scalars[res] = c.name;
+    else
+      tiles[res] = tiles[arg];
+  }
+  return success();
+}
+
+LogicalResult Emitter::emitScfFor(scf::ForOp loop) {
+  SmallVector<Tile> carried =
+      declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
+  std::string it = fresh("j");
+  Type ivType = loop.getInductionVar().getType();
+  line(llvm::formatv("for ({0} {1} = {2}; {1} < {3}; {1} += {4}) {{",
+                     cType(ivType), it, scalar(loop.getLowerBound()),
+                     scalar(loop.getUpperBound()), scalar(loop.getStep())));
+  ++indent;
+  scalars[loop.getInductionVar()] = it;
+  if (failed(emitBlock(*loop.getBody())))
+    return failure();
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  if (failed(yieldCarried(carried, yield.getOperands(), loop.getRegionIterArgs())))
+    return failure();
+  --indent;
+  line("}");
+  for (auto [res, c, arg] : llvm::zip(loop.getResults(), carried, loop.getRegionIterArgs())) {
+    if (c.regCount == 0)
+      scalars[res] = c.name;
+    else
+      tiles[res] = tiles[arg];
+  }
+  return success();
+}
+
+LogicalResult Emitter::emitScfIf(scf::IfOp op) {
+  // Results are declared before the branches and assigned in each.
+  SmallVector<Tile> results;
+  SmallVector<Value> placeholders;
+  auto emitBranch = [&](Block *block, bool first) -> LogicalResult {
+    if (failed(emitBlock(*block)))
+      return failure();
+    auto yield = cast<scf::YieldOp>(block->getTerminator());
+    for (auto [i, v] : llvm::enumerate(yield.getOperands())) {
+      Tile &r = results[i];
+      if (r.regCount == 0) {
+        line(llvm::formatv("{0} = {1};", r.name, scalar(v)));
+        continue;
+      }
+      Tile src = tiles[v];
+      if (!compatible(src, r, 0))
+        src = convert(src, r.ctx, r.dims);
+      forEach(r, [&](ArrayRef<std::string> k) {
+        line(llvm::formatv("{0}[{1}] = {2};", r.name, flat(r, k), at(src, k, 0)));
+      });
+    }
+    return success();
+  };
+  for (Value res : op.getResults()) {
+    if (auto tile = dyn_cast<TileType>(res.getType())) {
+      // Lay results out like the then-branch's value would be laid out fresh.
+      SmallVector<int64_t> padded;
+      for (int64_t d : tile.getShape())
+        padded.push_back(pow2(d));
+      auto [ctx, dims] = layoutFor(padded);
+      results.push_back(declare(tile.getElementType(), ctx, dims, "r"));
+      tiles[res] = results.back();
+    } else {
+      std::string name = fresh("r");
+      line(llvm::formatv("{0} {1};", cType(res.getType()), name));
+      Tile marker;
+      marker.name = name;
+      marker.regCount = 0;
+      results.push_back(marker);
+      scalars[res] = name;
+    }
+  }
+  line(llvm::formatv("if ({0}) {{", scalar(op.getCondition())));
+  ++indent;
+  if (failed(emitBranch(op.thenBlock(), true)))
+    return failure();
+  --indent;
+  if (op.elseBlock() && !op.elseBlock()->without_terminator().empty() ||
+      (op.elseBlock() && op.getNumResults())) {
+    line("} else {");
+    ++indent;
+    if (failed(emitBranch(op.elseBlock(), false)))
+      return failure();
+    --indent;
+  }
+  line("}");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Scalars and the host prologue
+//===----------------------------------------------------------------------===//
+
+LogicalResult Emitter::emitScalarOp(Operation *op) {
+  auto bin = [&](StringRef sym) -> LogicalResult {
+    std::string name = fresh("x");
+    line(llvm::formatv("const {0} {1} = {2} {3} {4};", cType(op->getResult(0).getType()),
+                       name, scalar(op->getOperand(0)), sym, scalar(op->getOperand(1))));
+    scalars[op->getResult(0)] = name;
+    return success();
+  };
+  auto call = [&](StringRef fn) -> LogicalResult {
+    std::string name = fresh("x");
+    std::string args;
+    for (Value v : op->getOperands())
+      args += (args.empty() ? "" : ", ") + scalar(v);
+    line(llvm::formatv("const {0} {1} = {2}({3});", cType(op->getResult(0).getType()),
+                       name, fn, args));
+    scalars[op->getResult(0)] = name;
+    return success();
+  };
+  auto cast = [&]() -> LogicalResult {
+    std::string name = fresh("x");
+    Type to = op->getResult(0).getType();
+    line(llvm::formatv("const {0} {1} = cvt<{0}>({2});", cType(to), name,
+                       scalar(op->getOperand(0))));
+    scalars[op->getResult(0)] = name;
+    return success();
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](arith::ConstantOp c) -> LogicalResult {
+        Attribute v = c.getValue();
+        std::string text;
+        if (auto i = dyn_cast<IntegerAttr>(v)) {
+          if (c.getType().isInteger(1))
+            text = i.getValue().isZero() ? "false" : "true";
+          else
+            text = std::to_string(i.getValue().getSExtValue()) +
+                   (c.getType().isInteger(64) ? "LL" : "");
+        } else if (auto f = dyn_cast<FloatAttr>(v)) {
+          text = floatLiteral(f.getValueAsDouble());
+          if (c.getType().isF32())
+            text = "(float)" + text;
+        } else {
+          return c.emitError() << "unsupported constant " << v;
+        }
+        scalars[c.getResult()] = text;
+        return success();
+      })
+      .Case<arith::AddIOp, arith::AddFOp>([&](auto) { return bin("+"); })
+      .Case<arith::SubIOp, arith::SubFOp>([&](auto) { return bin("-"); })
+      .Case<arith::MulIOp, arith::MulFOp>([&](auto) { return bin("*"); })
+      .Case<arith::DivSIOp, arith::DivFOp>([&](auto) { return bin("/"); })
+      .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
+      .Case<arith::AndIOp>([&](auto) { return bin("&"); })
+      .Case<arith::OrIOp>([&](auto) { return bin("|"); })
+      .Case<arith::XOrIOp>([&](auto) { return bin("^"); })
+      .Case<arith::ShLIOp>([&](auto) { return bin("<<"); })
+      .Case<arith::ShRSIOp>([&](auto) { return bin(">>"); })
+      .Case<arith::RemFOp>([&](auto) { return call("fmod"); })
+      .Case<arith::MaxSIOp, arith::MaximumFOp, arith::MaxNumFOp>(
+          [&](auto) { return call("k_maximum"); })
+      .Case<arith::MinSIOp, arith::MinimumFOp, arith::MinNumFOp>(
+          [&](auto) { return call("k_minimum"); })
+      .Case<arith::CeilDivSIOp>([&](auto) {
+        std::string name = fresh("x");
+        line(llvm::formatv("const i64 {0} = ({1} + {2} - 1) / {2};", name,
+                           scalar(op->getOperand(0)), scalar(op->getOperand(1))));
+        scalars[op->getResult(0)] = name;
+        return success();
+      })
+      .Case<arith::FloorDivSIOp>([&](auto) {
+        std::string name = fresh("x");
+        std::string a = scalar(op->getOperand(0)), b = scalar(op->getOperand(1));
+        line(llvm::formatv("const {0} {1} = ({2} / {3}) - ((({2} % {3}) != 0) && "
+                           "(({2} < 0) != ({3} < 0)));",
+                           cType(op->getResult(0).getType()), name, a, b));
+        scalars[op->getResult(0)] = name;
+        return success();
+      })
+      .Case<arith::NegFOp>([&](auto) {
+        std::string name = fresh("x");
+        line(llvm::formatv("const {0} {1} = -{2};", cType(op->getResult(0).getType()),
+                           name, scalar(op->getOperand(0))));
+        scalars[op->getResult(0)] = name;
+        return success();
+      })
+      .Case([&](arith::CmpIOp c) {
+        static const char *syms[] = {"==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="};
+        return bin(syms[(int)c.getPredicate()]);
+      })
+      .Case([&](arith::CmpFOp c) -> LogicalResult {
+        StringRef sym;
+        switch (c.getPredicate()) {
+        case arith::CmpFPredicate::OEQ: case arith::CmpFPredicate::UEQ: sym = "=="; break;
+        case arith::CmpFPredicate::ONE: case arith::CmpFPredicate::UNE: sym = "!="; break;
+        case arith::CmpFPredicate::OLT: case arith::CmpFPredicate::ULT: sym = "<"; break;
+        case arith::CmpFPredicate::OLE: case arith::CmpFPredicate::ULE: sym = "<="; break;
+        case arith::CmpFPredicate::OGT: case arith::CmpFPredicate::UGT: sym = ">"; break;
+        case arith::CmpFPredicate::OGE: case arith::CmpFPredicate::UGE: sym = ">="; break;
+        default:
+          return c.emitError() << "unsupported float comparison";
+        }
+        return bin(sym);
+      })
+      .Case([&](arith::SelectOp s) {
+        std::string name = fresh("x");
+        line(llvm::formatv("const {0} {1} = {2} ? {3} : {4};",
+                           cType(s.getType()), name, scalar(s.getCondition()),
+                           scalar(s.getTrueValue()), scalar(s.getFalseValue())));
+        scalars[s.getResult()] = name;
+        return success();
+      })
+      .Case<arith::SIToFPOp, arith::FPToSIOp, arith::ExtFOp, arith::TruncFOp,
+            arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp, arith::IndexCastOp,
+            arith::UIToFPOp>([&](auto) { return cast(); })
+      .Case<math::SqrtOp>([&](auto) { return call("k_sqrt"); })
+      .Case<math::RsqrtOp>([&](auto) { return call("k_rsqrt"); })
+      .Case<math::ExpOp>([&](auto) { return call("k_exp"); })
+      .Case<math::Exp2Op>([&](auto) { return call("k_exp2"); })
+      .Case<math::LogOp>([&](auto) { return call("k_log"); })
+      .Case<math::Log2Op>([&](auto) { return call("k_log2"); })
+      .Case<math::SinOp>([&](auto) { return call("k_sin"); })
+      .Case<math::CosOp>([&](auto) { return call("k_cos"); })
+      .Case<math::TanhOp>([&](auto) { return call("k_tanh"); })
+      .Case<math::ErfOp>([&](auto) { return call("k_erf"); })
+      .Case<math::AbsFOp, math::AbsIOp>([&](auto) { return call("k_abs"); })
+      .Case<math::FloorOp>([&](auto) { return call("k_floor"); })
+      .Case<math::CeilOp>([&](auto) { return call("k_ceil"); })
+      .Case<math::PowFOp, math::IPowIOp, math::FPowIOp>([&](auto) { return call("k_pow"); })
+      .Default([&](Operation *other) {
+        return other->emitError() << "kite cannot generate CUDA for '"
+                                  << other->getName() << "' yet";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult Emitter::emitOp(Operation *op) {
+  if (isa<DTypeConstOp, DTypeOfOp, BlockSizeOp>(op))
+    return success(); // compile-time only
+  lineDirective(op);
+  if (op->getDialect() && (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))) {
+    bool allScalar = llvm::all_of(op->getResultTypes(),
+                                  [](Type t) { return t.isIntOrFloat(); });
+    if (allScalar)
+      return emitScalarOp(op);
+  }
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](SizeOp s) -> LogicalResult {
+        auto t = cast<kite::TensorType>(s.getTensor().getType());
+        int64_t d = s.getDim() < 0 ? s.getDim() + t.getRank() : s.getDim();
+        scalars[s.getResult()] = std::to_string(t.getShape()[d]) + "LL";
+        return success();
+      })
+      .Case([&](SpecializeOp s) {
+        scalars[s.getResult()] = scalar(s.getValue());
+        return success();
+      })
+      .Case([&](EmptyOp e) -> LogicalResult {
+        auto t = cast<kite::TensorType>(e.getType());
+        if (!t.hasStaticShape() || !t.hasElementType())
+          return e.emitError() << "the output's shape or dtype is not known at "
+                                  "specialization (it depends on a run-time scalar; "
+                                  "wrap it in kite::specialize())";
+        CudaKernel::Output out;
+        out.name = "o" + std::to_string(result.outputs.size());
+        out.dtype = t.getElementType();
+        out.sizes.assign(t.getShape().begin(), t.getShape().end());
+        out.zeroed = e.getZeroed();
+        TensorRef ref;
+        ref.ptr = out.name;
+        ref.elem = out.dtype;
+        ref.sizes = out.sizes;
+        ref.strides.resize(ref.sizes.size());
+        int64_t st = 1;
+        for (int64_t d = ref.sizes.size() - 1; d >= 0; --d) {
+          ref.strides[d] = st;
+          st *= ref.sizes[d];
+        }
+        result.params.push_back({CudaKernel::Param::Kind::OutputData,
+                                 (unsigned)result.outputs.size()});
+        result.outputs.push_back(out);
+        tensors[e.getResult()] = ref;
+        return success();
+      })
+      .Case([&](EmptyLikeOp e) -> LogicalResult {
+        auto t = cast<kite::TensorType>(e.getType());
+        CudaKernel::Output out;
+        out.name = "o" + std::to_string(result.outputs.size());
+        out.dtype = t.getElementType();
+        out.sizes.assign(t.getShape().begin(), t.getShape().end());
+        out.zeroed = e.getZeroed();
+        TensorRef ref;
+        ref.ptr = out.name;
+        ref.elem = out.dtype;
+        ref.sizes = out.sizes;
+        ref.strides.resize(ref.sizes.size());
+        int64_t st = 1;
+        for (int64_t d = ref.sizes.size() - 1; d >= 0; --d) {
+          ref.strides[d] = st;
+          st *= ref.sizes[d];
+        }
+        result.params.push_back({CudaKernel::Param::Kind::OutputData,
+                                 (unsigned)result.outputs.size()});
+        result.outputs.push_back(out);
+        tensors[e.getResult()] = ref;
+        return success();
+      })
+      .Case([&](TensorReshapeOp r) -> LogicalResult {
+        TensorRef src = tensors[r.getSource()];
+        int64_t expected = 1;
+        for (int64_t d = src.sizes.size() - 1; d >= 0; --d) {
+          if (src.sizes[d] != 1 && src.strides[d] != expected)
+            return r.emitError() << "reshape/view needs a contiguous tensor";
+          expected *= src.sizes[d];
+        }
+        auto t = cast<kite::TensorType>(r.getType());
+        TensorRef ref = src;
+        ref.sizes.assign(t.getShape().begin(), t.getShape().end());
+        ref.strides.resize(ref.sizes.size());
+        int64_t st = 1;
+        for (int64_t d = ref.sizes.size() - 1; d >= 0; --d) {
+          ref.strides[d] = st;
+          st *= ref.sizes[d];
+        }
+        tensors[r.getResult()] = ref;
+        return success();
+      })
+      .Case([&](TileForOp loop) { return emitNestedTileFor(loop); })
+      .Case([&](GridForOp loop) { return emitNestedGridFor(loop); })
+      .Case([&](scf::ForOp loop) { return emitScfFor(loop); })
+      .Case([&](scf::IfOp i) { return emitScfIf(i); })
+      .Case([&](SpanQueryOp q) -> LogicalResult {
+        const SpanVars &s = spans[q.getSpan()];
+        switch (q.getField()) {
+        case SpanField::begin:
+          scalars[q.getResult()] = s.begin;
+          break;
+        case SpanField::end:
+          scalars[q.getResult()] = "(" + s.begin + " + " + s.valid + ")";
+          break;
+        case SpanField::block_size:
+          scalars[q.getResult()] = std::to_string(s.blockSize) + "LL";
+          break;
+        case SpanField::id:
+          scalars[q.getResult()] = s.id;
+          break;
+        case SpanField::count:
+          scalars[q.getResult()] = s.count;
+          break;
+        }
+        return success();
+      })
+      .Case([&](SpanIndexOp s) -> LogicalResult {
+        const SpanVars &sv = spans[s.getSpan()];
+        auto [ctx, dims] = layoutFor({sv.blockSize});
+        if (!sv.exact)
+          dims[0].extent = sv.valid;
+        Tile t = declare(IntegerType::get(op->getContext(), 64), ctx, dims);
+        forEach(t, [&](ArrayRef<std::string> k) {
+          line(llvm::formatv("{0}[{1}] = {2} + {3};", t.name, flat(t, k), sv.begin,
+                             coord(t, 0, k[0])));
+        });
+        tiles[s.getResult()] = t;
+        return success();
+      })
+      .Case([&](LoadOp l) {
+        return emitAccess(l, l.getTensor(), l.getSubscripts(), l.getMask(), {},
+                          l.getResult(), std::nullopt);
+      })
+      .Case([&](StoreOp s) {
+        return emitAccess(s, s.getTensor(), s.getSubscripts(), s.getMask(),
+                          s.getValue(), {}, std::nullopt);
+      })
+      .Case([&](AtomicOp a) {
+        return emitAccess(a, a.getTensor(), a.getSubscripts(), a.getMask(),
+                          a.getValue(), {}, a.getKind());
+      })
+      .Case([&](UnaryOp u) {
+        Type out = getElementTypeOrNull(u.getType());
+        std::string ct = computeType(out);
+        std::string fn;
+        switch (u.getKind()) {
+        case UnaryKind::neg: fn = "-"; break;
+        case UnaryKind::exp: fn = "k_exp"; break;
+        case UnaryKind::exp2: fn = "k_exp2"; break;
+        case UnaryKind::log: fn = "k_log"; break;
+        case UnaryKind::log2: fn = "k_log2"; break;
+        case UnaryKind::sqrt: fn = "k_sqrt"; break;
+        case UnaryKind::rsqrt: fn = "k_rsqrt"; break;
+        case UnaryKind::abs: fn = "k_abs"; break;
+        case UnaryKind::sin: fn = "k_sin"; break;
+        case UnaryKind::cos: fn = "k_cos"; break;
+        case UnaryKind::tanh: fn = "k_tanh"; break;
+        case UnaryKind::erf: fn = "k_erf"; break;
+        case UnaryKind::sigmoid: fn = "k_sigmoid"; break;
+        case UnaryKind::relu: fn = "k_relu"; break;
+        case UnaryKind::silu: fn = "k_silu"; break;
+        case UnaryKind::gelu: fn = "k_gelu"; break;
+        case UnaryKind::floor: fn = "k_floor"; break;
+        case UnaryKind::ceil: fn = "k_ceil"; break;
+        case UnaryKind::not_: fn = out.isInteger(1) ? "!" : "~"; break;
+        }
+        return emitElementwise(
+            u, {u.getOperand()},
+            [&](ArrayRef<std::string> a) {
+              return llvm::formatv("{0}(cvt<{1}>({2}))", fn, ct, a[0]).str();
+            },
+            out);
+      })
+      .Case([&](BinaryOp b) {
+        Type out = getElementTypeOrNull(b.getType());
+        // Operands compute in the result's compute type (for comparisons
+        // and bitwise ops on booleans this is bool/int).
+        std::string ct = computeType(out);
+        auto infix = [&](StringRef sym) {
+          return [=](ArrayRef<std::string> a) {
+            return llvm::formatv("cvt<{0}>({1}) {2} cvt<{0}>({3})", ct, a[0], sym, a[1])
+                .str();
+          };
+        };
+        auto fn = [&](StringRef name) {
+          return [=](ArrayRef<std::string> a) {
+            return llvm::formatv("{2}(cvt<{0}>({1}), cvt<{0}>({3}))", ct, a[0], name, a[1])
+                .str();
+          };
+        };
+        std::function<std::string(ArrayRef<std::string>)> expr;
+        switch (b.getKind()) {
+        case BinaryKind::add: expr = infix("+"); break;
+        case BinaryKind::sub: expr = infix("-"); break;
+        case BinaryKind::mul: expr = infix("*"); break;
+        case BinaryKind::div: expr = infix("/"); break;
+        case BinaryKind::mod: expr = fn("k_mod"); break;
+        case BinaryKind::pow: expr = fn("k_pow"); break;
+        case BinaryKind::maximum: expr = fn("k_maximum"); break;
+        case BinaryKind::minimum: expr = fn("k_minimum"); break;
+        case BinaryKind::and_: expr = infix("&"); break;
+        case BinaryKind::or_: expr = infix("|"); break;
+        case BinaryKind::xor_: expr = infix("^"); break;
+        }
+        return emitElementwise(b, {b.getLhs(), b.getRhs()}, expr, out);
+      })
+      .Case([&](CompareOp c) {
+        Type lhs = getElementTypeOrNull(c.getLhs().getType());
+        Type rhs = getElementTypeOrNull(c.getRhs().getType());
+        Type common = promoteOperands(c.getLhs().getType(), c.getRhs().getType());
+        if (!common)
+          common = lhs ? lhs : rhs;
+        std::string ct = computeType(common);
+        static const char *syms[] = {"==", "!=", "<", "<=", ">", ">="};
+        std::string sym = syms[(int)c.getKind()];
+        return emitElementwise(
+            c, {c.getLhs(), c.getRhs()},
+            [&](ArrayRef<std::string> a) {
+              return llvm::formatv("cvt<{0}>({1}) {2} cvt<{0}>({3})", ct, a[0], sym,
+                                   a[1])
+                  .str();
+            },
+            IntegerType::get(op->getContext(), 1));
+      })
+      .Case([&](WhereOp w) {
+        Type out = getElementTypeOrNull(w.getType());
+        std::string ct = cType(out);
+        return emitElementwise(
+            w, {w.getCondition(), w.getTrueValue(), w.getFalseValue()},
+            [&](ArrayRef<std::string> a) {
+              return llvm::formatv("cvt<bool>({0}) ? cvt<{1}>({2}) : cvt<{1}>({3})", a[0],
+                                   ct, a[1], a[2])
+                  .str();
+            },
+            out);
+      })
+      .Case([&](CastOp c) {
+        return emitElementwise(
+            c, {c.getSource()}, [&](ArrayRef<std::string> a) { return a[0]; },
+            getElementTypeOrNull(c.getType()));
+      })
+      .Case([&](ReduceOp r) { return emitReduce(r); })
+      .Case([&](DotOp d) { return emitMatmul(d, {}, d.getLhs(), d.getRhs(), 2); })
+      .Case([&](AddmmOp d) { return emitMatmul(d, d.getAcc(), d.getLhs(), d.getRhs(), 2); })
+      .Case([&](BmmOp d) { return emitMatmul(d, {}, d.getLhs(), d.getRhs(), 3); })
+      .Case([&](BaddbmmOp d) {
+        return emitMatmul(d, d.getAcc(), d.getLhs(), d.getRhs(), 3);
+      })
+      .Case([&](MatmulOp m) -> LogicalResult {
+        auto l = cast<TileType>(m.getLhs().getType());
+        auto r = cast<TileType>(m.getRhs().getType());
+        if (l.getRank() == 2 && r.getRank() == 2)
+          return emitMatmul(m, {}, m.getLhs(), m.getRhs(), 2);
+        if (l.getRank() == 3 && r.getRank() == 3)
+          return emitMatmul(m, {}, m.getLhs(), m.getRhs(), 3);
+        return m.emitError() << "matmul of ranks " << l.getRank() << " and "
+                             << r.getRank() << " is not supported on the GPU yet; "
+                                               "use dot/bmm";
+      })
+      .Case([&](FullOp f) { return emitFull(f); })
+      .Case([&](ArangeOp a) -> LogicalResult {
+        auto type = cast<TileType>(a.getType());
+        auto [ctx, dims] = layoutFor({pow2(type.getShape()[0])});
+        if (pow2(type.getShape()[0]) != type.getShape()[0])
+          dims[0].extent = std::to_string(type.getShape()[0]);
+        Tile t = declare(type.getElementType(), ctx, dims);
+        forEach(t, [&](ArrayRef<std::string> k) {
+          line(llvm::formatv("{0}[{1}] = {2} + {3};", t.name, flat(t, k),
+                             scalar(a.getBegin()), coord(t, 0, k[0])));
+        });
+        tiles[a.getResult()] = t;
+        return success();
+      })
+      .Case<UnsqueezeOp, SqueezeOp, TransposeOp, PermuteOp, ReshapeOp, ExpandOp>(
+          [&](Operation *s) { return emitShape(s); })
+      .Default([&](Operation *other) {
+        return other->emitError() << "kite cannot generate CUDA for '"
+                                  << other->getName() << "' yet";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What a subscript selects, dim by dim.
+struct SubscriptDim {
+  Subscript::Kind kind;
+  int64_t size = 1;    // logical size of the selected dim
+  std::string extent; // valid count, or ""
+};
+} // namespace
+
+FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
+                                        ArrayRef<Subscript> subs, Type resultElem,
+                                        SmallVector<int64_t> &shape,
+                                        SmallVector<std::string> &extents) {
+  const TensorRef &ref = tensors[tensor];
+  size_t td = 0;
+  auto addAll = [&](int64_t size) {
+    shape.push_back(size);
+    extents.push_back(pow2(size) != size ? std::to_string(size) : "");
+  };
+  for (const Subscript &s : subs) {
+    switch (s.kind) {
+    case Subscript::Kind::NewAxis:
+      shape.push_back(1);
+      extents.push_back("");
+      continue;
+    case Subscript::Kind::All:
+      addAll(ref.sizes[td]);
+      break;
+    case Subscript::Kind::Span: {
+      const SpanVars &sv = spans[s.value];
+      shape.push_back(sv.blockSize);
+      extents.push_back(sv.exact ? "" : sv.valid);
+      break;
+    }
+    case Subscript::Kind::Scalar:
+      break;
+    case Subscript::Kind::Gather: {
+      const Tile &g = tiles[s.value];
+      auto type = cast<TileType>(s.value.getType());
+      for (auto [i, d] : llvm::enumerate(type.getShape())) {
+        shape.push_back(d);
+        extents.push_back(g.dims[i].extent);
+      }
+      break;
+    }
+    }
+    ++td;
+  }
+  for (; td < ref.sizes.size(); ++td)
+    addAll(ref.sizes[td]);
+  return Tile();
+}
+
+LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
+                                  ArrayRef<Subscript> subs, Value mask, Value value,
+                                  Value resultValue,
+                                  std::optional<AtomicKind> atomic) {
+  const TensorRef &ref = tensors[tensor];
+  SmallVector<int64_t> shape;
+  SmallVector<std::string> extents;
+  if (failed(subscriptShape(op, tensor, subs, ref.elem, shape, extents)))
+    return failure();
+  SmallVector<int64_t> padded;
+  for (int64_t d : shape)
+    padded.push_back(pow2(d));
+
+  // The layout the access iterates in.
+  Tile t;
+  bool isLoad = static_cast<bool>(resultValue);
+  std::optional<Tile> stored;
+  if (!isLoad) {
+    if (auto it = tiles.find(value); it != tiles.end())
+      stored = it->second;
+  }
+  if (stored && stored->rank() == (int64_t)padded.size() &&
+      llvm::all_of(llvm::seq<size_t>(0, padded.size()), [&](size_t i) {
+        return stored->dims[i].padded == padded[i];
+      })) {
+    t.ctx = stored->ctx;
+    t.dims = stored->dims;
+  } else {
+    auto [ctx, dims] = layoutFor(padded);
+    t.ctx = ctx;
+    t.dims = dims;
+  }
+  for (size_t i = 0; i < t.dims.size(); ++i)
+    t.dims[i].extent = extents[i];
+  if (isLoad) {
+    t = declare(ref.elem, t.ctx, t.dims);
+  } else {
+    // Iterate without an array of our own.
+    int64_t stride = 1;
+    for (int64_t i = t.rank() - 1; i >= 0; --i) {
+      Dim &d = t.dims[i];
+      d.regExtent = d.ctxDim < 0 ? 1 : t.ctx->perThread(d.ctxDim);
+      d.regStride = stride;
+      stride *= d.regExtent;
+    }
+    t.regCount = stride;
+  }
+
+  // Operands read at the access's elements.
+  DenseMap<Value, Tile> gathers;
+  {
+    int64_t rd = 0;
+    for (const Subscript &s : subs) {
+      if (s.kind == Subscript::Kind::Gather) {
+        gathers[s.value] = readableAt(tiles[s.value], t, rd);
+        rd += cast<TileType>(s.value.getType()).getRank();
+      } else if (s.kind != Subscript::Kind::Scalar) {
+        ++rd;
+      }
+    }
+  }
+  std::optional<Tile> maskTile;
+  if (mask) {
+    if (auto it = tiles.find(mask); it != tiles.end())
+      maskTile = readableAt(it->second, t, t.rank() - it->second.rank());
+  }
+  std::optional<Tile> valueTile;
+  if (stored)
+    valueTile = readableAt(*stored, t, t.rank() - stored->rank());
+
+  std::string own = isLoad ? "" : owner(t);
+  forEach(t, [&](ArrayRef<std::string> k) {
+    // The element's offset in the tensor.
+    std::string offset = "0";
+    int64_t rd = 0, tdim = 0;
+    auto addIndex = [&](const std::string &idx) {
+      offset = llvm::formatv("{0} + (i64)({1}) * {2}LL", offset, idx, ref.strides[tdim]);
+      ++tdim;
+    };
+    for (const Subscript &s : subs) {
+      switch (s.kind) {
+      case Subscript::Kind::NewAxis:
+        ++rd;
+        break;
+      case Subscript::Kind::All:
+        addIndex(coord(t, rd, k[rd]));
+        ++rd;
+        break;
+      case Subscript::Kind::Span:
+        addIndex(spans[s.value].begin + " + " + coord(t, rd, k[rd]));
+        ++rd;
+        break;
+      case Subscript::Kind::Scalar: {
+        std::optional<int64_t> c = getConstantIntValue(s.value);
+        int64_t size = ref.sizes[tdim];
+        if (c)
+          addIndex(std::to_string(*c < 0 ? *c + size : *c));
+        else
+          addIndex(llvm::formatv("({0} < 0 ? {0} + {1} : {0})", scalar(s.value), size));
+        break;
+      }
+      case Subscript::Kind::Gather: {
+        const Tile &g = gathers[s.value];
+        addIndex("cvt<i64>(" + at(g, k, rd) + ")");
+        rd += g.rank();
+        break;
+      }
+      }
+    }
+    for (; tdim < (int64_t)ref.sizes.size();) {
+      addIndex(coord(t, rd, k[rd]));
+      ++rd;
+    }
+    SmallVector<std::string> conds;
+    for (int64_t i = 0; i < t.rank(); ++i)
+      if (!t.dims[i].extent.empty())
+        conds.push_back(llvm::formatv("{0} < {1}", coord(t, i, k[i]), t.dims[i].extent));
+    if (maskTile)
+      conds.push_back("cvt<bool>(" + at(*maskTile, k, t.rank() - maskTile->rank()) + ")");
+    std::string cond = llvm::join(conds, " && ");
+    std::string ptr = llvm::formatv("{0}[{1}]", ref.ptr, offset);
+    if (isLoad) {
+      if (cond.empty())
+        line(llvm::formatv("{0}[{1}] = {2};", t.name, flat(t, k), ptr));
+      else
+        line(llvm::formatv("{0}[{1}] = ({2}) ? {3} : cvt<{4}>(0);", t.name, flat(t, k),
+                           cond, ptr, cType(ref.elem)));
+      return;
+    }
+    if (!own.empty())
+      cond = cond.empty() ? own : own + " && " + cond;
+    std::string v = valueTile
+                         ? at(*valueTile, k, t.rank() - valueTile->rank())
+                         : scalar(value);
+    std::string stmt;
+    if (!atomic)
+      stmt = llvm::formatv("{0} = cvt<{1}>({2});", ptr, cType(ref.elem), v);
+    else {
+      StringRef fn = *atomic == AtomicKind::add   ? "atomic_add"
+                     : *atomic == AtomicKind::max ? "atomic_max"
+                                                  : "atomic_min";
+      stmt = llvm::formatv("{0}(&{1}, cvt<{2}>({3}));", fn, ptr, cType(ref.elem), v);
+    }
+    line(cond.empty() ? stmt : llvm::formatv("if ({0}) {1}", cond, stmt).str());
+  });
+  if (isLoad)
+    tiles[resultValue] = t;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+LogicalResult Emitter::emitElementwise(
+    Operation *op, ArrayRef<Value> operands,
+    llvm::function_ref<std::string(ArrayRef<std::string>)> expr, Type resultElem) {
+  auto type = cast<TileType>(op->getResult(0).getType());
+  SmallVector<int64_t> padded;
+  for (int64_t d : type.getShape())
+    padded.push_back(pow2(d));
+  // Lay the result out like its largest operand of the same shape, if any.
+  const Tile *base = nullptr;
+  for (Value v : operands)
+    if (auto it = tiles.find(v); it != tiles.end()) {
+      const Tile &o = it->second;
+      bool same = o.rank() == (int64_t)padded.size() &&
+                  llvm::all_of(llvm::seq<size_t>(0, padded.size()),
+                               [&](size_t i) { return o.dims[i].padded == padded[i]; });
+      if (same && (!base || o.regCount > base->regCount))
+        base = &o;
+    }
+  Context *ctx;
+  SmallVector<Dim> dims;
+  if (base) {
+    ctx = base->ctx;
+    dims = base->dims;
+  } else {
+    auto layout = layoutFor(padded);
+    ctx = layout.first;
+    dims = layout.second;
+  }
+  // Extents: from whichever operand has that dim.
+  for (size_t i = 0; i < dims.size(); ++i) {
+    dims[i].extent = "";
+    for (Value v : operands) {
+      auto it = tiles.find(v);
+      if (it == tiles.end())
+        continue;
+      int64_t j = (int64_t)i - ((int64_t)dims.size() - it->second.rank());
+      if (j >= 0 && it->second.dims[j].padded == dims[i].padded &&
+          !it->second.dims[j].extent.empty()) {
+        dims[i].extent = it->second.dims[j].extent;
+        break;
+      }
+    }
+  }
+  Tile r = declare(resultElem, ctx, dims);
+  SmallVector<std::optional<Tile>> ins;
+  for (Value v : operands) {
+    if (auto it = tiles.find(v); it != tiles.end())
+      ins.push_back(readableAt(it->second, r, r.rank() - it->second.rank()));
+    else
+      ins.push_back(std::nullopt);
+  }
+  forEach(r, [&](ArrayRef<std::string> k) {
+    SmallVector<std::string> args;
+    for (auto [v, in] : llvm::zip(operands, ins))
+      args.push_back(in ? at(*in, k, r.rank() - in->rank()) : scalar(v));
+    line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, k),
+                       cType(resultElem), expr(args)));
+  });
+  tiles[op->getResult(0)] = r;
+  return success();
+}
+
+LogicalResult Emitter::emitReduce(ReduceOp op) {
+  Tile src = tiles[op.getOperand()];
+  int64_t rank = src.rank();
+  int64_t dim = op.getDim() < 0 ? op.getDim() + rank : op.getDim();
+  bool keep = op.getKeepdim();
+  Type outElem = getElementTypeOrNull(op.getType());
+  Type inElem = src.elem;
+  SmallVector<Dim> dims;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i != dim) {
+      dims.push_back(src.dims[i]);
+    } else if (keep) {
+      Dim unit;
+      dims.push_back(unit);
+    }
+  }
+  Tile r = declare(outElem, src.ctx, dims);
+  ReduceKind kind = op.getKind();
+  bool isArg = kind == ReduceKind::argmax || kind == ReduceKind::argmin;
+  std::string acc = (kind == ReduceKind::sum || kind == ReduceKind::prod)
+                        ? accType(outElem)
+                        : computeType(inElem);
+  std::string opName;
+  switch (kind) {
+  case ReduceKind::sum:
+  case ReduceKind::mean: opName = "SumOp"; break;
+  case ReduceKind::prod: opName = "ProdOp"; break;
+  case ReduceKind::amax: opName = "MaxOp"; break;
+  case ReduceKind::amin: opName = "MinOp"; break;
+  case ReduceKind::argmax: opName = "ArgOp<true>"; break;
+  case ReduceKind::argmin: opName = "ArgOp<false>"; break;
+  }
+  std::string accT = isArg ? "ArgPair<" + acc + ">" : acc;
+  const Dim &rd = src.dims[dim];
+  std::string scratch;
+  int64_t cd = rd.ctxDim;
+  bool crossThread = cd >= 0 && src.ctx->tpd[cd] > 1;
+  bool inWarp = crossThread && src.ctx->tstride[cd] * src.ctx->tpd[cd] <= 32;
+  if (crossThread && !inWarp) {
+    scratch = fresh("s");
+    line(llvm::formatv("{0}* {1} = {2};", accT, scratch, smem(accT, numThreads * 2)));
+  }
+  std::string count = rd.extent.empty() ? std::to_string(rd.padded) : rd.extent;
+  forEach(r, [&](ArrayRef<std::string> k) {
+    std::string a = fresh("a");
+    line(llvm::formatv("{0} {1} = {2}::identity<{0}>();", accT, a, opName));
+    std::string rv = fresh("r");
+    SmallVector<std::string> sk;
+    for (int64_t i = 0, j = 0; i < rank; ++i) {
+      if (i == dim) {
+        sk.push_back(rv);
+        if (keep)
+          ++j;
+      } else {
+        sk.push_back(k[j++]);
+      }
+    }
+    line("#pragma unroll");
+    line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", rv, rd.regExtent));
+    ++indent;
+    std::string c = coord(src, dim, rv);
+    std::string elem = llvm::formatv("cvt<{0}>({1})", acc, at(src, sk, 0));
+    std::string guard = rd.extent.empty() ? "" : llvm::formatv("if ({0} < {1}) ", c, rd.extent).str();
+    if (isArg)
+      line(llvm::formatv("{0}{{ {1} e; e.value = {2}; e.index = {3}; {4} = {5}::combine({4}, e); }",
+                         guard, accT, elem, c, a, opName));
+    else
+      line(llvm::formatv("{0}{1} = {2}::combine({1}, {3});", guard, a, opName, elem));
+    --indent;
+    line("}");
+    if (crossThread) {
+      int64_t S = src.ctx->tstride[cd], T = src.ctx->tpd[cd];
+      if (inWarp)
+        line(llvm::formatv("{0} = warp_reduce<{1}, {2}, {3}>({0});", a, opName, S, T));
+      else
+        line(llvm::formatv("{0} = block_reduce<{1}, {2}, {3}>({0}, {4});", a, opName, S,
+                           T, scratch));
+    }
+    std::string out = isArg ? a + ".index" : a;
+    if (kind == ReduceKind::mean)
+      out = llvm::formatv("{0} / ({1})({2})", a, acc, count);
+    line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, k), cType(outElem),
+                       out));
+  });
+  if (crossThread && !inWarp)
+    line("__syncthreads();");
+  tiles[op.getResult()] = r;
+  return success();
+}
+
+LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Value rhs,
+                                  int64_t rank) {
+  auto type = cast<TileType>(op->getResult(0).getType());
+  Type outElem = type.getElementType();
+  Tile a = tiles[lhs], b = tiles[rhs];
+  if (a.rank() != rank || b.rank() != rank)
+    return op->emitError() << "matrix product operands must have rank " << rank;
+  Context *ctx;
+  SmallVector<Dim> dims;
+  std::optional<Tile> acc;
+  if (accValue) {
+    acc = tiles[accValue];
+    ctx = acc->ctx;
+    dims = acc->dims;
+  } else {
+    SmallVector<int64_t> padded;
+    for (int64_t d : type.getShape())
+      padded.push_back(pow2(d));
+    auto layout = layoutFor(padded);
+    ctx = layout.first;
+    dims = layout.second;
+    dims[rank - 2].extent = a.dims[rank - 2].extent;
+    dims[rank - 1].extent = b.dims[rank - 1].extent;
+  }
+  Tile r = declare(outElem, ctx, dims);
+  // Stage both operands in shared memory, row-major over their padded shapes.
+  auto count = [](const Tile &t) {
+    int64_t n = 1;
+    for (const Dim &d : t.dims)
+      n *= d.padded;
+    return n;
+  };
+  int64_t bytesA = llvm::alignTo(count(a) * 8, 16);
+  int64_t bytesB = count(b) * 8;
+  sharedBytes = std::max(sharedBytes, bytesA + bytesB);
+  std::string as = fresh("sa"), bs = fresh("sb");
+  line("{");
+  ++indent;
+  line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem);", cType(a.elem), as));
+  line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(b.elem),
+                     bs, bytesA));
+  line("__syncthreads();");
+  auto stage = [&](const Tile &t, const std::string &buf) {
+    std::string own = owner(t);
+    forEach(t, [&](ArrayRef<std::string> k) {
+      std::string idx = "0";
+      int64_t stride = 1;
+      for (int64_t i = t.rank() - 1; i >= 0; --i) {
+        idx = llvm::formatv("{0} + {1} * {2}", idx, coord(t, i, k[i]), stride);
+        stride *= t.dims[i].padded;
+      }
+      line(llvm::formatv("{0}{1}[{2}] = {3}[{4}];", own.empty() ? "" : "if (" + own + ") ",
+                         buf, idx, t.name, flat(t, k)));
+    });
+  };
+  stage(a, as);
+  stage(b, bs);
+  line("__syncthreads();");
+  int64_t PM = a.dims[rank - 2].padded, PK = a.dims[rank - 1].padded;
+  int64_t PN = b.dims[rank - 1].padded;
+  std::string kCount = a.dims[rank - 1].extent.empty()
+                           ? std::to_string(PK)
+                           : a.dims[rank - 1].extent;
+  std::string sumT = outElem.isF64() ? "double"
+                     : outElem.isIntOrIndex() && !outElem.isInteger(1) ? "i64"
+                                                                         : "float";
+  std::optional<Tile> accIn;
+  if (acc)
+    accIn = readableAt(*acc, r, 0);
+  forEach(r, [&](ArrayRef<std::string> k) {
+    std::string m = coord(r, rank - 2, k[rank - 2]);
+    std::string n = coord(r, rank - 1, k[rank - 1]);
+    std::string aRow = m, bCol = n;
+    std::string aBase = llvm::formatv("({0}) * {1}", m, PK);
+    std::string bBase = n;
+    if (rank == 3) {
+      std::string batch = coord(r, 0, k[0]);
+      std::string ba = a.dims[0].padded == 1 ? "0" : batch;
+      std::string bb = b.dims[0].padded == 1 ? "0" : batch;
+      aBase = llvm::formatv("(({0}) * {1} + {2}) * {3}", ba, PM, m, PK);
+      bBase = llvm::formatv("({0}) * {1} + {2}", bb, PK * PN, n);
+    }
+    std::string s = fresh("m");
+    line(llvm::formatv("{0} {1} = 0;", sumT, s));
+    std::string kk = fresh("kk");
+    line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0})", kk, kCount));
+    line(llvm::formatv("  {0} += cvt<{1}>({2}[{3} + {4}]) * cvt<{1}>({5}[{6} + {4} * {7}]);",
+                       s, sumT, as, aBase, kk, bs, bBase, PN));
+    std::string total = accIn ? llvm::formatv("cvt<{0}>({1}) + {2}", sumT,
+                                              at(*accIn, k, 0), s).str()
+                              : s;
+    line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, k), cType(outElem),
+                       total));
+  });
+  line("__syncthreads();");
+  --indent;
+  line("}");
+  tiles[op->getResult(0)] = r;
+  return success();
+}
+
+LogicalResult Emitter::emitFull(FullOp op) {
+  auto type = cast<TileType>(op.getType());
+  SmallVector<int64_t> padded;
+  SmallVector<std::string> extents;
+  for (auto [d, size] : llvm::zip(op.getDims(), type.getShape())) {
+    padded.push_back(pow2(size));
+    if (isa<SpanType>(d.getType())) {
+      const SpanVars &sv = spans[d];
+      extents.push_back(sv.exact ? "" : sv.valid);
+    } else {
+      extents.push_back(pow2(size) != size ? std::to_string(size) : "");
+    }
+  }
+  auto [ctx, dims] = layoutFor(padded);
+  for (size_t i = 0; i < dims.size(); ++i)
+    dims[i].extent = extents[i];
+  Tile t = declare(type.getElementType(), ctx, dims);
+  line("#pragma unroll");
+  line(llvm::formatv("for (int q = 0; q < {0}; ++q) {1}[q] = cvt<{2}>({3});", t.regCount,
+                     t.name, cType(t.elem), scalar(op.getValue())));
+  tiles[op.getResult()] = t;
+  return success();
+}
+
+LogicalResult Emitter::emitShape(Operation *op) {
+  Value in = op->getOperand(0);
+  Tile src = tiles[in];
+  auto type = cast<TileType>(op->getResult(0).getType());
+  if (auto u = dyn_cast<UnsqueezeOp>(op)) {
+    int64_t d = u.getDim() < 0 ? u.getDim() + src.rank() + 1 : u.getDim();
+    Tile t = src;
+    t.dims.insert(t.dims.begin() + d, Dim());
+    tiles[u.getResult()] = t;
+    return success();
+  }
+  if (auto s = dyn_cast<SqueezeOp>(op)) {
+    int64_t d = s.getDim() < 0 ? s.getDim() + src.rank() : s.getDim();
+    Tile t = src;
+    if (t.dims[d].padded == 1)
+      t.dims.erase(t.dims.begin() + d);
+    tiles[s.getResult()] = t;
+    return success();
+  }
+  if (auto tr = dyn_cast<TransposeOp>(op)) {
+    int64_t a = tr.getDim0() < 0 ? tr.getDim0() + src.rank() : tr.getDim0();
+    int64_t b = tr.getDim1() < 0 ? tr.getDim1() + src.rank() : tr.getDim1();
+    Tile t = src;
+    std::swap(t.dims[a], t.dims[b]);
+    tiles[tr.getResult()] = t;
+    return success();
+  }
+  if (auto p = dyn_cast<PermuteOp>(op)) {
+    Tile t = src;
+    for (auto [i, d] : llvm::enumerate(p.getDims()))
+      t.dims[i] = src.dims[d < 0 ? d + src.rank() : d];
+    tiles[p.getResult()] = t;
+    return success();
+  }
+  if (auto e = dyn_cast<ExpandOp>(op))
+    return emitElementwise(
+        e, {e.getOperand()}, [](ArrayRef<std::string> a) { return a[0]; }, src.elem);
+  // Reshape: through shared memory in logical row-major order.
+  auto srcType = cast<TileType>(in.getType());
+  SmallVector<int64_t> padded;
+  for (int64_t d : type.getShape())
+    padded.push_back(pow2(d));
+  auto [ctx, dims] = layoutFor(padded);
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (padded[i] != type.getShape()[i])
+      dims[i].extent = std::to_string(type.getShape()[i]);
+  Tile dst = declare(src.elem, ctx, dims);
+  int64_t numel = 1;
+  for (int64_t d : type.getShape())
+    numel *= d;
+  std::string buf = fresh("s");
+  line("{");
+  ++indent;
+  line(llvm::formatv("{0}* {1} = {2};", cType(src.elem), buf, smem(cType(src.elem), numel)));
+  auto logical = [&](const Tile &t, ArrayRef<int64_t> sizes, ArrayRef<std::string> k,
+                     std::string &cond) {
+    std::string idx = "0";
+    int64_t stride = 1;
+    SmallVector<std::string> conds;
+    for (int64_t i = t.rank() - 1; i >= 0; --i) {
+      std::string c = coord(t, i, k[i]);
+      idx = llvm::formatv("{0} + {1} * {2}", idx, c, stride);
+      if (pow2(sizes[i]) != sizes[i])
+        conds.push_back(llvm::formatv("{0} < {1}", c, sizes[i]));
+      stride *= sizes[i];
+    }
+    cond = llvm::join(conds, " && ");
+    return idx;
+  };
+  line("__syncthreads();");
+  std::string own = owner(src);
+  forEach(src, [&](ArrayRef<std::string> k) {
+    std::string cond;
+    std::string idx = logical(src, srcType.getShape(), k, cond);
+    if (!own.empty())
+      cond = cond.empty() ? own : own + " && " + cond;
+    line(llvm::formatv("{0}{1}[{2}] = {3}[{4}];", cond.empty() ? "" : "if (" + cond + ") ",
+                       buf, idx, src.name, flat(src, k)));
+  });
+  line("__syncthreads();");
+  forEach(dst, [&](ArrayRef<std::string> k) {
+    std::string cond;
+    std::string idx = logical(dst, type.getShape(), k, cond);
+    line(llvm::formatv("{0}[{1}] = {2}{3}[{4}]{5};", dst.name, flat(dst, k),
+                       cond.empty() ? "" : "(" + cond + ") ? ", buf, idx,
+                       cond.empty() ? "" : " : cvt<" + cType(src.elem) + ">(0)"));
+  });
+  line("__syncthreads();");
+  --indent;
+  line("}");
+  tiles[op->getResult(0)] = dst;
+  return success();
+}
+
+} // namespace
+
+FailureOr<CudaKernel> kite::emitCuda(func::FuncOp kernel, const EmitOptions &options) {
+  Emitter emitter(kernel, options);
+  return emitter.run();
+}

@@ -1,0 +1,65 @@
+//===- EmitCuda.h - CUDA C++ emission ---------------------------*- C++ -*-===//
+//
+// This file declares the last step of lowering: a specialized, configured
+// kernel (every type static) becomes one CUDA C++ `__global__` function
+// written against the device library (runtime/device/kite_device.cuh), plus
+// what the host needs to launch it: outputs to allocate, the parameter
+// order, the grid and block, and what the kernel returns.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_LOWERING_EMITCUDA_H
+#define KITE_LOWERING_EMITCUDA_H
+
+#include "ir/KiteDialect.h"
+
+#include <string>
+#include <vector>
+
+namespace kite {
+
+struct CudaKernel {
+  /// An output the host prologue allocates (contiguous).
+  struct Output {
+    std::string name;
+    mlir::Type dtype;
+    llvm::SmallVector<int64_t> sizes;
+    bool zeroed = false;
+  };
+  /// A kernel parameter: the data pointer of argument/output `index`, or the
+  /// value of scalar argument `index`.
+  struct Param {
+    enum class Kind { ArgData, OutputData, ArgScalar } kind;
+    unsigned index;
+  };
+  /// A returned tensor: argument or output `index`.
+  struct Result {
+    enum class Kind { Arg, Output } kind;
+    unsigned index;
+  };
+
+  std::string name;   // the kernel's source name
+  std::string symbol; // the __global__ function's name
+  std::string source; // CUDA C++
+  int64_t numPrograms = 1;
+  int64_t numThreads = 128;
+  int64_t sharedBytes = 0; // dynamic shared memory
+  std::vector<Output> outputs;
+  std::vector<Param> params;
+  std::vector<Result> results;
+};
+
+struct EmitOptions {
+  /// Emit `#line` directives pointing at the kernel's source.
+  bool lineDirectives = false;
+};
+
+/// Emits CUDA for `kernel`, which must be specialized and configured
+/// (kite-specialize, kite-apply-config). Errors are emitted at the op's
+/// location (the user's source line).
+mlir::FailureOr<CudaKernel> emitCuda(mlir::func::FuncOp kernel,
+                                     const EmitOptions &options = {});
+
+} // namespace kite
+
+#endif // KITE_LOWERING_EMITCUDA_H

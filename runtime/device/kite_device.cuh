@@ -1,0 +1,303 @@
+//===- kite_device.cuh - kite's device tile library ------------*- CUDA -*-===//
+//
+// This file is the device library that generated kernels include. Generated
+// code keeps each tile in per-thread register arrays and calls these helpers
+// for what is not a plain loop: dtype conversion (16-bit floats compute in
+// f32, as PyTorch does), the math functions with PyTorch's semantics,
+// reduction combiners, and cross-thread reductions (warp shuffles, then
+// shared memory across warps).
+//
+// Every runtime/device/*.cuh file is embedded into kite_runtime at build time
+// (runtime/EmbedHeaders.cmake) and handed to NVRTC as an in-memory header
+// under its file name, so kernels compile without the kite source tree.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace kite_device {
+
+/// The library's version, so generated code can check what it was emitted
+/// against.
+constexpr int kVersion = 1;
+
+typedef __nv_bfloat16 bf16;
+typedef __half f16;
+typedef long long i64;
+
+//===----------------------------------------------------------------------===//
+// Conversions
+//===----------------------------------------------------------------------===//
+
+/// The type an element computes in: f32 for 16-bit floats, itself otherwise.
+template <class T> struct Compute { typedef T type; };
+template <> struct Compute<bf16> { typedef float type; };
+template <> struct Compute<f16> { typedef float type; };
+
+/// Converts between any two element types (via f32 for 16-bit floats; bool
+/// is nonzero-ness, as in PyTorch).
+template <class To, class From> struct Cvt {
+  static __device__ __forceinline__ To run(From x) { return static_cast<To>(x); }
+};
+template <class From> struct Cvt<bool, From> {
+  static __device__ __forceinline__ bool run(From x) { return x != From(0); }
+};
+template <> struct Cvt<bool, bool> {
+  static __device__ __forceinline__ bool run(bool x) { return x; }
+};
+template <class To> struct Cvt<To, bf16> {
+  static __device__ __forceinline__ To run(bf16 x) {
+    return Cvt<To, float>::run(__bfloat162float(x));
+  }
+};
+template <class To> struct Cvt<To, f16> {
+  static __device__ __forceinline__ To run(f16 x) {
+    return Cvt<To, float>::run(__half2float(x));
+  }
+};
+template <class From> struct Cvt<bf16, From> {
+  static __device__ __forceinline__ bf16 run(From x) {
+    return __float2bfloat16_rn(static_cast<float>(x));
+  }
+};
+template <class From> struct Cvt<f16, From> {
+  static __device__ __forceinline__ f16 run(From x) {
+    return __float2half_rn(static_cast<float>(x));
+  }
+};
+template <> struct Cvt<bf16, bf16> {
+  static __device__ __forceinline__ bf16 run(bf16 x) { return x; }
+};
+template <> struct Cvt<f16, f16> {
+  static __device__ __forceinline__ f16 run(f16 x) { return x; }
+};
+template <> struct Cvt<bf16, f16> {
+  static __device__ __forceinline__ bf16 run(f16 x) {
+    return __float2bfloat16_rn(__half2float(x));
+  }
+};
+template <> struct Cvt<f16, bf16> {
+  static __device__ __forceinline__ f16 run(bf16 x) {
+    return __float2half_rn(__bfloat162float(x));
+  }
+};
+template <> struct Cvt<bool, bf16> {
+  static __device__ __forceinline__ bool run(bf16 x) { return __bfloat162float(x) != 0.0f; }
+};
+template <> struct Cvt<bool, f16> {
+  static __device__ __forceinline__ bool run(f16 x) { return __half2float(x) != 0.0f; }
+};
+
+template <class To, class From> __device__ __forceinline__ To cvt(From x) {
+  return Cvt<To, From>::run(x);
+}
+
+//===----------------------------------------------------------------------===//
+// Math with PyTorch's semantics (on the compute type)
+//===----------------------------------------------------------------------===//
+
+__device__ __forceinline__ float k_exp(float x) { return expf(x); }
+__device__ __forceinline__ double k_exp(double x) { return exp(x); }
+__device__ __forceinline__ float k_exp2(float x) { return exp2f(x); }
+__device__ __forceinline__ double k_exp2(double x) { return exp2(x); }
+__device__ __forceinline__ float k_log(float x) { return logf(x); }
+__device__ __forceinline__ double k_log(double x) { return log(x); }
+__device__ __forceinline__ float k_log2(float x) { return log2f(x); }
+__device__ __forceinline__ double k_log2(double x) { return log2(x); }
+__device__ __forceinline__ float k_sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ double k_sqrt(double x) { return sqrt(x); }
+__device__ __forceinline__ float k_rsqrt(float x) { return 1.0f / sqrtf(x); }
+__device__ __forceinline__ double k_rsqrt(double x) { return 1.0 / sqrt(x); }
+__device__ __forceinline__ float k_sin(float x) { return sinf(x); }
+__device__ __forceinline__ double k_sin(double x) { return sin(x); }
+__device__ __forceinline__ float k_cos(float x) { return cosf(x); }
+__device__ __forceinline__ double k_cos(double x) { return cos(x); }
+__device__ __forceinline__ float k_tanh(float x) { return tanhf(x); }
+__device__ __forceinline__ double k_tanh(double x) { return tanh(x); }
+__device__ __forceinline__ float k_erf(float x) { return erff(x); }
+__device__ __forceinline__ double k_erf(double x) { return erf(x); }
+__device__ __forceinline__ float k_floor(float x) { return floorf(x); }
+__device__ __forceinline__ double k_floor(double x) { return floor(x); }
+__device__ __forceinline__ float k_ceil(float x) { return ceilf(x); }
+__device__ __forceinline__ double k_ceil(double x) { return ceil(x); }
+__device__ __forceinline__ float k_pow(float x, float y) { return powf(x, y); }
+__device__ __forceinline__ double k_pow(double x, double y) { return pow(x, y); }
+template <class T> __device__ __forceinline__ T k_floor(T x) { return x; }
+template <class T> __device__ __forceinline__ T k_ceil(T x) { return x; }
+template <class T> __device__ __forceinline__ T k_pow(T x, T y) {
+  T r = 1;
+  for (T i = 0; i < y; ++i)
+    r *= x;
+  return y < 0 ? T(0) : r;
+}
+template <class T> __device__ __forceinline__ T k_abs(T x) { return x < T(0) ? -x : x; }
+template <class T> __device__ __forceinline__ T k_sigmoid(T x) { return T(1) / (T(1) + k_exp(-x)); }
+template <class T> __device__ __forceinline__ T k_relu(T x) { return x > T(0) ? x : T(0); }
+template <class T> __device__ __forceinline__ T k_silu(T x) { return x / (T(1) + k_exp(-x)); }
+template <class T> __device__ __forceinline__ T k_gelu(T x) {
+  return T(0.5) * x * (T(1) + k_erf(x * T(0.70710678118654752440)));
+}
+template <class T> __device__ __forceinline__ bool k_isnan(T x) { return x != x; }
+/// maximum/minimum propagate NaN, as torch.maximum does.
+template <class T> __device__ __forceinline__ T k_maximum(T a, T b) {
+  return (a > b || k_isnan(a)) ? a : b;
+}
+template <class T> __device__ __forceinline__ T k_minimum(T a, T b) {
+  return (a < b || k_isnan(a)) ? a : b;
+}
+/// Python's remainder: the result has the divisor's sign.
+__device__ __forceinline__ float k_mod(float a, float b) {
+  float r = fmodf(a, b);
+  return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;
+}
+__device__ __forceinline__ double k_mod(double a, double b) {
+  double r = fmod(a, b);
+  return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r;
+}
+template <class T> __device__ __forceinline__ T k_mod(T a, T b) {
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+template <class T> __device__ __forceinline__ T k_lowest();
+template <> __device__ __forceinline__ float k_lowest<float>() { return -__int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ double k_lowest<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }
+template <> __device__ __forceinline__ i64 k_lowest<i64>() { return (i64)(-0x7fffffffffffffffLL - 1); }
+template <> __device__ __forceinline__ int k_lowest<int>() { return (int)0x80000000; }
+template <> __device__ __forceinline__ bool k_lowest<bool>() { return false; }
+template <class T> __device__ __forceinline__ T k_highest();
+template <> __device__ __forceinline__ float k_highest<float>() { return __int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ double k_highest<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
+template <> __device__ __forceinline__ i64 k_highest<i64>() { return (i64)0x7fffffffffffffffLL; }
+template <> __device__ __forceinline__ int k_highest<int>() { return 0x7fffffff; }
+template <> __device__ __forceinline__ bool k_highest<bool>() { return true; }
+
+struct SumOp {
+  template <class T> static __device__ __forceinline__ T identity() { return T(0); }
+  template <class T> static __device__ __forceinline__ T combine(T a, T b) { return a + b; }
+};
+struct ProdOp {
+  template <class T> static __device__ __forceinline__ T identity() { return T(1); }
+  template <class T> static __device__ __forceinline__ T combine(T a, T b) { return a * b; }
+};
+struct MaxOp {
+  template <class T> static __device__ __forceinline__ T identity() { return k_lowest<T>(); }
+  template <class T> static __device__ __forceinline__ T combine(T a, T b) { return k_maximum(a, b); }
+};
+struct MinOp {
+  template <class T> static __device__ __forceinline__ T identity() { return k_highest<T>(); }
+  template <class T> static __device__ __forceinline__ T combine(T a, T b) { return k_minimum(a, b); }
+};
+
+/// An (value, index) pair for argmax/argmin; ties keep the lower index and
+/// NaN wins, as in PyTorch.
+template <class T> struct ArgPair {
+  T value;
+  i64 index;
+};
+template <bool IsMax> struct ArgOp {
+  template <class P> static __device__ __forceinline__ P identity() {
+    P p;
+    p.value = IsMax ? k_lowest<decltype(p.value)>() : k_highest<decltype(p.value)>();
+    p.index = 0x7fffffffffffffffLL;
+    return p;
+  }
+  template <class P> static __device__ __forceinline__ P combine(P a, P b) {
+    bool an = k_isnan(a.value), bn = k_isnan(b.value);
+    if (an || bn) {
+      if (an && bn)
+        return a.index <= b.index ? a : b;
+      return an ? a : b;
+    }
+    bool better = IsMax ? (b.value > a.value) : (b.value < a.value);
+    if (better || (b.value == a.value && b.index < a.index))
+      return b;
+    return a;
+  }
+};
+
+template <class T> __device__ __forceinline__ T shfl_xor(T v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+template <class T> __device__ __forceinline__ ArgPair<T> shfl_xor(ArgPair<T> v, int mask) {
+  ArgPair<T> r;
+  r.value = __shfl_xor_sync(0xffffffffu, v.value, mask);
+  r.index = __shfl_xor_sync(0xffffffffu, v.index, mask);
+  return r;
+}
+
+/// Combines `v` across the `Count` threads whose thread index differs only
+/// in the bits of `Stride * (0..Count-1)`, when they lie within one warp
+/// (Stride * Count <= 32). Every participating thread gets the result.
+template <class Op, int Stride, int Count, class T>
+__device__ __forceinline__ T warp_reduce(T v) {
+#pragma unroll
+  for (int m = Stride; m < Stride * Count; m *= 2)
+    v = Op::combine(v, shfl_xor(v, m));
+  return v;
+}
+
+/// The same across warps, through `scratch` (blockDim.x elements): each
+/// thread combines the partials of its group in thread order.
+template <class Op, int Stride, int Count, class T>
+__device__ __forceinline__ T block_reduce(T v, T *scratch) {
+  const int tid = threadIdx.x;
+  __syncthreads();
+  scratch[tid] = v;
+  __syncthreads();
+  const int base = tid - ((tid / Stride) % Count) * Stride;
+  T r = scratch[base];
+#pragma unroll 4
+  for (int j = 1; j < Count; ++j)
+    r = Op::combine(r, scratch[base + j * Stride]);
+  return r;
+}
+
+} // namespace kite_device
+
+namespace kite_device {
+
+//===----------------------------------------------------------------------===//
+// Atomics
+//===----------------------------------------------------------------------===//
+
+__device__ __forceinline__ void atomic_add(float *p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(double *p, double v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(int *p, int v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(i64 *p, i64 v) {
+  atomicAdd(reinterpret_cast<unsigned long long *>(p), (unsigned long long)v);
+}
+__device__ __forceinline__ void atomic_add(bf16 *p, bf16 v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(f16 *p, f16 v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_max(int *p, int v) { atomicMax(p, v); }
+__device__ __forceinline__ void atomic_min(int *p, int v) { atomicMin(p, v); }
+__device__ __forceinline__ void atomic_max(i64 *p, i64 v) { atomicMax(p, v); }
+__device__ __forceinline__ void atomic_min(i64 *p, i64 v) { atomicMin(p, v); }
+
+/// Float max/min through compare-and-swap (NaN propagates).
+template <bool IsMax>
+__device__ __forceinline__ void atomic_extreme(float *p, float v) {
+  int *ip = reinterpret_cast<int *>(p);
+  int old = *ip;
+  while (true) {
+    float cur = __int_as_float(old);
+    float next = IsMax ? k_maximum(cur, v) : k_minimum(cur, v);
+    if (__float_as_int(next) == old)
+      return;
+    int seen = atomicCAS(ip, old, __float_as_int(next));
+    if (seen == old)
+      return;
+    old = seen;
+  }
+}
+__device__ __forceinline__ void atomic_max(float *p, float v) { atomic_extreme<true>(p, v); }
+__device__ __forceinline__ void atomic_min(float *p, float v) { atomic_extreme<false>(p, v); }
+
+} // namespace kite_device
