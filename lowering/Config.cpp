@@ -167,6 +167,23 @@ int64_t staticFootprint(TileForOp loop) {
 }
 } // namespace
 
+namespace {
+/// True if tile loop dim `d` indexes the leading (batch) dim of a tensor of
+/// rank 3 or more somewhere: `q[tb, tq, all]` in attention, `a[tb, tm, tk]`.
+bool isBatchDim(TileForOp loop, int64_t d) {
+  Value span = loop.getSpans()[d];
+  bool batch = false;
+  for (Operation *user : span.getUsers())
+    if (auto load = dyn_cast<LoadOp>(user)) {
+      auto type = cast<kite::TensorType>(load.getTensor().getType());
+      SmallVector<Subscript> subs = load.getSubscripts();
+      batch |= type.hasRank() && type.getRank() >= 3 && !subs.empty() &&
+               subs[0].value == span;
+    }
+  return batch;
+}
+} // namespace
+
 Config kite::defaultConfig(func::FuncOp kernel) {
   // Aim for about 4096 elements per tile value in a program: enough work
   // per thread at 4 warps, little enough to stay in registers.
@@ -185,10 +202,28 @@ Config kite::defaultConfig(func::FuncOp kernel) {
       if (auto l = dyn_cast<TileForOp>(user))
         loop = l;
     int64_t target = 64;
+    int64_t loopDim = 0;
+    if (loop)
+      for (auto [d, b] : llvm::enumerate(loop.getBlockSizes()))
+        if (b == op.getResult())
+          loopDim = d;
     if (hasMatmul) {
-      target = loop && loop.isTopLevel() ? 64 : 32;
+      // Output tiles of 64x64, K in steps of 32; batch dims one at a time.
+      if (!loop || !loop.isTopLevel())
+        target = 32;
+      else
+        target = isBatchDim(loop, loopDim) ? 1 : 64;
+    } else if (loop && !loop.isTopLevel()) {
+      // A looped reduction: chunks of up to 1024 columns.
+      target = 1024;
     } else if (loop) {
-      int64_t perDim = kTargetElements / staticFootprint(loop);
+      // Rows of a looped reduction are as wide as its chunks.
+      int64_t nested = 1;
+      loop.walk([&](TileForOp inner) {
+        if (inner != loop)
+          nested = std::max<int64_t>(nested, 1024);
+      });
+      int64_t perDim = kTargetElements / (staticFootprint(loop) * nested);
       // Split the budget across the loop's dims: the innermost gets the most.
       int64_t dims = loop.getNumDims();
       target = dims == 1 ? perDim : (int64_t)std::pow(2.0, std::ceil(std::log2(std::max<int64_t>(perDim, 1)) / dims));

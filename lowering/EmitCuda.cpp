@@ -29,7 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/EmitCuda.h"
-#include "lowering/ArgSpec.h"
+#include "lowering/LaunchArg.h"
 #include "lowering/TypeInference.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -1468,12 +1468,31 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
     case Subscript::Kind::Scalar:
       break;
     case Subscript::Kind::Gather: {
-      const Tile &g = tiles[s.value];
-      auto type = cast<TileType>(s.value.getType());
-      for (auto [i, d] : llvm::enumerate(type.getShape())) {
-        shape.push_back(d);
-        extents.push_back(g.dims[i].extent);
+      // A group of adjacent gathers broadcasts together; the group's shape
+      // is emitted once, at its first member.
+      if (&s != subs.data() && (&s - 1)->kind == Subscript::Kind::Gather)
+        break;
+      SmallVector<int64_t> group;
+      SmallVector<std::string> groupExtents;
+      for (const Subscript *q = &s; q != subs.end() && q->kind == Subscript::Kind::Gather; ++q) {
+        auto type = cast<TileType>(q->value.getType());
+        const Tile &g = tiles[q->value];
+        int64_t r = type.getRank();
+        if ((int64_t)group.size() < r) {
+          group.insert(group.begin(), r - group.size(), 1);
+          groupExtents.insert(groupExtents.begin(), r - groupExtents.size(), "");
+        }
+        int64_t off = group.size() - r;
+        for (int64_t i = 0; i < r; ++i) {
+          if (type.getShape()[i] != 1) {
+            group[off + i] = type.getShape()[i];
+            if (groupExtents[off + i].empty())
+              groupExtents[off + i] = g.dims[i].extent;
+          }
+        }
       }
+      shape.append(group);
+      extents.append(groupExtents);
       break;
     }
     }
@@ -1533,13 +1552,27 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   }
 
   // Operands read at the access's elements.
+  // Gathers are read where their group's dims are; `groupRank` per member.
   DenseMap<Value, Tile> gathers;
+  DenseMap<Value, int64_t> groupRanks;
   {
     int64_t rd = 0;
-    for (const Subscript &s : subs) {
+    for (size_t p = 0; p < subs.size(); ++p) {
+      const Subscript &s = subs[p];
       if (s.kind == Subscript::Kind::Gather) {
-        gathers[s.value] = readableAt(tiles[s.value], t, rd);
-        rd += cast<TileType>(s.value.getType()).getRank();
+        size_t q = p;
+        int64_t groupRank = 0;
+        for (; q < subs.size() && subs[q].kind == Subscript::Kind::Gather; ++q)
+          groupRank = std::max<int64_t>(
+              groupRank, cast<TileType>(subs[q].value.getType()).getRank());
+        for (size_t m = p; m < q; ++m) {
+          Value g = subs[m].value;
+          int64_t r = cast<TileType>(g.getType()).getRank();
+          gathers[g] = readableAt(tiles[g], t, rd + groupRank - r);
+          groupRanks[g] = groupRank;
+        }
+        rd += groupRank;
+        p = q - 1;
       } else if (s.kind != Subscript::Kind::Scalar) {
         ++rd;
       }
@@ -1587,8 +1620,11 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
       }
       case Subscript::Kind::Gather: {
         const Tile &g = gathers[s.value];
-        addIndex("cvt<i64>(" + at(g, k, rd) + ")");
-        rd += g.rank();
+        int64_t groupRank = groupRanks[s.value];
+        addIndex("cvt<i64>(" + at(g, k, rd + groupRank - g.rank()) + ")");
+        // The group's dims follow its last member.
+        if (&s + 1 == subs.end() || (&s + 1)->kind != Subscript::Kind::Gather)
+          rd += groupRank;
         break;
       }
       }

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/ArgSpec.h"
+#include "lowering/LaunchArg.h"
 #include "lowering/Passes.h"
 #include "lowering/TypeInference.h"
 
@@ -93,8 +93,8 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
         other.erase();
 
     std::string error;
-    FailureOr<std::vector<ArgSpec>> specs =
-        parseArgSpecs(&getContext(), args, error);
+    FailureOr<std::vector<LaunchArg>> specs =
+        parseLaunchArgs(&getContext(), args, error);
     if (failed(specs)) {
       func.emitError() << "bad argument spec: " << error;
       return signalPassFailure();
@@ -105,7 +105,7 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
     // Sizes feed shapes feed sizes (a reshape of an output, say): alternate
     // inference, folding and arith folding until nothing changes.
     for (int round = 0; round < 8; ++round) {
-      if (failed(inferTypes(func)))
+      if (failed(inferTypes(func, /*strict=*/false)))
         return signalPassFailure();
       bool changed = foldKnownQueries(func);
       RewritePatternSet patterns(&getContext());
@@ -120,9 +120,18 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
     }
     if (failed(inferTypes(func)))
       return signalPassFailure();
+    // Casts the frontend put between a carried variable's captured types are
+    // now identities.
+    func.walk([&](UnrealizedConversionCastOp c) {
+      if (c.getNumOperands() == 1 && c.getNumResults() == 1 &&
+          c.getOperand(0).getType() == c.getResult(0).getType()) {
+        c.getResult(0).replaceAllUsesWith(c.getOperand(0));
+        c.erase();
+      }
+    });
   }
 
-  LogicalResult applySpecs(func::FuncOp func, ArrayRef<ArgSpec> specs) {
+  LogicalResult applySpecs(func::FuncOp func, ArrayRef<LaunchArg> specs) {
     Block &entry = func.getBody().front();
     if (specs.size() != entry.getNumArguments())
       return func.emitError() << "kernel '" << func.getSymName() << "' takes "

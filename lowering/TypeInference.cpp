@@ -111,6 +111,25 @@ int64_t kite::getStaticDim(Value dim) {
 
 namespace {
 
+/// True if two tile types could become equal once dynamic dims and unknown
+/// element types are filled in.
+bool compatibleTypes(Type a, Type b) {
+  auto ta = dyn_cast<TileType>(a), tb = dyn_cast<TileType>(b);
+  if (!ta || !tb)
+    return a == b;
+  if (ta.hasElementType() && tb.hasElementType() &&
+      ta.getElementType() != tb.getElementType())
+    return false;
+  if (!ta.hasRank() || !tb.hasRank())
+    return true;
+  if (ta.getRank() != tb.getRank())
+    return false;
+  for (auto [x, y] : llvm::zip(ta.getShape(), tb.getShape()))
+    if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
+      return false;
+  return true;
+}
+
 /// Shape of a tile or scalar (rank 0); nullopt if unranked.
 std::optional<SmallVector<int64_t>> shapeOf(Type t) {
   if (auto tile = dyn_cast<TileType>(t)) {
@@ -153,6 +172,10 @@ Type dtypeOf(Value dtype) {
 class Inferrer {
 public:
   explicit Inferrer(MLIRContext *ctx) : ctx(ctx) {}
+
+  /// In the final round, loop-carried types must match exactly; before it,
+  /// a dim that later folds to a constant may still be dynamic.
+  bool strict = true;
 
   LogicalResult inferBlock(Block &block) {
     for (Operation &op : block)
@@ -211,7 +234,7 @@ LogicalResult Inferrer::inferLoop(Operation *op, ValueRange inits, Block &body,
   for (auto [i, init] : llvm::enumerate(inits)) {
     Type carried = init.getType();
     Type next = term->getOperand(i).getType();
-    if (carried != next)
+    if (carried != next && (strict || !compatibleTypes(carried, next)))
       return op->emitError()
              << "a variable carried by this loop changes type from " << carried
              << " to " << next
@@ -234,7 +257,8 @@ Inferrer::inferSubscript(Operation *op, Value tensor, ArrayRef<Subscript> subs,
   SmallVector<int64_t> out;
   int64_t dim = 0;
   bool gathered = false;
-  for (const Subscript &s : subs) {
+  for (size_t p = 0; p < subs.size(); ++p) {
+    const Subscript &s = subs[p];
     if (s.kind == Subscript::Kind::NewAxis) {
       out.push_back(1);
       continue;
@@ -252,16 +276,32 @@ Inferrer::inferSubscript(Operation *op, Value tensor, ArrayRef<Subscript> subs,
     case Subscript::Kind::Scalar:
       break;
     case Subscript::Kind::Gather: {
-      std::optional<SmallVector<int64_t>> g = shapeOf(s.value.getType());
-      if (!g) {
-        shape = std::nullopt;
-        return success();
-      }
+      // Adjacent tensor indices broadcast together (PyTorch's advanced
+      // indexing); their shape takes the place of the dims they index.
       if (gathered)
-        return op->emitError() << "only one tensor-valued index per subscript "
-                                  "is supported";
+        return op->emitError() << "tensor-valued indices must be adjacent in a "
+                                  "subscript";
       gathered = true;
-      out.append(*g);
+      SmallVector<int64_t> group;
+      size_t q = p;
+      for (; q < subs.size() && subs[q].kind == Subscript::Kind::Gather; ++q) {
+        std::optional<SmallVector<int64_t>> g = shapeOf(subs[q].value.getType());
+        if (!g) {
+          shape = std::nullopt;
+          return success();
+        }
+        FailureOr<SmallVector<int64_t>> b = broadcastShapes(group, *g);
+        if (failed(b))
+          return op->emitError() << "tensor-valued indices do not broadcast "
+                                    "together";
+        group = *b;
+      }
+      if (dim + (int64_t)(q - p) > (int64_t)sizes.size())
+        return op->emitError() << "too many subscripts (" << subs.size()
+                               << ") for a tensor of rank " << sizes.size();
+      out.append(group);
+      dim += q - p - 1;
+      p = q - 1;
       break;
     }
     default:
@@ -695,6 +735,14 @@ LogicalResult Inferrer::infer(Operation *op) {
         set(e.getResult(), makeTile(ctx, shape, tileElem(e.getOperand().getType())));
         return success();
       })
+      .Case([&](UnrealizedConversionCastOp c) -> LogicalResult {
+        // The frontend reconciles a loop-carried variable's captured types
+        // with casts; once types are inferred they are the identity.
+        if (c.getNumOperands() == 1 && c.getNumResults() == 1 &&
+            isa<TileType>(c.getOperand(0).getType()))
+          set(c.getResult(0), c.getOperand(0).getType());
+        return success();
+      })
       .Default([&](Operation *other) -> LogicalResult {
         // Scalar arith/math, constants, dtype values, sizes, block sizes and
         // span queries have fixed types; regions of other ops are walked.
@@ -708,8 +756,9 @@ LogicalResult Inferrer::infer(Operation *op) {
 
 } // namespace
 
-LogicalResult kite::inferTypes(func::FuncOp func) {
+LogicalResult kite::inferTypes(func::FuncOp func, bool strict) {
   Inferrer inferrer(func.getContext());
+  inferrer.strict = strict;
   if (failed(inferrer.inferBlock(func.getBody().front())))
     return failure();
   SmallVector<Type> results;

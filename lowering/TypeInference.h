@@ -20,7 +20,9 @@ namespace kite {
 /// at the offending op (at the user's source line) and fails on a type
 /// error: shapes that do not broadcast, a reduction dim out of range, a
 /// loop-carried value whose type changes, ...
-mlir::LogicalResult inferTypes(mlir::func::FuncOp func);
+/// With `strict` false, a loop-carried value whose type is still becoming
+/// static (a dim that folds to a constant later) is not an error yet.
+mlir::LogicalResult inferTypes(mlir::func::FuncOp func, bool strict = true);
 
 /// PyTorch's torch.promote_types on element types; null if either is.
 mlir::Type promoteTypes(mlir::Type a, mlir::Type b);

@@ -1,4 +1,4 @@
-//===- ArgSpec.h - launch arguments as the compiler sees them ---*- C++ -*-===//
+//===- LaunchArg.h - launch arguments as the compiler sees them ---*- C++ -*-===//
 //
 // This file declares the description of a kernel's launch arguments that
 // specialization works from: a tensor's dtype, sizes, strides and alignment,
@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KITE_LOWERING_ARGSPEC_H
-#define KITE_LOWERING_ARGSPEC_H
+#ifndef KITE_LOWERING_LAUNCHARG_H
+#define KITE_LOWERING_LAUNCHARG_H
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Types.h"
@@ -22,7 +22,7 @@
 
 namespace kite {
 
-struct ArgSpec {
+struct LaunchArg {
   std::string name;
   bool isTensor = true;
   mlir::Type dtype; // element type (tensor) or scalar type
@@ -32,17 +32,17 @@ struct ArgSpec {
   std::optional<double> value;        // a specialized scalar
 
   bool isContiguous() const;
-  /// The canonical text form (parseArgSpec's input).
+  /// The canonical text form (parseLaunchArg's input).
   std::string str() const;
 };
 
 /// Parses one `name=spec`; on failure, `error` says what is wrong.
-mlir::FailureOr<ArgSpec> parseArgSpec(mlir::MLIRContext *ctx,
+mlir::FailureOr<LaunchArg> parseLaunchArg(mlir::MLIRContext *ctx,
                                       llvm::StringRef text, std::string &error);
 
 /// Parses space-separated specs.
-mlir::FailureOr<std::vector<ArgSpec>>
-parseArgSpecs(mlir::MLIRContext *ctx, llvm::StringRef text, std::string &error);
+mlir::FailureOr<std::vector<LaunchArg>>
+parseLaunchArgs(mlir::MLIRContext *ctx, llvm::StringRef text, std::string &error);
 
 /// Parses a dtype name (f16 bf16 f32 f64 i8 i32 i64 bool/i1); null if none.
 mlir::Type parseDType(mlir::MLIRContext *ctx, llvm::StringRef name);
@@ -52,4 +52,4 @@ std::string dtypeName(mlir::Type type);
 
 } // namespace kite
 
-#endif // KITE_LOWERING_ARGSPEC_H
+#endif // KITE_LOWERING_LAUNCHARG_H

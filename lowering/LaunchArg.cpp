@@ -1,10 +1,10 @@
-//===- ArgSpec.cpp - launch arguments as the compiler sees them -----------===//
+//===- LaunchArg.cpp - launch arguments as the compiler sees them -----------===//
 //
-// This file implements the text form of argument specs.
+// This file implements the text form of launch arguments.
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/ArgSpec.h"
+#include "lowering/LaunchArg.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -40,7 +40,7 @@ std::string kite::dtypeName(Type type) {
   return s;
 }
 
-bool ArgSpec::isContiguous() const {
+bool LaunchArg::isContiguous() const {
   if (strides.empty())
     return true;
   int64_t expected = 1;
@@ -52,7 +52,7 @@ bool ArgSpec::isContiguous() const {
   return true;
 }
 
-std::string ArgSpec::str() const {
+std::string LaunchArg::str() const {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << name << "=" << dtypeName(dtype);
@@ -100,9 +100,9 @@ bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out) {
 }
 } // namespace
 
-FailureOr<ArgSpec> kite::parseArgSpec(MLIRContext *ctx, llvm::StringRef text,
+FailureOr<LaunchArg> kite::parseLaunchArg(MLIRContext *ctx, llvm::StringRef text,
                                       std::string &error) {
-  ArgSpec spec;
+  LaunchArg spec;
   auto [name, rest] = text.split('=');
   if (name.empty() || rest.empty()) {
     error = "expected NAME=DTYPE[SIZES] or NAME=DTYPE, got '" + text.str() + "'";
@@ -158,13 +158,13 @@ FailureOr<ArgSpec> kite::parseArgSpec(MLIRContext *ctx, llvm::StringRef text,
   return spec;
 }
 
-FailureOr<std::vector<ArgSpec>>
-kite::parseArgSpecs(MLIRContext *ctx, llvm::StringRef text, std::string &error) {
-  std::vector<ArgSpec> specs;
+FailureOr<std::vector<LaunchArg>>
+kite::parseLaunchArgs(MLIRContext *ctx, llvm::StringRef text, std::string &error) {
+  std::vector<LaunchArg> specs;
   llvm::SmallVector<llvm::StringRef> parts;
   text.split(parts, ' ', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef p : parts) {
-    FailureOr<ArgSpec> spec = parseArgSpec(ctx, p, error);
+    FailureOr<LaunchArg> spec = parseLaunchArg(ctx, p, error);
     if (failed(spec))
       return failure();
     specs.push_back(*spec);

@@ -1,0 +1,263 @@
+//===- Capture.cpp - parse a kernel file and capture its kernels ----------===//
+//
+// This file implements the frontend's driver: it runs Clang (through the
+// driver, so the host's C++ standard library is found) on a `.kite.cpp`
+// file with a syntax-only action, finds the `KITE_KERNEL` functions with an
+// AST matcher, emits each into the module with KernelEmitter and verifies
+// the result. Every message goes through the parse's DiagnosticsEngine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Capture.h"
+#include "frontend/Diagnostics.h"
+#include "frontend/Emitter.h"
+
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/ASTMatchers/ASTMatchers.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
+#include "clang/Frontend/Utils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#ifndef KITE_CLANG_RESOURCE_DIR
+#error "KITE_CLANG_RESOURCE_DIR must be defined by the build"
+#endif
+#ifndef KITE_SOURCE_INCLUDE_DIR
+#error "KITE_SOURCE_INCLUDE_DIR must be defined by the build"
+#endif
+
+using namespace kite::frontend;
+using namespace clang::ast_matchers;
+
+void kite::frontend::registerCaptureDialects(mlir::DialectRegistry &registry) {
+  registry.insert<kite::KiteDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::math::MathDialect,
+                  mlir::scf::SCFDialect>();
+}
+
+std::string kite::frontend::defaultIncludeDir(const char *argv0,
+                                              void *mainAddr) {
+  std::string exe = llvm::sys::fs::getMainExecutable(argv0, mainAddr);
+  if (!exe.empty()) {
+    // <prefix>/bin/kite -> <prefix>/include
+    llvm::SmallString<256> dir(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(dir, "include");
+    llvm::SmallString<256> header(dir);
+    llvm::sys::path::append(header, "kite", "kite.hpp");
+    if (llvm::sys::fs::exists(header))
+      return std::string(dir);
+  }
+  return KITE_SOURCE_INCLUDE_DIR;
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Finding kernels
+//===----------------------------------------------------------------------===//
+
+class KernelFinder : public MatchFinder::MatchCallback {
+public:
+  void run(const MatchFinder::MatchResult &result) override {
+    auto *fn = result.Nodes.getNodeAs<clang::FunctionDecl>("kernel");
+    if (!fn || !fn->isThisDeclarationADefinition())
+      return;
+    for (const auto *attr : fn->specific_attrs<clang::AnnotateAttr>())
+      if (attr->getAnnotation() == "kite_kernel") {
+        if (!llvm::is_contained(kernels, fn))
+          kernels.push_back(fn);
+        return;
+      }
+  }
+  std::vector<const clang::FunctionDecl *> kernels;
+};
+
+/// Maps an MLIR location back to a Clang one, for internal errors.
+clang::SourceLocation toClangLoc(mlir::Location l, clang::SourceManager &sm) {
+  if (auto callsite = llvm::dyn_cast<mlir::CallSiteLoc>(l))
+    return toClangLoc(callsite.getCallee(), sm);
+  auto file = llvm::dyn_cast<mlir::FileLineColLoc>(l);
+  if (!file)
+    return {};
+  auto entry = sm.getFileManager().getOptionalFileRef(file.getFilename());
+  if (!entry)
+    return {};
+  return sm.translateFileLineCol(*entry, file.getLine(), file.getColumn());
+}
+
+//===----------------------------------------------------------------------===//
+// The Clang action
+//===----------------------------------------------------------------------===//
+
+class CaptureConsumer : public clang::ASTConsumer {
+public:
+  CaptureConsumer(mlir::ModuleOp module, const CaptureOptions &options,
+                  bool &failed)
+      : module_(module), options_(options), failed_(failed) {}
+
+  void HandleTranslationUnit(clang::ASTContext &ast) override {
+    clang::DiagnosticsEngine &engine = ast.getDiagnostics();
+    if (engine.hasErrorOccurred()) {
+      failed_ = true; // Clang has reported why.
+      return;
+    }
+    DiagReporter diags(engine);
+
+    MatchFinder finder;
+    KernelFinder kernels;
+    finder.addMatcher(
+        functionDecl(hasAttr(clang::attr::Annotate)).bind("kernel"), &kernels);
+    finder.matchAST(ast);
+    std::vector<const clang::FunctionDecl *> found = kernels.kernels;
+    clang::SourceManager &sm = ast.getSourceManager();
+    llvm::sort(found, [&](const clang::FunctionDecl *a,
+                                 const clang::FunctionDecl *b) {
+      return sm.isBeforeInTranslationUnit(a->getLocation(), b->getLocation());
+    });
+
+    if (!options_.kernel.empty()) {
+      std::vector<const clang::FunctionDecl *> selected;
+      for (const clang::FunctionDecl *fn : found)
+        if (fn->getName() == options_.kernel)
+          selected.push_back(fn);
+      if (selected.empty()) {
+        diags.report(clang::SourceLocation(), Diag::KernelNotFound)
+            << options_.kernel;
+        std::string names;
+        for (const clang::FunctionDecl *fn : found)
+          names += (names.empty() ? "" : ", ") + fn->getName().str();
+        diags.report(clang::SourceLocation(), Diag::NoteAvailableKernels)
+            << (names.empty() ? std::string("none") : names);
+        failed_ = true;
+        return;
+      }
+      found = selected;
+    }
+
+    for (const clang::FunctionDecl *fn : found) {
+      KernelEmitter emitter(ast, diags, module_);
+      if (mlir::failed(emitter.emitKernel(fn)))
+        failed_ = true;
+    }
+    if (failed_)
+      return;
+
+    // A verifier failure is our bug: report it at the op's user location.
+    std::string message;
+    mlir::Location where = mlir::UnknownLoc::get(module_.getContext());
+    mlir::ScopedDiagnosticHandler handler(
+        module_.getContext(), [&](mlir::Diagnostic &d) {
+          if (message.empty() && d.getSeverity() ==
+                                     mlir::DiagnosticSeverity::Error) {
+            message = d.str();
+            where = d.getLocation();
+          }
+          return mlir::success();
+        });
+    if (mlir::failed(mlir::verify(module_))) {
+      diags.report(toClangLoc(where, sm), Diag::InternalVerifier) << message;
+      failed_ = true;
+    }
+  }
+
+private:
+  mlir::ModuleOp module_;
+  const CaptureOptions &options_;
+  bool &failed_;
+};
+
+class CaptureAction : public clang::ASTFrontendAction {
+public:
+  CaptureAction(mlir::ModuleOp module, const CaptureOptions &options,
+                bool &failed)
+      : module_(module), options_(options), failed_(failed) {}
+
+protected:
+  std::unique_ptr<clang::ASTConsumer>
+  CreateASTConsumer(clang::CompilerInstance &, llvm::StringRef) override {
+    return std::make_unique<CaptureConsumer>(module_, options_, failed_);
+  }
+
+private:
+  mlir::ModuleOp module_;
+  const CaptureOptions &options_;
+  bool &failed_;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry point
+//===----------------------------------------------------------------------===//
+
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+kite::frontend::captureFile(mlir::MLIRContext &context, llvm::StringRef path,
+                            const CaptureOptions &options,
+                            llvm::raw_ostream &diagOS) {
+  mlir::DialectRegistry registry;
+  registerCaptureDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+
+  std::string includeDir = options.kiteIncludeDir.empty()
+                               ? std::string(KITE_SOURCE_INCLUDE_DIR)
+                               : options.kiteIncludeDir;
+  std::string resourceDir = options.resourceDir.empty()
+                                ? std::string(KITE_CLANG_RESOURCE_DIR)
+                                : options.resourceDir;
+  std::vector<std::string> args = {"clang++",       "-fsyntax-only",
+                                   "-x",            "c++",
+                                   "-std=c++23",    "-resource-dir",
+                                   resourceDir,     "-DKITE_FRONTEND"};
+  // The user's directories first, so they can override kite's headers.
+  for (const std::string &dir : options.includeDirs)
+    args.push_back("-I" + dir);
+  args.push_back("-I" + includeDir);
+  for (const std::string &def : options.defines)
+    args.push_back("-D" + def);
+  args.insert(args.end(), options.extraArgs.begin(), options.extraArgs.end());
+  args.push_back(path.str());
+  std::vector<const char *> argv;
+  for (const std::string &a : args)
+    argv.push_back(a.c_str());
+
+  // Diagnostics from the driver (bad flags) and from the parse both print
+  // to diagOS.
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diagOpts =
+      new clang::DiagnosticOptions();
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticsEngine> driverDiags =
+      clang::CompilerInstance::createDiagnostics(
+          diagOpts.get(), new clang::TextDiagnosticPrinter(diagOS, diagOpts.get()),
+          /*ShouldOwnClient=*/true);
+  clang::CreateInvocationOptions cio;
+  cio.Diags = driverDiags;
+  cio.ProbePrecompiled = false;
+  std::shared_ptr<clang::CompilerInvocation> invocation =
+      clang::createInvocation(argv, cio);
+  if (!invocation)
+    return mlir::failure();
+
+  clang::CompilerInstance ci;
+  ci.setInvocation(invocation);
+  ci.createDiagnostics(
+      new clang::TextDiagnosticPrinter(diagOS, &ci.getDiagnosticOpts()),
+      /*ShouldOwnClient=*/true);
+  if (!ci.hasDiagnostics())
+    return mlir::failure();
+
+  mlir::OpBuilder builder(&context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::FileLineColLoc::get(&context, path, 1, 1));
+  bool failed = false;
+  CaptureAction action(*module, options, failed);
+  bool ok = ci.ExecuteAction(action);
+  if (!ok || failed || ci.getDiagnostics().hasErrorOccurred())
+    return mlir::failure();
+  return module;
+}

@@ -1,0 +1,357 @@
+//===- kite/runtime.hpp - GPU tensors, kernel plans and launches --*- C++ -*-===//
+//
+// This file declares the public API of kite's runtime library
+// (`kite_runtime`): whether a GPU is there, device tensors and copies,
+// DLPack exchange, and the execution of compiled kernels ("plans"). It needs
+// no CUDA header (streams are opaque pointers) and the runtime library needs
+// no compiler: a plan holds a cubin, so an application that ships its plans
+// runs with no LLVM, no Clang and no NVRTC.
+//
+// API (namespace kite unless noted):
+//
+//   gpu_available() gpu_unavailable_reason()   "is there a usable CUDA GPU?"
+//   Stream {void *handle}                      a CUstream; null = the default stream
+//   DeviceProperties, device_count(), device_properties(ordinal)
+//   cuda::empty zeros(sizes, dtype, stream, device)   stream-ordered allocation
+//   cuda::to_device(host) cuda::to_host(dev) cuda::clone(dev) cuda::synchronize
+//   from_dlpack(DLManagedTensor *) to_dlpack(const Tensor &)
+//   ArgSpec OutputSpec ParamSpec ResultSpec KernelPlan   what a compiled kernel needs
+//   serialize(plan) deserialize(bytes)         the plan's byte form (versioned, checked)
+//   KernelArg                                  one launch argument (tensor or scalar)
+//   validate_args(plan, args)                  the launch-time argument check
+//   specialization_hash(args)                  what a plan cache is keyed by
+//   run_plan(plan, args, results, stream)      load (once), allocate outputs, launch
+//   KernelSource register_kernel lookup_kernel the kernels captured at build time
+//   Options                                    stream, config and tuning policy
+//
+// Every failure is a kite::Error whose message says what to do; "no GPU" is
+// one too: "no CUDA GPU: <reason>; reference mode and kite compile still
+// work".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_RUNTIME_HPP
+#define KITE_RUNTIME_HPP
+
+#include <kite/kite.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// DLPack's tensor (dlpack/dlpack.h); only pointers to it pass through here.
+struct DLManagedTensor;
+
+namespace kite {
+
+//===----------------------------------------------------------------------===//
+// Devices and streams
+//===----------------------------------------------------------------------===//
+
+/// True when the CUDA driver loads and reports at least one device. Never
+/// throws; the first call loads the driver (dlopen of libcuda.so.1).
+bool gpu_available();
+/// Why gpu_available() is false ("libcuda.so.1 could not be loaded: ..."),
+/// or "" when a GPU is available.
+std::string gpu_unavailable_reason();
+
+/// A CUDA stream (a CUstream); the null handle is the legacy default stream.
+/// kite never creates or destroys a user's stream. Memory allocated on a
+/// stream is freed on that stream, so the stream must outlive the tensors
+/// allocated on it.
+struct Stream {
+  void *handle = nullptr;
+};
+
+/// What the driver reports about a device; never hard-coded.
+struct DeviceProperties {
+  int ordinal = 0;
+  std::string name;
+  int computeMajor = 0, computeMinor = 0;
+  int smCount = 0;
+  int maxThreadsPerBlock = 0;
+  int warpSize = 0;
+  int maxSharedMemoryPerBlock = 0;      // bytes, without opt-in
+  int maxSharedMemoryPerBlockOptin = 0; // bytes, with cuFuncSetAttribute
+  int maxSharedMemoryPerSm = 0;         // bytes
+  int l2CacheBytes = 0;
+  bool memoryPools = false;             // cuMemAllocAsync is supported
+  int driverVersion = 0;                // e.g. 13000
+  /// The NVRTC target for this device: "sm_90a" for compute capability 9.0
+  /// (the "a" features, such as wgmma, exist only on 9.0 and 10.x), else
+  /// "sm_<major><minor>".
+  std::string arch() const;
+};
+
+/// The number of CUDA devices (0 without a GPU; never throws).
+int device_count();
+/// Properties of a device; throws kite::Error without a GPU or for a bad
+/// ordinal.
+const DeviceProperties &device_properties(int ordinal = 0);
+
+namespace cuda {
+
+/// A contiguous, uninitialized device tensor, allocated in stream order
+/// (cuMemAllocAsync, or cuMemAlloc where the device has no memory pools) and
+/// freed on the same stream when the last handle drops.
+Tensor empty(const std::vector<int64_t> &sizes, DType dtype, Stream stream = {},
+             Device device = Device::cuda(0));
+/// Like empty, then zero-filled on the stream.
+Tensor zeros(const std::vector<int64_t> &sizes, DType dtype, Stream stream = {},
+             Device device = Device::cuda(0));
+/// A contiguous device copy of a host tensor (a strided host tensor is made
+/// contiguous first). The copy is ordered on `stream`; the host tensor may
+/// be dropped as soon as this returns.
+Tensor to_device(const Tensor &host, Stream stream = {}, Device device = Device::cuda(0));
+/// A contiguous host copy of a device tensor (any strides with non-negative
+/// values, including expanded dimensions). Waits for `stream`.
+Tensor to_host(const Tensor &dev, Stream stream = {});
+/// A contiguous device copy of a contiguous device tensor, on `stream`.
+Tensor clone(const Tensor &dev, Stream stream = {});
+/// Waits until all work queued on `stream` is done.
+void synchronize(Stream stream = {});
+
+} // namespace cuda
+
+//===----------------------------------------------------------------------===//
+// DLPack
+//===----------------------------------------------------------------------===//
+
+/// Wraps a DLPack tensor (CPU, CUDA host, CUDA or CUDA managed memory) as a
+/// kite Tensor, taking ownership: its deleter runs exactly once, when the
+/// last kite handle drops. On error (a dtype or device kite has no
+/// counterpart for, lanes != 1) nothing is taken: the caller still owns it.
+Tensor from_dlpack(DLManagedTensor *managed);
+/// Exports a CPU or CUDA tensor. The result shares the storage (kept alive
+/// until the consumer calls its deleter) and carries sizes, strides and the
+/// storage offset (as byte_offset). bool exports as kDLBool (DLPack >= 0.8).
+DLManagedTensor *to_dlpack(const Tensor &tensor);
+
+//===----------------------------------------------------------------------===//
+// Kernel plans: what a compiled kernel needs to run, without a compiler
+//===----------------------------------------------------------------------===//
+
+/// One kernel argument as a plan was specialized for it. The text form
+/// (str()) is the command line's: `x=bf16[8192,8192]`,
+/// `y=f32[4,8]:strides[1,4]`, `eps=f32`, `n=i64:7`.
+struct ArgSpec {
+  enum class Kind : uint8_t { tensor, scalar };
+  Kind kind = Kind::tensor;
+  std::string name;
+  /// A tensor's element type, or a scalar's type (int64_t: i64, int: i32,
+  /// double: f64, float: f32, bool: boolean).
+  DType dtype = DType::f32;
+  std::vector<int64_t> sizes;   // tensor only
+  std::vector<int64_t> strides; // tensor only, in elements; empty = contiguous
+  /// A tensor's data pointer is a multiple of this many bytes (0 or 1: no
+  /// requirement).
+  int64_t alignment = 0;
+  /// A specialized scalar: the plan is valid for this value only.
+  std::optional<double> value;
+
+  bool is_tensor() const { return kind == Kind::tensor; }
+  /// The strides in effect (contiguous ones when `strides` is empty).
+  std::vector<int64_t> effective_strides() const;
+  std::string str() const;
+
+  static ArgSpec tensor(std::string name, DType dtype, std::vector<int64_t> sizes,
+                        std::vector<int64_t> strides = {}, int64_t alignment = 0);
+  static ArgSpec scalar(std::string name, DType type, std::optional<double> value = {});
+  /// The spec of a concrete tensor (its strides, and the largest power of two
+  /// up to 16 that divides its address as alignment).
+  static ArgSpec of(std::string name, const Tensor &t);
+
+  friend bool operator==(const ArgSpec &, const ArgSpec &) = default;
+};
+
+/// An output that the host prologue allocates before the launch: always
+/// contiguous, on the launch's device and stream.
+struct OutputSpec {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<int64_t> sizes;
+  bool zeroed = false; // zeros()/zeros_like() in the prologue
+  friend bool operator==(const OutputSpec &, const OutputSpec &) = default;
+};
+
+/// One kernel parameter, in the kernel's parameter order.
+struct ParamSpec {
+  enum class Kind : uint8_t {
+    argData,   // the data pointer of argument `index` (a tensor)
+    outputData, // the data pointer of output `index`
+    argScalar, // the value of argument `index` (a scalar), in its type
+    argSize,   // int64_t: size `dim` of argument `index` (a tensor)
+    argStride, // int64_t: stride `dim` (elements) of argument `index`
+    constant,  // the bytes in `bytes` (a value folded at compile time)
+  };
+  Kind kind = Kind::argData;
+  uint32_t index = 0;
+  uint32_t dim = 0;
+  std::vector<uint8_t> bytes; // constant only
+  friend bool operator==(const ParamSpec &, const ParamSpec &) = default;
+};
+
+/// One value the kernel returns (a Tensor, or an element of a tuple).
+struct ResultSpec {
+  enum class Kind : uint8_t { arg, output };
+  Kind kind = Kind::output;
+  uint32_t index = 0;
+  friend bool operator==(const ResultSpec &, const ResultSpec &) = default;
+};
+
+/// A kernel compiled for one specialization (argument specs + config): all
+/// the runtime needs to launch it. Made by the compiler (or read back from a
+/// cache with deserialize), executed by run_plan.
+struct KernelPlan {
+  enum class Binary : uint8_t { cubin, ptx };
+  /// Identifies the plan in the loaded-module cache: the compiler's key
+  /// (kernel IR hash, specialization, config, versions). Two plans with the
+  /// same key must hold the same binary.
+  std::string key;
+  std::string name;       // the user's kernel name, for messages ("softmax")
+  std::string kernelName; // the entry point's symbol in the binary
+  std::string arch;       // the target the binary was built for ("sm_90a")
+  Binary binaryKind = Binary::cubin;
+  std::vector<uint8_t> binary;
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> block = {1, 1, 1};
+  uint32_t dynamicSharedBytes = 0;
+  std::vector<ArgSpec> args;       // the kernel's arguments, in order
+  std::vector<OutputSpec> outputs; // allocated by the host prologue
+  std::vector<ParamSpec> params;   // the kernel's parameters, in order
+  std::vector<ResultSpec> results; // empty: void; one: Tensor; more: tuple
+  /// The config's JSON text (informational; it is already in `key`).
+  std::string config;
+
+  friend bool operator==(const KernelPlan &, const KernelPlan &) = default;
+};
+
+/// Checks that a plan is self-consistent (indices in range, parameters that
+/// read tensors point at tensors, ...); throws kite::Error naming the field.
+void validate_plan(const KernelPlan &plan);
+
+/// The plan's byte form: a magic, a format version, the fields, and a
+/// checksum. deserialize rejects a truncated, corrupt or other-version buffer
+/// with a kite::Error that says which (never a crash, never a partial plan).
+std::vector<uint8_t> serialize(const KernelPlan &plan);
+KernelPlan deserialize(std::span<const uint8_t> bytes);
+/// The version serialize writes and deserialize reads.
+inline constexpr uint32_t kPlanFormatVersion = 1;
+
+//===----------------------------------------------------------------------===//
+// Launching
+//===----------------------------------------------------------------------===//
+
+/// One launch argument: a tensor (by reference: it must outlive the call)
+/// or a scalar (by value). Implicit from Tensor and the language's scalar
+/// types, so `KernelArg args[] = {x, y, int64_t(n)};` works.
+struct KernelArg {
+  ArgSpec::Kind kind = ArgSpec::Kind::tensor;
+  DType type = DType::f32; // a scalar's type
+  const Tensor *tensor = nullptr;
+  union {
+    int64_t i;
+    double f;
+  } value = {0};
+
+  KernelArg(const Tensor &t) : kind(ArgSpec::Kind::tensor), tensor(&t) {}
+  KernelArg(int64_t v) : kind(ArgSpec::Kind::scalar), type(DType::i64) { value.i = v; }
+  KernelArg(int v) : kind(ArgSpec::Kind::scalar), type(DType::i32) { value.i = v; }
+  KernelArg(double v) : kind(ArgSpec::Kind::scalar), type(DType::f64) { value.f = v; }
+  KernelArg(float v) : kind(ArgSpec::Kind::scalar), type(DType::f32) { value.f = v; }
+  KernelArg(bool v) : kind(ArgSpec::Kind::scalar), type(DType::boolean) { value.i = v; }
+  /// Pointers are not arguments (they would silently become bools).
+  template <class T> KernelArg(T *) = delete;
+  /// The scalar as a double (for messages and specialized-value checks).
+  double scalar_as_double() const;
+};
+
+/// The launch-time argument check: count, kind, device (all tensors on one
+/// CUDA device), dtype, rank, sizes, strides, alignment, scalar types and
+/// specialized values must match the plan's specs exactly. Throws a
+/// kite::Error naming the kernel and the argument, e.g.
+/// "kite::launch(softmax): argument 'x' must be a CUDA tensor, got a CPU
+/// tensor [8, 8] bf16". Returns the CUDA device ordinal of the tensors (0 if
+/// there are none).
+int validate_args(const KernelPlan &plan, std::span<const KernelArg> args);
+
+/// An allocation-free hash of what plans are specialized on: each
+/// argument's kind, dtype (or scalar type), sizes, strides (ignoring size-1
+/// dimensions), alignment class (the largest power of two up to 16 dividing
+/// the address) and device, and the value of bool scalars (always
+/// specialized). For the front door's plan lookup; equal hashes do not prove
+/// equal specs (validate_args does), and other specialized scalars are
+/// checked by validate_args against each candidate plan.
+uint64_t specialization_hash(std::span<const KernelArg> args);
+
+/// Runs a plan: validates the arguments, loads the binary on first use (a
+/// module cache keyed by the CUDA context and plan.key), allocates the
+/// outputs on `stream`, launches, and writes plan.results into `results`
+/// (whose size must be plan.results.size()). The steady state is one cache
+/// lookup, the checks, the outputs' allocations, parameter packing and
+/// cuLaunchKernel; nothing else allocates. The launch is asynchronous.
+void run_plan(const KernelPlan &plan, std::span<const KernelArg> args, std::span<Tensor> results,
+              Stream stream = {});
+/// As above, returning the results (allocates the vector).
+std::vector<Tensor> run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
+                             Stream stream = {});
+inline std::vector<Tensor> run_plan(const KernelPlan &plan, std::initializer_list<KernelArg> args,
+                                    Stream stream = {}) {
+  return run_plan(plan, std::span<const KernelArg>(args.begin(), args.size()), stream);
+}
+
+/// Loads a plan's binary into the module cache now (the first run_plan does
+/// it otherwise), checking that the device can run it: the target, the
+/// threads per block and the dynamic shared memory. Throws kite::Error.
+void preload_plan(const KernelPlan &plan, int device = 0);
+
+//===----------------------------------------------------------------------===//
+// Captured kernels and launch options
+//===----------------------------------------------------------------------===//
+
+/// A kernel captured at build time (kite_add_kernels): its name and the
+/// captured IR, registered at static-initialization time by generated code
+/// and found by the kernel function's address.
+struct KernelSource {
+  const void *function = nullptr; // the KITE_KERNEL function
+  std::string_view name;          // its qualified name ("softmax", "ns::softmax")
+  std::string_view ir;            // the captured kite dialect (MLIR text)
+  std::string_view irHash;        // a hash of `ir`, for cache keys
+  std::string_view file;          // the source file it came from
+};
+
+/// Registers a captured kernel (the strings must outlive the program:
+/// generated code passes literals). A second registration of one function
+/// replaces the first.
+void register_kernel(const KernelSource &source);
+/// The captured kernel behind a function address, or null.
+const KernelSource *lookup_kernel(const void *function);
+template <class F> const KernelSource *lookup_kernel(F *function) {
+  return lookup_kernel(reinterpret_cast<const void *>(function));
+}
+/// Generated code's registration: `static const kite::KernelRegistration r{...};`.
+struct KernelRegistration {
+  explicit KernelRegistration(const KernelSource &source) { register_kernel(source); }
+};
+
+/// How kite::launch runs a kernel.
+struct Options {
+  Stream stream;
+  /// A config to use (JSON, Helion's key names); keys given here pin those
+  /// of the tuned or default config. Empty: the cached or default config.
+  std::string config;
+  enum class Tuning : uint8_t {
+    cached,   // the cache's best config, else the default config (no tuning)
+    tune,     // autotune on a cache miss, and store the winner
+    never,    // the default config (or `config`), ignoring the cache
+  };
+  Tuning tuning = Tuning::cached;
+};
+
+} // namespace kite
+
+#endif // KITE_RUNTIME_HPP

@@ -1,0 +1,546 @@
+//===- Launch.cpp - Running kernel plans ----------------------------------===//
+//
+// This file implements kite::run_plan: the argument check against the plan's
+// specs, the loaded-module cache keyed by (CUDA context, plan key), output
+// allocation, parameter packing and cuLaunchKernel.
+//
+// The launch path is lean by construction: everything derived from the plan
+// (the function handle, the parameter layout with constants already in
+// place) is computed once, when the plan is loaded. A steady-state launch is
+// a lock-free device lookup, one hash lookup, the argument checks (no
+// allocation), the outputs' allocations, a copy of the parameter template
+// into a stack buffer, and cuLaunchKernel. Error messages are built only when
+// a check fails.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Launch.h"
+
+#include "runtime/Driver.h"
+#include "runtime/Memory.h"
+#include "runtime/TensorInfo.h"
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+using namespace kite;
+using namespace kite::runtime;
+
+//===----------------------------------------------------------------------===//
+// Arguments
+//===----------------------------------------------------------------------===//
+
+double KernelArg::scalar_as_double() const {
+  switch (type) {
+  case DType::f64:
+  case DType::f32: return value.f;
+  default: return double(value.i);
+  }
+}
+
+namespace {
+
+std::string describeArg(const KernelArg &a) {
+  if (a.kind == ArgSpec::Kind::scalar)
+    return fmt::format("a scalar {}", dtype_name(a.type));
+  return a.tensor ? describe(*a.tensor) : std::string("a null tensor reference");
+}
+
+std::string formatScalar(const KernelArg &a) {
+  if (a.type == DType::boolean)
+    return a.value.i ? "true" : "false";
+  if (a.type == DType::f64 || a.type == DType::f32)
+    return fmt::format("{}", a.value.f);
+  return fmt::format("{}", a.value.i);
+}
+
+std::string formatSpecValue(const ArgSpec &s) {
+  if (s.dtype == DType::boolean)
+    return *s.value != 0 ? "true" : "false";
+  return fmt::format("{}", *s.value);
+}
+
+/// The tensor's sizes equal the spec's; strides equal the spec's effective
+/// strides except in dimensions of size 1, where they do not matter.
+/// Allocation-free (this runs on every launch).
+bool sizesMatch(const Tensor &t, const ArgSpec &s) {
+  for (size_t d = 0; d < s.sizes.size(); ++d)
+    if (t.size(int64_t(d)) != s.sizes[d])
+      return false;
+  return true;
+}
+
+bool stridesMatch(const Tensor &t, const ArgSpec &s) {
+  if (s.strides.empty()) {
+    int64_t expected = 1;
+    for (size_t d = s.sizes.size(); d-- > 0;) {
+      if (s.sizes[d] != 1 && t.stride(int64_t(d)) != expected)
+        return false;
+      expected *= s.sizes[d];
+    }
+    return true;
+  }
+  for (size_t d = 0; d < s.sizes.size(); ++d)
+    if (s.sizes[d] != 1 && t.stride(int64_t(d)) != s.strides[d])
+      return false;
+  return true;
+}
+
+} // namespace
+
+int kite::validate_args(const KernelPlan &plan, std::span<const KernelArg> args) {
+  auto fail = [&](std::string why) -> void {
+    throw Error(fmt::format("kite::launch({}): {}", plan.name, why));
+  };
+  if (args.size() != plan.args.size()) {
+    std::vector<std::string> names;
+    for (const ArgSpec &s : plan.args)
+      names.push_back(s.name);
+    fail(fmt::format("expected {} argument{} ({}), got {}", plan.args.size(),
+                     plan.args.size() == 1 ? "" : "s", fmt::join(names, ", "), args.size()));
+  }
+  int ordinal = -1;
+  size_t firstTensor = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelArg &a = args[i];
+    const ArgSpec &s = plan.args[i];
+    if (!s.is_tensor()) {
+      if (a.kind != ArgSpec::Kind::scalar || a.type != s.dtype)
+        fail(fmt::format("argument '{}' must be a scalar {}, got {}", s.name, dtype_name(s.dtype),
+                         describeArg(a)));
+      if (s.value && a.scalar_as_double() != *s.value)
+        fail(fmt::format("argument '{}' is specialized to {} in this plan, got {}", s.name,
+                         formatSpecValue(s), formatScalar(a)));
+      continue;
+    }
+    if (a.kind != ArgSpec::Kind::tensor || !a.tensor || !a.tensor->defined())
+      fail(fmt::format("argument '{}' must be a tensor, got {}", s.name, describeArg(a)));
+    const Tensor &t = *a.tensor;
+    Device device = t.device();
+    if (!device.is_cuda())
+      fail(fmt::format("argument '{}' must be a CUDA tensor, got {}", s.name, describe(t)));
+    if (ordinal < 0) {
+      ordinal = device.index;
+      firstTensor = i;
+    } else if (device.index != ordinal) {
+      fail(fmt::format("argument '{}' is on cuda:{}, but argument '{}' is on cuda:{}; all "
+                       "tensors of a launch must be on one device",
+                       s.name, device.index, plan.args[firstTensor].name, ordinal));
+    }
+    if (t.dtype() != s.dtype)
+      fail(fmt::format("argument '{}' must be {}, got {}", s.name, dtype_name(s.dtype),
+                       describe(t)));
+    if (size_t(t.dim()) != s.sizes.size())
+      fail(fmt::format("argument '{}' must have {} dimension{}, got {}", s.name, s.sizes.size(),
+                       s.sizes.size() == 1 ? "" : "s", describe(t)));
+    if (!sizesMatch(t, s))
+      fail(fmt::format("argument '{}' must have sizes {} (the plan is specialized for them), got "
+                       "{}",
+                       s.name, shapeString(s.sizes), describe(t)));
+    if (!stridesMatch(t, s))
+      fail(fmt::format("argument '{}' must have strides {} (the plan is specialized for them), "
+                       "got strides {}",
+                       s.name, shapeString(s.effective_strides()), shapeString(t.strides())));
+    if (s.alignment > 1 && reinterpret_cast<uintptr_t>(t.data_ptr()) % uint64_t(s.alignment) != 0)
+      fail(fmt::format("argument '{}' must be {}-byte aligned (the plan is specialized for it), "
+                       "got address {} (storage offset {})",
+                       s.name, s.alignment, t.data_ptr(), t.storage_offset()));
+  }
+  return ordinal < 0 ? 0 : ordinal;
+}
+
+namespace {
+
+struct Hasher {
+  uint64_t h = 0xcbf29ce484222325ull;
+  void add(uint64_t v) {
+    // FNV-1a over the 8 bytes, then a final avalanche in value().
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xff;
+      h *= 0x100000001b3ull;
+    }
+  }
+  uint64_t value() const {
+    uint64_t x = h;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+  }
+};
+
+} // namespace
+
+uint64_t kite::specialization_hash(std::span<const KernelArg> args) {
+  Hasher hash;
+  hash.add(args.size());
+  for (const KernelArg &a : args) {
+    hash.add(uint64_t(a.kind));
+    if (a.kind == ArgSpec::Kind::scalar) {
+      hash.add(uint64_t(a.type));
+      if (a.type == DType::boolean)
+        hash.add(uint64_t(a.value.i != 0));
+      continue;
+    }
+    if (!a.tensor || !a.tensor->defined()) {
+      hash.add(~uint64_t(0));
+      continue;
+    }
+    const Tensor &t = *a.tensor;
+    Device device = t.device();
+    hash.add(uint64_t(t.dtype()));
+    hash.add(uint64_t(device.kind) << 32 | uint32_t(device.index));
+    int64_t rank = t.dim();
+    hash.add(uint64_t(rank));
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t size = t.size(d);
+      hash.add(uint64_t(size));
+      hash.add(size == 1 ? 0 : uint64_t(t.stride(d)));
+    }
+    auto address = reinterpret_cast<uintptr_t>(t.data_ptr());
+    uint64_t alignment = 16;
+    while (alignment > 1 && address % alignment != 0)
+      alignment /= 2;
+    hash.add(alignment);
+  }
+  return hash.value();
+}
+
+//===----------------------------------------------------------------------===//
+// Loaded plans and the module cache
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A plan loaded into one context: the function and the parameter layout.
+struct LoadedPlan {
+  struct Slot {
+    ParamSpec::Kind kind;
+    DType type; // argScalar: the scalar's type
+    uint32_t index, dim;
+    uint32_t offset;
+  };
+  Module module;
+  CUfunction function = nullptr;
+  std::vector<Slot> slots;
+  /// The parameter buffer with constants in place; copied per launch.
+  std::vector<uint8_t> image;
+  bool emptyGrid = false;
+};
+
+size_t scalarBytes(DType t) {
+  switch (t) {
+  case DType::i64:
+  case DType::f64: return 8;
+  case DType::i32:
+  case DType::f32: return 4;
+  default: return 1;
+  }
+}
+
+/// Whether a device of compute capability major.minor runs a binary for
+/// `arch` ("sm_90a", "sm_80", "compute_90"). Architecture-specific targets
+/// ("a") run on exactly their capability; family ones ("f") on the same
+/// major with a minor at least theirs; plain cubins likewise; PTX on any
+/// capability at least its own (the driver compiles it).
+bool archRuns(std::string_view arch, int major, int minor) {
+  bool ptx = arch.starts_with("compute_");
+  std::string_view digits = arch.substr(ptx ? 8 : arch.starts_with("sm_") ? 3 : 0);
+  char suffix = 0;
+  if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) {
+    suffix = digits.back();
+    digits.remove_suffix(1);
+  }
+  if (digits.size() < 2)
+    return true; // not a form kite knows: let the driver decide
+  int value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9')
+      return true;
+    value = value * 10 + (c - '0');
+  }
+  int archMajor = value / 10, archMinor = value % 10;
+  if (suffix == 'a')
+    return major == archMajor && minor == archMinor;
+  if (ptx)
+    return major > archMajor || (major == archMajor && minor >= archMinor);
+  return major == archMajor && minor >= archMinor;
+}
+
+std::unique_ptr<LoadedPlan> loadPlan(DeviceContext &dc, const KernelPlan &plan) {
+  validate_plan(plan);
+  const DeviceProperties &props = dc.properties();
+  std::string device = fmt::format("cuda:{} ({}, sm_{}{})", dc.ordinal(), props.name,
+                                   props.computeMajor, props.computeMinor);
+  auto fail = [&](std::string why) -> void {
+    throw Error(fmt::format("kite::launch({}): {}", plan.name, why));
+  };
+  if (!plan.arch.empty() && !archRuns(plan.arch, props.computeMajor, props.computeMinor))
+    fail(fmt::format("the plan's binary is {} for {}, which {} cannot run; compile the kernel for "
+                     "this GPU ({})",
+                     plan.binaryKind == KernelPlan::Binary::ptx ? "PTX" : "a cubin", plan.arch,
+                     device, props.arch()));
+  for (int i = 1; i < 3; ++i)
+    if (plan.grid[i] > 65535)
+      fail(fmt::format("grid dimension {} is {}, past CUDA's limit of 65535", "xyz"[i],
+                       plan.grid[i]));
+
+  auto lp = std::make_unique<LoadedPlan>();
+  std::string what = fmt::format("kernel {} ({}) on {}", plan.name, plan.kernelName, device);
+  if (plan.binaryKind == KernelPlan::Binary::ptx && plan.binary.back() != 0) {
+    std::string ptx(plan.binary.begin(), plan.binary.end()); // the driver wants a C string
+    lp->module = Module(ptx.c_str(), what);
+  } else {
+    lp->module = Module(plan.binary.data(), what);
+  }
+  lp->function = lp->module.function(plan.kernelName.c_str());
+
+  const DriverApi &api = cu();
+  auto attribute = [&](CUfunction_attribute a, const char *name) {
+    int v = 0;
+    check(api.cuFuncGetAttribute(&v, a, lp->function), "reading {} of {}", name, what);
+    return v;
+  };
+  int maxThreads = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "the thread limit");
+  int registers = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS, "the register count");
+  int staticShared = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "the static shared memory");
+  uint64_t threads = uint64_t(plan.block[0]) * plan.block[1] * plan.block[2];
+  if (threads > uint64_t(maxThreads))
+    fail(fmt::format("the plan launches {} threads per block, but kernel {} allows at most {} on "
+                     "{} (it uses {} registers per thread)",
+                     threads, plan.kernelName, maxThreads, device, registers));
+  uint64_t shared = uint64_t(staticShared) + plan.dynamicSharedBytes;
+  if (shared > uint64_t(props.maxSharedMemoryPerBlockOptin))
+    fail(fmt::format("the plan needs {} bytes of shared memory per block ({} static + {} "
+                     "dynamic), but {} allows at most {}",
+                     shared, staticShared, plan.dynamicSharedBytes, device,
+                     props.maxSharedMemoryPerBlockOptin));
+  if (shared > uint64_t(props.maxSharedMemoryPerBlock))
+    check(api.cuFuncSetAttribute(lp->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 int(plan.dynamicSharedBytes)),
+          "allowing {} bytes of dynamic shared memory for {}", plan.dynamicSharedBytes, what);
+
+  // The parameter layout: each parameter 8-byte aligned in one buffer, so
+  // the launch copies the template and patches the run-time values.
+  uint32_t offset = 0;
+  for (const ParamSpec &p : plan.params) {
+    LoadedPlan::Slot slot{p.kind, DType::f32, p.index, p.dim, offset};
+    size_t size = 8;
+    if (p.kind == ParamSpec::Kind::argScalar) {
+      slot.type = plan.args[p.index].dtype;
+      size = scalarBytes(slot.type);
+    } else if (p.kind == ParamSpec::Kind::constant) {
+      size = p.bytes.size();
+    }
+    lp->slots.push_back(slot);
+    offset += uint32_t((size + 7) / 8 * 8);
+  }
+  lp->image.assign(offset, 0);
+  for (size_t i = 0; i < plan.params.size(); ++i)
+    if (plan.params[i].kind == ParamSpec::Kind::constant)
+      std::memcpy(lp->image.data() + lp->slots[i].offset, plan.params[i].bytes.data(),
+                  plan.params[i].bytes.size());
+  lp->emptyGrid = plan.grid[0] == 0 || plan.grid[1] == 0 || plan.grid[2] == 0;
+  return lp;
+}
+
+class ModuleCache {
+public:
+  const LoadedPlan &get(DeviceContext &dc, const KernelPlan &plan) {
+    if (plan.key.empty()) [[unlikely]]
+      throw Error(fmt::format("kite::launch({}): the plan has no key; the compiler gives every "
+                              "plan one (kernel IR hash, specialization, config)",
+                              plan.name));
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto &plans = contexts_[dc.context()];
+    auto it = plans.find(plan.key);
+    if (it != plans.end()) [[likely]] {
+      // A cheap guard on the key contract (one key, one plan).
+      if (it->second->slots.size() != plan.params.size()) [[unlikely]]
+        throw Error(fmt::format("kite::launch({}): two different plans share the key '{}'",
+                                plan.name, plan.key));
+      return *it->second;
+    }
+    // Loading happens under the lock: it is rare, and two threads must not
+    // load one plan twice.
+    return *plans.emplace(plan.key, loadPlan(dc, plan)).first->second;
+  }
+
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t n = 0;
+    for (auto &[ctx, plans] : contexts_)
+      n += plans.size();
+    return n;
+  }
+
+  bool evict(std::string_view key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    bool found = false;
+    for (auto &[ctx, plans] : contexts_) {
+      auto it = plans.find(std::string(key));
+      if (it == plans.end())
+        continue;
+      ContextScope scope(ctx);
+      plans.erase(it);
+      found = true;
+    }
+    return found;
+  }
+
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto &[ctx, plans] : contexts_) {
+      ContextScope scope(ctx);
+      plans.clear();
+    }
+    contexts_.clear();
+  }
+
+private:
+  std::mutex mutex_;
+  std::unordered_map<CUcontext, std::unordered_map<std::string, std::unique_ptr<LoadedPlan>>>
+      contexts_;
+};
+
+ModuleCache &moduleCache() {
+  // Leaked: modules must not be unloaded after the driver shut down at exit.
+  static ModuleCache *cache = new ModuleCache();
+  return *cache;
+}
+
+} // namespace
+
+size_t kite::runtime::moduleCacheSize() { return moduleCache().size(); }
+bool kite::runtime::evictPlan(std::string_view key) { return moduleCache().evict(key); }
+void kite::runtime::clearModuleCache() { moduleCache().clear(); }
+
+void kite::preload_plan(const KernelPlan &plan, int device) {
+  DeviceContext &dc = DeviceContext::get(device);
+  ContextScope scope(dc);
+  moduleCache().get(dc, plan);
+}
+
+//===----------------------------------------------------------------------===//
+// Launching
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A buffer on the stack for the common case, on the heap past it.
+template <class T, size_t N> class SmallBuffer {
+public:
+  explicit SmallBuffer(size_t n) : size_(n) {
+    if (n > N) {
+      heap_.resize(n);
+      data_ = heap_.data();
+    } else {
+      data_ = local_.data();
+    }
+  }
+  T &operator[](size_t i) { return data_[i]; }
+  T *data() { return data_; }
+  size_t size() const { return size_; }
+
+private:
+  std::array<T, N> local_; // default-initialized: no per-launch zeroing
+  std::vector<T> heap_;
+  T *data_;
+  size_t size_;
+};
+
+} // namespace
+
+void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
+                    std::span<Tensor> results, Stream stream) {
+  int ordinal = validate_args(plan, args);
+  if (results.size() != plan.results.size()) [[unlikely]]
+    throw Error(fmt::format("kite::launch({}): the kernel returns {} value{}, but {} result "
+                            "slot{} were given",
+                            plan.name, plan.results.size(), plan.results.size() == 1 ? "" : "s",
+                            results.size(), results.size() == 1 ? "" : "s"));
+  DeviceContext &dc = DeviceContext::get(ordinal);
+  ContextScope scope(dc);
+  const LoadedPlan &lp = moduleCache().get(dc, plan);
+
+  SmallBuffer<Tensor, 4> outputs(plan.outputs.size());
+  for (size_t j = 0; j < plan.outputs.size(); ++j) {
+    const OutputSpec &o = plan.outputs[j];
+    outputs[j] = allocateDevice(dc, o.sizes, o.dtype, stream, o.zeroed, "kite::launch: output");
+  }
+
+  // Parameters: the template (constants in place), then the run-time values.
+  alignas(16) SmallBuffer<uint8_t, 512> buffer(lp.image.size());
+  SmallBuffer<void *, 64> pointers(lp.slots.size());
+  if (!lp.image.empty())
+    std::memcpy(buffer.data(), lp.image.data(), lp.image.size());
+  for (size_t i = 0; i < lp.slots.size(); ++i) {
+    const LoadedPlan::Slot &slot = lp.slots[i];
+    uint8_t *dst = buffer.data() + slot.offset;
+    pointers[i] = dst;
+    switch (slot.kind) {
+    case ParamSpec::Kind::argData: {
+      void *p = args[slot.index].tensor->data_ptr();
+      std::memcpy(dst, &p, sizeof(p));
+      break;
+    }
+    case ParamSpec::Kind::outputData: {
+      void *p = outputs[slot.index].data_ptr();
+      std::memcpy(dst, &p, sizeof(p));
+      break;
+    }
+    case ParamSpec::Kind::argScalar: {
+      const KernelArg &a = args[slot.index];
+      switch (slot.type) {
+      case DType::i64: std::memcpy(dst, &a.value.i, 8); break;
+      case DType::f64: std::memcpy(dst, &a.value.f, 8); break;
+      case DType::i32: {
+        int32_t v = int32_t(a.value.i);
+        std::memcpy(dst, &v, 4);
+        break;
+      }
+      case DType::f32: {
+        float v = float(a.value.f);
+        std::memcpy(dst, &v, 4);
+        break;
+      }
+      default: *dst = a.value.i != 0; break;
+      }
+      break;
+    }
+    case ParamSpec::Kind::argSize: {
+      int64_t v = args[slot.index].tensor->size(slot.dim);
+      std::memcpy(dst, &v, 8);
+      break;
+    }
+    case ParamSpec::Kind::argStride: {
+      int64_t v = args[slot.index].tensor->stride(slot.dim);
+      std::memcpy(dst, &v, 8);
+      break;
+    }
+    case ParamSpec::Kind::constant: break;
+    }
+  }
+
+  if (!lp.emptyGrid) [[likely]]
+    check(cu().cuLaunchKernel(lp.function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
+                              plan.block[1], plan.block[2], plan.dynamicSharedBytes, toCU(stream),
+                              pointers.data(), nullptr),
+          "launching kernel {} ({}) with grid [{}, {}, {}] and block [{}, {}, {}]", plan.name,
+          plan.kernelName, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1],
+          plan.block[2]);
+
+  for (size_t r = 0; r < plan.results.size(); ++r) {
+    const ResultSpec &spec = plan.results[r];
+    results[r] = spec.kind == ResultSpec::Kind::arg ? *args[spec.index].tensor
+                                                    : outputs[spec.index];
+  }
+}
+
+std::vector<Tensor> kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
+                                   Stream stream) {
+  std::vector<Tensor> results(plan.results.size());
+  run_plan(plan, args, results, stream);
+  return results;
+}

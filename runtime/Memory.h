@@ -1,0 +1,27 @@
+//===- Memory.h - Device allocations for the runtime ------------*- C++ -*-===//
+//
+// This file declares the device allocation that kite::cuda::empty/zeros and
+// the launch path's output allocation share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_RUNTIME_MEMORY_H
+#define KITE_RUNTIME_MEMORY_H
+
+#include "runtime/Driver.h"
+
+#include <string_view>
+#include <vector>
+
+namespace kite::runtime {
+
+/// A contiguous tensor on `device`, allocated on `stream` (cuMemAllocAsync,
+/// or cuMemAlloc without memory pools), zero-filled on the stream if
+/// `zeroed`, and freed on the same stream when the last handle drops. The
+/// device's context must be current. `what` names the operation in errors.
+Tensor allocateDevice(DeviceContext &device, const std::vector<int64_t> &sizes, DType dtype,
+                      Stream stream, bool zeroed, std::string_view what);
+
+} // namespace kite::runtime
+
+#endif // KITE_RUNTIME_MEMORY_H

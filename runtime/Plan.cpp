@@ -1,0 +1,454 @@
+//===- Plan.cpp - Kernel plans: checks and byte form ----------------------===//
+//
+// This file implements the plan types' helpers (ArgSpec's text form and
+// constructors), the plan's self-consistency check, and its byte form for
+// the on-disk cache.
+//
+// The byte form is little-endian and self-checking:
+//
+//   "KITEPLAN"  u32 format version  u64 payload size  payload  u64 FNV-1a(payload)
+//
+// A reader checks the magic, the version, the size and the checksum before
+// it parses, bounds-checks every read while it parses, and validates the
+// result, so a truncated, corrupt or foreign buffer is an Error that says
+// which, never a crash and never a partial plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/TensorInfo.h"
+
+#include <kite/runtime.hpp>
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+
+using namespace kite;
+using namespace kite::runtime;
+
+//===----------------------------------------------------------------------===//
+// ArgSpec
+//===----------------------------------------------------------------------===//
+
+std::vector<int64_t> ArgSpec::effective_strides() const {
+  if (!strides.empty())
+    return strides;
+  std::vector<int64_t> s(sizes.size());
+  int64_t stride = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    s[i] = stride;
+    stride *= sizes[i];
+  }
+  return s;
+}
+
+namespace {
+
+std::string formatValue(double v) {
+  if (v == double(int64_t(v)) && v > -9.2e18 && v < 9.2e18)
+    return fmt::format("{}", int64_t(v));
+  return fmt::format("{}", v);
+}
+
+} // namespace
+
+std::string ArgSpec::str() const {
+  std::string s = fmt::format("{}={}", name, dtype_name(dtype));
+  if (kind == Kind::tensor) {
+    s += fmt::format("[{}]", fmt::join(sizes, ","));
+    if (!strides.empty() && strides != ArgSpec::tensor("", dtype, sizes).effective_strides())
+      s += fmt::format(":strides[{}]", fmt::join(strides, ","));
+    if (alignment > 1)
+      s += fmt::format(":align{}", alignment);
+  } else if (value) {
+    s += ":" + formatValue(*value);
+  }
+  return s;
+}
+
+ArgSpec ArgSpec::tensor(std::string name, DType dtype, std::vector<int64_t> sizes,
+                        std::vector<int64_t> strides, int64_t alignment) {
+  ArgSpec a;
+  a.kind = Kind::tensor;
+  a.name = std::move(name);
+  a.dtype = dtype;
+  a.sizes = std::move(sizes);
+  a.strides = std::move(strides);
+  a.alignment = alignment;
+  return a;
+}
+
+ArgSpec ArgSpec::scalar(std::string name, DType type, std::optional<double> value) {
+  ArgSpec a;
+  a.kind = Kind::scalar;
+  a.name = std::move(name);
+  a.dtype = type;
+  a.value = value;
+  return a;
+}
+
+ArgSpec ArgSpec::of(std::string name, const Tensor &t) {
+  auto address = reinterpret_cast<uintptr_t>(t.data_ptr());
+  int64_t alignment = 16;
+  while (alignment > 1 && address % alignment != 0)
+    alignment /= 2;
+  return tensor(std::move(name), t.dtype(), t.sizes(), t.strides(), alignment);
+}
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool isScalarType(DType t) {
+  return t == DType::i64 || t == DType::i32 || t == DType::f64 || t == DType::f32 ||
+         t == DType::boolean;
+}
+
+/// The largest constant parameter kite accepts (CUDA's whole parameter
+/// space is 32 KB on Volta and newer).
+constexpr size_t kMaxConstantBytes = 4096;
+
+} // namespace
+
+void kite::validate_plan(const KernelPlan &plan) {
+  auto fail = [&](std::string why) {
+    throw Error(fmt::format("kite plan '{}' is invalid: {}", plan.name, why));
+  };
+  if (plan.kernelName.empty())
+    fail("no kernel entry point name");
+  if (plan.binary.empty())
+    fail("no binary");
+  for (int i = 0; i < 3; ++i)
+    if (plan.block[i] == 0)
+      fail(fmt::format("block dimension {} is 0", i));
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    const ArgSpec &a = plan.args[i];
+    if (a.kind == ArgSpec::Kind::tensor) {
+      for (int64_t s : a.sizes)
+        if (s < 0)
+          fail(fmt::format("argument '{}' has a negative size in {}", a.name,
+                           shapeString(a.sizes)));
+      if (!a.strides.empty() && a.strides.size() != a.sizes.size())
+        fail(fmt::format("argument '{}' has {} sizes but {} strides", a.name, a.sizes.size(),
+                         a.strides.size()));
+      if (a.alignment < 0 || (a.alignment > 1 && !std::has_single_bit(uint64_t(a.alignment))))
+        fail(fmt::format("argument '{}' has alignment {}, not a power of two", a.name,
+                         a.alignment));
+    } else {
+      if (!isScalarType(a.dtype))
+        fail(fmt::format("scalar argument '{}' has type {}; scalars are i64, i32, f64, f32 or "
+                         "bool",
+                         a.name, dtype_name(a.dtype)));
+      if (!a.sizes.empty() || !a.strides.empty())
+        fail(fmt::format("scalar argument '{}' has sizes or strides", a.name));
+    }
+  }
+  for (const OutputSpec &o : plan.outputs)
+    for (int64_t s : o.sizes)
+      if (s < 0)
+        fail(fmt::format("output '{}' has a negative size in {}", o.name, shapeString(o.sizes)));
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const ParamSpec &p = plan.params[i];
+    auto needArg = [&](bool tensor) {
+      if (p.index >= plan.args.size())
+        fail(fmt::format("parameter {} reads argument {}, but there are {}", i, p.index,
+                         plan.args.size()));
+      const ArgSpec &a = plan.args[p.index];
+      if (a.is_tensor() != tensor)
+        fail(fmt::format("parameter {} reads argument '{}' as a {}, but it is a {}", i, a.name,
+                         tensor ? "tensor" : "scalar", a.is_tensor() ? "tensor" : "scalar"));
+      return &a;
+    };
+    switch (p.kind) {
+    case ParamSpec::Kind::argData: needArg(true); break;
+    case ParamSpec::Kind::argScalar: needArg(false); break;
+    case ParamSpec::Kind::argSize:
+    case ParamSpec::Kind::argStride:
+      if (p.dim >= needArg(true)->sizes.size())
+        fail(fmt::format("parameter {} reads dimension {} of argument '{}', which has {}", i,
+                         p.dim, plan.args[p.index].name, plan.args[p.index].sizes.size()));
+      break;
+    case ParamSpec::Kind::outputData:
+      if (p.index >= plan.outputs.size())
+        fail(fmt::format("parameter {} reads output {}, but there are {}", i, p.index,
+                         plan.outputs.size()));
+      break;
+    case ParamSpec::Kind::constant:
+      if (p.bytes.empty() || p.bytes.size() > kMaxConstantBytes)
+        fail(fmt::format("constant parameter {} has {} bytes (1 to {} allowed)", i,
+                         p.bytes.size(), kMaxConstantBytes));
+      break;
+    default: fail(fmt::format("parameter {} has unknown kind {}", i, int(p.kind)));
+    }
+    if (p.kind != ParamSpec::Kind::constant && !p.bytes.empty())
+      fail(fmt::format("parameter {} is not a constant but has bytes", i));
+  }
+  for (size_t i = 0; i < plan.results.size(); ++i) {
+    const ResultSpec &r = plan.results[i];
+    if (r.kind == ResultSpec::Kind::arg) {
+      if (r.index >= plan.args.size() || !plan.args[r.index].is_tensor())
+        fail(fmt::format("result {} returns argument {}, which is not a tensor argument", i,
+                         r.index));
+    } else if (r.kind == ResultSpec::Kind::output) {
+      if (r.index >= plan.outputs.size())
+        fail(fmt::format("result {} returns output {}, but there are {}", i, r.index,
+                         plan.outputs.size()));
+    } else {
+      fail(fmt::format("result {} has unknown kind {}", i, int(r.kind)));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Byte form
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr char kMagic[8] = {'K', 'I', 'T', 'E', 'P', 'L', 'A', 'N'};
+constexpr size_t kHeaderBytes = sizeof(kMagic) + 4 + 8;
+constexpr size_t kTrailerBytes = 8;
+
+uint64_t fnv1a(const uint8_t *data, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= data[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+class Writer {
+public:
+  std::vector<uint8_t> out;
+  void u8(uint8_t v) { out.push_back(v); }
+  void u32(uint32_t v) { le(v, 4); }
+  void u64(uint64_t v) { le(v, 8); }
+  void i64(int64_t v) { le(uint64_t(v), 8); }
+  void f64(double v) { le(std::bit_cast<uint64_t>(v), 8); }
+  void bytes(const void *p, size_t n) {
+    u64(n);
+    auto *b = static_cast<const uint8_t *>(p);
+    out.insert(out.end(), b, b + n);
+  }
+  void str(const std::string &s) { bytes(s.data(), s.size()); }
+  void i64s(const std::vector<int64_t> &v) {
+    u64(v.size());
+    for (int64_t x : v)
+      i64(x);
+  }
+
+private:
+  void le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i)
+      out.push_back(uint8_t(v >> (8 * i)));
+  }
+};
+
+class Reader {
+public:
+  Reader(std::span<const uint8_t> data, size_t base) : data_(data), base_(base) {}
+  uint8_t u8(const char *what) { return uint8_t(le(1, what)); }
+  uint32_t u32(const char *what) { return uint32_t(le(4, what)); }
+  uint64_t u64(const char *what) { return le(8, what); }
+  int64_t i64(const char *what) { return int64_t(le(8, what)); }
+  double f64(const char *what) { return std::bit_cast<double>(le(8, what)); }
+  /// A count of items of at least `minItemBytes` each, checked against what
+  /// is left so a corrupt count cannot make a huge allocation.
+  size_t count(const char *what, size_t minItemBytes) {
+    uint64_t n = u64(what);
+    if (n > remaining() / std::max<size_t>(minItemBytes, 1))
+      fail(fmt::format("{} claims {} items, more than the {} bytes left hold", what, n,
+                       remaining()));
+    return size_t(n);
+  }
+  std::vector<uint8_t> bytes(const char *what) {
+    size_t n = count(what, 1);
+    std::vector<uint8_t> v(data_.begin() + pos_, data_.begin() + pos_ + n);
+    pos_ += n;
+    return v;
+  }
+  std::string str(const char *what) {
+    size_t n = count(what, 1);
+    std::string s(reinterpret_cast<const char *>(data_.data()) + pos_, n);
+    pos_ += n;
+    return s;
+  }
+  std::vector<int64_t> i64s(const char *what) {
+    size_t n = count(what, 8);
+    std::vector<int64_t> v(n);
+    for (auto &x : v)
+      x = i64(what);
+    return v;
+  }
+  template <class E> E enumeration(const char *what, uint8_t last) {
+    uint8_t v = u8(what);
+    if (v > last)
+      fail(fmt::format("{} has value {}, past the last valid {}", what, v, last));
+    return E(v);
+  }
+  size_t remaining() const { return data_.size() - pos_; }
+  [[noreturn]] void fail(const std::string &why) const {
+    throw Error(fmt::format("kite plan: corrupt buffer: {} (at byte {})", why, base_ + pos_));
+  }
+
+private:
+  uint64_t le(int n, const char *what) {
+    if (remaining() < size_t(n))
+      fail(fmt::format("{} needs {} bytes, {} left", what, n, remaining()));
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i)
+      v |= uint64_t(data_[pos_ + i]) << (8 * i);
+    pos_ += n;
+    return v;
+  }
+  std::span<const uint8_t> data_;
+  size_t pos_ = 0;
+  size_t base_;
+};
+
+constexpr uint8_t kLastDType = uint8_t(DType::boolean);
+
+} // namespace
+
+std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
+  Writer w;
+  w.str(plan.key);
+  w.str(plan.name);
+  w.str(plan.kernelName);
+  w.str(plan.arch);
+  w.u8(uint8_t(plan.binaryKind));
+  w.bytes(plan.binary.data(), plan.binary.size());
+  for (uint32_t g : plan.grid)
+    w.u32(g);
+  for (uint32_t b : plan.block)
+    w.u32(b);
+  w.u32(plan.dynamicSharedBytes);
+  w.u64(plan.args.size());
+  for (const ArgSpec &a : plan.args) {
+    w.u8(uint8_t(a.kind));
+    w.str(a.name);
+    w.u8(uint8_t(a.dtype));
+    w.i64s(a.sizes);
+    w.i64s(a.strides);
+    w.i64(a.alignment);
+    w.u8(a.value.has_value());
+    w.f64(a.value.value_or(0.0));
+  }
+  w.u64(plan.outputs.size());
+  for (const OutputSpec &o : plan.outputs) {
+    w.str(o.name);
+    w.u8(uint8_t(o.dtype));
+    w.i64s(o.sizes);
+    w.u8(o.zeroed);
+  }
+  w.u64(plan.params.size());
+  for (const ParamSpec &p : plan.params) {
+    w.u8(uint8_t(p.kind));
+    w.u32(p.index);
+    w.u32(p.dim);
+    w.bytes(p.bytes.data(), p.bytes.size());
+  }
+  w.u64(plan.results.size());
+  for (const ResultSpec &r : plan.results) {
+    w.u8(uint8_t(r.kind));
+    w.u32(r.index);
+  }
+  w.str(plan.config);
+
+  Writer out;
+  out.out.insert(out.out.end(), kMagic, kMagic + sizeof(kMagic));
+  out.u32(kPlanFormatVersion);
+  out.u64(w.out.size());
+  out.out.insert(out.out.end(), w.out.begin(), w.out.end());
+  out.u64(fnv1a(w.out.data(), w.out.size()));
+  return std::move(out.out);
+}
+
+KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
+  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    throw Error(fmt::format("kite plan: not a kite plan ({} bytes without the 'KITEPLAN' magic)",
+                            bytes.size()));
+  if (bytes.size() < kHeaderBytes + kTrailerBytes)
+    throw Error(fmt::format("kite plan: truncated: {} bytes, shorter than the {}-byte header "
+                            "and checksum",
+                            bytes.size(), kHeaderBytes + kTrailerBytes));
+  Reader header(bytes.subspan(sizeof(kMagic), 12), sizeof(kMagic));
+  uint32_t version = header.u32("format version");
+  if (version != kPlanFormatVersion)
+    throw Error(fmt::format("kite plan: format version {}, but this kite reads version {}; "
+                            "recompile the kernel (or re-tune the cache entry)",
+                            version, kPlanFormatVersion));
+  uint64_t payloadSize = header.u64("payload size");
+  uint64_t available = bytes.size() - kHeaderBytes - kTrailerBytes;
+  if (payloadSize > available)
+    throw Error(fmt::format("kite plan: truncated: the payload is {} bytes but only {} are there",
+                            payloadSize, available));
+  if (payloadSize < available)
+    throw Error(fmt::format("kite plan: corrupt buffer: {} byte{} after the end of the plan",
+                            available - payloadSize, available - payloadSize == 1 ? "" : "s"));
+  std::span<const uint8_t> payload = bytes.subspan(kHeaderBytes, payloadSize);
+  Reader trailer(bytes.subspan(kHeaderBytes + payloadSize, kTrailerBytes),
+                 kHeaderBytes + payloadSize);
+  if (trailer.u64("checksum") != fnv1a(payload.data(), payload.size()))
+    throw Error("kite plan: corrupt buffer: checksum mismatch");
+
+  Reader r(payload, kHeaderBytes);
+  KernelPlan plan;
+  plan.key = r.str("key");
+  plan.name = r.str("name");
+  plan.kernelName = r.str("kernel name");
+  plan.arch = r.str("arch");
+  plan.binaryKind = r.enumeration<KernelPlan::Binary>("binary kind", 1);
+  plan.binary = r.bytes("binary");
+  for (uint32_t &g : plan.grid)
+    g = r.u32("grid");
+  for (uint32_t &b : plan.block)
+    b = r.u32("block");
+  plan.dynamicSharedBytes = r.u32("dynamic shared bytes");
+  // Each count is checked against the smallest encoding of its record.
+  plan.args.resize(r.count("arguments", 43));
+  for (ArgSpec &a : plan.args) {
+    a.kind = r.enumeration<ArgSpec::Kind>("argument kind", 1);
+    a.name = r.str("argument name");
+    a.dtype = r.enumeration<DType>("argument dtype", kLastDType);
+    a.sizes = r.i64s("argument sizes");
+    a.strides = r.i64s("argument strides");
+    a.alignment = r.i64("argument alignment");
+    bool hasValue = r.u8("argument value flag") != 0;
+    double value = r.f64("argument value");
+    if (hasValue)
+      a.value = value;
+  }
+  plan.outputs.resize(r.count("outputs", 18));
+  for (OutputSpec &o : plan.outputs) {
+    o.name = r.str("output name");
+    o.dtype = r.enumeration<DType>("output dtype", kLastDType);
+    o.sizes = r.i64s("output sizes");
+    o.zeroed = r.u8("output zeroed flag") != 0;
+  }
+  plan.params.resize(r.count("parameters", 17));
+  for (ParamSpec &p : plan.params) {
+    p.kind = r.enumeration<ParamSpec::Kind>("parameter kind", uint8_t(ParamSpec::Kind::constant));
+    p.index = r.u32("parameter index");
+    p.dim = r.u32("parameter dim");
+    p.bytes = r.bytes("parameter bytes");
+  }
+  plan.results.resize(r.count("results", 5));
+  for (ResultSpec &res : plan.results) {
+    res.kind = r.enumeration<ResultSpec::Kind>("result kind", 1);
+    res.index = r.u32("result index");
+  }
+  plan.config = r.str("config");
+  if (r.remaining() != 0)
+    r.fail(fmt::format("{} unread bytes at the end of the payload", r.remaining()));
+  try {
+    validate_plan(plan);
+  } catch (const Error &e) {
+    throw Error(fmt::format("kite plan: corrupt buffer: {}", e.what()));
+  }
+  return plan;
+}

@@ -1,0 +1,218 @@
+//===- runtime_launch_test.cpp - Launch-time checks, registries -----------===//
+//
+// This file tests what a launch checks before it touches the GPU (the
+// arguments against the plan's specs, with the exact messages), the
+// captured-kernel registry, and the compiler hook with and without a
+// compiler. No GPU is needed: "CUDA tensors" here wrap addresses that are
+// never dereferenced.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/CompilerHook.h"
+
+#include <kite/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace kite;
+using namespace kite::runtime;
+
+namespace {
+
+/// A device tensor descriptor over a fake, 256-byte aligned address.
+Tensor fakeCuda(std::vector<int64_t> sizes, DType dtype, std::vector<int64_t> strides = {},
+                int device = 0, uintptr_t address = 0x7f0000000000) {
+  return Tensor::from_blob(reinterpret_cast<void *>(address), std::move(sizes),
+                           std::move(strides), dtype, Device::cuda(device));
+}
+
+KernelPlan softmaxPlan() {
+  KernelPlan p;
+  p.key = "softmax-test";
+  p.name = "softmax";
+  p.kernelName = "softmax_kernel";
+  p.binary = {0};
+  p.args = {ArgSpec::tensor("x", bf16, {8, 8}, {}, 16), ArgSpec::scalar("n", i64),
+            ArgSpec::scalar("causal", boolean, 1.0)};
+  return p;
+}
+
+std::string argError(const KernelPlan &plan, std::vector<KernelArg> args) {
+  try {
+    validate_args(plan, args);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RuntimeLaunch, ValidArguments) {
+  Tensor x = fakeCuda({8, 8}, bf16);
+  std::vector<KernelArg> args = {x, int64_t(3), true};
+  EXPECT_EQ(validate_args(softmaxPlan(), args), 0);
+  Tensor x1 = fakeCuda({8, 8}, bf16, {}, 1);
+  args = {x1, int64_t(3), true};
+  EXPECT_EQ(validate_args(softmaxPlan(), args), 1) << "the launch device is the tensors'";
+  // Strides of size-1 dimensions do not matter.
+  KernelPlan p = softmaxPlan();
+  p.args[0] = ArgSpec::tensor("x", bf16, {1, 8});
+  Tensor row = fakeCuda({1, 8}, bf16, {1000, 1});
+  args = {row, int64_t(3), true};
+  EXPECT_NO_THROW(validate_args(p, args));
+}
+
+TEST(RuntimeLaunch, ArgumentMessages) {
+  KernelPlan p = softmaxPlan();
+  Tensor cpu = kite::zeros({8, 8}, bf16);
+  EXPECT_EQ(argError(p, {cpu, int64_t(3), true}),
+            "kite::launch(softmax): argument 'x' must be a CUDA tensor, got a CPU tensor [8, 8] "
+            "bf16");
+  Tensor x = fakeCuda({8, 8}, bf16);
+  EXPECT_EQ(argError(p, {x, int64_t(3)}),
+            "kite::launch(softmax): expected 3 arguments (x, n, causal), got 2");
+  EXPECT_EQ(argError(p, {x, int64_t(3), true, 1.0}),
+            "kite::launch(softmax): expected 3 arguments (x, n, causal), got 4");
+  Tensor f = fakeCuda({8, 8}, f32);
+  EXPECT_EQ(argError(p, {f, int64_t(3), true}),
+            "kite::launch(softmax): argument 'x' must be bf16, got a CUDA tensor [8, 8] f32");
+  Tensor v = fakeCuda({64}, bf16);
+  EXPECT_EQ(argError(p, {v, int64_t(3), true}),
+            "kite::launch(softmax): argument 'x' must have 2 dimensions, got a CUDA tensor [64] "
+            "bf16");
+  Tensor wide = fakeCuda({8, 16}, bf16);
+  EXPECT_EQ(argError(p, {wide, int64_t(3), true}),
+            "kite::launch(softmax): argument 'x' must have sizes [8, 8] (the plan is specialized "
+            "for them), got a CUDA tensor [8, 16] bf16");
+  Tensor transposed = fakeCuda({8, 8}, bf16, {1, 8});
+  EXPECT_EQ(argError(p, {transposed, int64_t(3), true}),
+            "kite::launch(softmax): argument 'x' must have strides [8, 1] (the plan is "
+            "specialized for them), got strides [1, 8]");
+  Tensor unaligned = fakeCuda({8, 8}, bf16, {}, 0, 0x7f0000000002);
+  EXPECT_EQ(argError(p, {unaligned, int64_t(3), true}),
+            "kite::launch(softmax): argument 'x' must be 16-byte aligned (the plan is specialized "
+            "for it), got address 0x7f0000000002 (storage offset 0)");
+  EXPECT_EQ(argError(p, {int64_t(1), int64_t(3), true}),
+            "kite::launch(softmax): argument 'x' must be a tensor, got a scalar i64");
+  Tensor undefined;
+  EXPECT_EQ(argError(p, {undefined, int64_t(3), true}),
+            "kite::launch(softmax): argument 'x' must be a tensor, got an undefined tensor");
+  EXPECT_EQ(argError(p, {x, 3.0f, true}),
+            "kite::launch(softmax): argument 'n' must be a scalar i64, got a scalar f32");
+  EXPECT_EQ(argError(p, {x, 3, true}),
+            "kite::launch(softmax): argument 'n' must be a scalar i64, got a scalar i32");
+  EXPECT_EQ(argError(p, {x, x, true}),
+            "kite::launch(softmax): argument 'n' must be a scalar i64, got a CUDA tensor [8, 8] "
+            "bf16");
+  EXPECT_EQ(argError(p, {x, int64_t(3), false}),
+            "kite::launch(softmax): argument 'causal' is specialized to true in this plan, got "
+            "false");
+}
+
+TEST(RuntimeLaunch, TensorsOnTwoDevices) {
+  KernelPlan p;
+  p.name = "add";
+  p.args = {ArgSpec::tensor("x", f32, {4}), ArgSpec::tensor("y", f32, {4})};
+  Tensor x = fakeCuda({4}, f32, {}, 0), y = fakeCuda({4}, f32, {}, 1);
+  EXPECT_EQ(argError(p, {x, y}),
+            "kite::launch(add): argument 'y' is on cuda:1, but argument 'x' is on cuda:0; all "
+            "tensors of a launch must be on one device");
+  Tensor cpu = kite::zeros({4}, f32);
+  EXPECT_EQ(argError(p, {x, cpu}),
+            "kite::launch(add): argument 'y' must be a CUDA tensor, got a CPU tensor [4] f32");
+}
+
+TEST(RuntimeLaunch, RunPlanChecksBeforeTheGpu) {
+  // The argument check comes first, so its message is the same with or
+  // without a GPU, and nothing is launched.
+  KernelPlan p = softmaxPlan();
+  Tensor cpu = kite::zeros({8, 8}, bf16);
+  try {
+    run_plan(p, {cpu, int64_t(3), true});
+    FAIL() << "run_plan accepted a CPU tensor";
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()), "kite::launch(softmax): argument 'x' must be a CUDA tensor, "
+                                     "got a CPU tensor [8, 8] bf16");
+  }
+}
+
+TEST(RuntimeLaunch, SpecializationHash) {
+  Tensor x = fakeCuda({8, 8}, bf16);
+  auto hash = [](std::vector<KernelArg> args) { return specialization_hash(args); };
+  uint64_t base = hash({x, int64_t(3), true});
+  Tensor same = fakeCuda({8, 8}, bf16, {}, 0, 0x7f0000001000);
+  EXPECT_EQ(hash({same, int64_t(4), true}), base) << "addresses and scalar values do not matter";
+  Tensor f = fakeCuda({8, 8}, f32), wide = fakeCuda({8, 16}, bf16);
+  Tensor t = fakeCuda({8, 8}, bf16, {1, 8});
+  Tensor unaligned = fakeCuda({8, 8}, bf16, {}, 0, 0x7f0000000002);
+  Tensor other = fakeCuda({8, 8}, bf16, {}, 1);
+  EXPECT_NE(hash({f, int64_t(3), true}), base);
+  EXPECT_NE(hash({wide, int64_t(3), true}), base);
+  EXPECT_NE(hash({t, int64_t(3), true}), base);
+  EXPECT_NE(hash({unaligned, int64_t(3), true}), base);
+  EXPECT_NE(hash({other, int64_t(3), true}), base);
+  EXPECT_NE(hash({x, 3, true}), base) << "the scalar's type";
+  EXPECT_NE(hash({x, int64_t(3), false}), base) << "a bool's value";
+  EXPECT_NE(hash({x, int64_t(3)}), base);
+  // Strides of size-1 dimensions do not matter.
+  Tensor row = fakeCuda({1, 8}, bf16), oddRow = fakeCuda({1, 8}, bf16, {1000, 1});
+  EXPECT_EQ(hash({row}), hash({oddRow}));
+}
+
+//===----------------------------------------------------------------------===//
+// Registries
+//===----------------------------------------------------------------------===//
+
+Tensor capturedKernel(Tensor x) { return x; }
+Tensor otherKernel(Tensor x) { return x; }
+
+const KernelRegistration kRegistration{KernelSource{
+    reinterpret_cast<const void *>(&capturedKernel), "capturedKernel",
+    "kite.kernel @capturedKernel() {}", "ir-hash-1", "kernels/captured.kite.cpp"}};
+
+TEST(RuntimeRegistry, LookupByFunctionAddress) {
+  const KernelSource *k = lookup_kernel(&capturedKernel);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->name, "capturedKernel");
+  EXPECT_EQ(k->ir, "kite.kernel @capturedKernel() {}");
+  EXPECT_EQ(lookup_kernel(&otherKernel), nullptr);
+  // A second registration replaces the first; the pointer stays valid.
+  register_kernel(KernelSource{reinterpret_cast<const void *>(&capturedKernel), "capturedKernel",
+                               "kite.kernel @capturedKernel() { v2 }", "ir-hash-2", ""});
+  EXPECT_EQ(lookup_kernel(&capturedKernel), k);
+  EXPECT_EQ(k->irHash, "ir-hash-2");
+}
+
+TEST(RuntimeRegistry, CompilerHook) {
+  setCompiler({});
+  EXPECT_FALSE(hasCompiler());
+  KernelSource source{reinterpret_cast<const void *>(&capturedKernel), "softmax", "", "",
+                      "kernels/softmax.kite.cpp"};
+  std::vector<ArgSpec> args = {ArgSpec::tensor("x", bf16, {8, 8}), ArgSpec::scalar("eps", f32)};
+  try {
+    compileKernel(source, args, Options{});
+    FAIL() << "compiled without a compiler";
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "kite::launch(softmax): kernel softmax is not compiled for these arguments "
+              "(x=bf16[8,8], eps=f32) and the kite compiler is not linked in; link kite_compiler "
+              "into the application, or ship a kite cache that holds this specialization (kite "
+              "autotune kernels/softmax.kite.cpp --arg x=bf16[8,8] --arg eps=f32)");
+  }
+
+  int calls = 0;
+  setCompiler([&](const KernelSource &k, const std::vector<ArgSpec> &a, const Options &) {
+    ++calls;
+    KernelPlan p;
+    p.name = std::string(k.name);
+    p.args = a;
+    return p;
+  });
+  EXPECT_TRUE(hasCompiler());
+  KernelPlan p = compileKernel(source, args, Options{});
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(p.name, "softmax");
+  EXPECT_EQ(p.args, args);
+  setCompiler({});
+}
+
+} // namespace

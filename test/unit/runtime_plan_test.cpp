@@ -1,0 +1,210 @@
+//===- runtime_plan_test.cpp - Kernel plans: checks and byte form ---------===//
+//
+// This file tests the plan's byte form (a round trip keeps every field; a
+// truncated, bit-flipped, foreign or other-version buffer is refused with a
+// message that says which, never a crash) and the plan self-check.
+//
+//===----------------------------------------------------------------------===//
+
+#include <kite/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace kite;
+
+namespace {
+
+/// A plan that uses every field and every kind of parameter and result.
+KernelPlan fullPlan() {
+  KernelPlan p;
+  p.key = "softmax:ir=0123abcd:x=bf16[8,8]:cfg=deadbeef:sm_90a";
+  p.name = "softmax";
+  p.kernelName = "kite_softmax_kernel";
+  p.arch = "sm_90a";
+  p.binaryKind = KernelPlan::Binary::cubin;
+  p.binary = {0x7f, 'E', 'L', 'F', 0, 1, 2, 3, 255};
+  p.grid = {8, 2, 1};
+  p.block = {128, 1, 1};
+  p.dynamicSharedBytes = 65536;
+  p.args = {ArgSpec::tensor("x", bf16, {8, 8}, {}, 16),
+            ArgSpec::tensor("w", f32, {8, 4}, {1, 8}),
+            ArgSpec::scalar("eps", f32), ArgSpec::scalar("n", i64, 7.0),
+            ArgSpec::scalar("flag", boolean, 1.0)};
+  p.outputs = {OutputSpec{"out", bf16, {8, 8}, false}, OutputSpec{"acc", f32, {8}, true}};
+  ParamSpec constant;
+  constant.kind = ParamSpec::Kind::constant;
+  constant.bytes = {1, 2, 3, 4, 5};
+  p.params = {ParamSpec{ParamSpec::Kind::argData, 0, 0, {}},
+              ParamSpec{ParamSpec::Kind::argData, 1, 0, {}},
+              ParamSpec{ParamSpec::Kind::outputData, 0, 0, {}},
+              ParamSpec{ParamSpec::Kind::outputData, 1, 0, {}},
+              ParamSpec{ParamSpec::Kind::argScalar, 2, 0, {}},
+              ParamSpec{ParamSpec::Kind::argSize, 0, 1, {}},
+              ParamSpec{ParamSpec::Kind::argStride, 1, 1, {}},
+              constant};
+  p.results = {ResultSpec{ResultSpec::Kind::output, 0}, ResultSpec{ResultSpec::Kind::arg, 1}};
+  p.config = R"({"block_sizes": [8], "num_warps": 4})";
+  return p;
+}
+
+std::string errorOf(std::span<const uint8_t> bytes) {
+  try {
+    deserialize(bytes);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RuntimePlan, RoundTrip) {
+  KernelPlan p = fullPlan();
+  std::vector<uint8_t> bytes = serialize(p);
+  EXPECT_EQ(std::memcmp(bytes.data(), "KITEPLAN", 8), 0);
+  KernelPlan q = deserialize(bytes);
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(q.args[3].value, 7.0);
+  EXPECT_FALSE(q.args[2].value.has_value());
+  EXPECT_EQ(serialize(q), bytes) << "the byte form is canonical";
+
+  KernelPlan empty;
+  empty.name = "nothing";
+  empty.kernelName = "k";
+  empty.binary = {0};
+  EXPECT_EQ(deserialize(serialize(empty)), empty);
+}
+
+TEST(RuntimePlan, EveryTruncationIsRefused) {
+  std::vector<uint8_t> bytes = serialize(fullPlan());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    std::string e = errorOf(std::span(bytes.data(), n));
+    ASSERT_FALSE(e.empty()) << "a " << n << "-byte prefix was accepted";
+    ASSERT_EQ(e.rfind("kite plan: ", 0), 0u) << e;
+  }
+  EXPECT_EQ(errorOf(std::span(bytes.data(), 4)),
+            "kite plan: not a kite plan (4 bytes without the 'KITEPLAN' magic)");
+  EXPECT_EQ(errorOf(std::span(bytes.data(), 20)),
+            "kite plan: truncated: 20 bytes, shorter than the 28-byte header and checksum");
+  std::string cut = errorOf(std::span(bytes.data(), bytes.size() - 1));
+  EXPECT_EQ(cut.rfind("kite plan: truncated: the payload is ", 0), 0u) << cut;
+}
+
+TEST(RuntimePlan, EveryBitFlipIsRefused) {
+  std::vector<uint8_t> bytes = serialize(fullPlan());
+  for (size_t i = 0; i < bytes.size(); ++i)
+    for (int bit : {0, 7}) {
+      std::vector<uint8_t> bad = bytes;
+      bad[i] ^= uint8_t(1u << bit);
+      ASSERT_FALSE(errorOf(bad).empty()) << "a flip of bit " << bit << " of byte " << i
+                                         << " was accepted";
+    }
+  std::vector<uint8_t> bad = bytes;
+  bad[40] ^= 1; // in the payload
+  EXPECT_EQ(errorOf(bad), "kite plan: corrupt buffer: checksum mismatch");
+}
+
+TEST(RuntimePlan, TrailingBytesAndForeignBuffers) {
+  std::vector<uint8_t> bytes = serialize(fullPlan());
+  bytes.push_back(0);
+  EXPECT_EQ(errorOf(bytes), "kite plan: corrupt buffer: 1 byte after the end of the plan");
+  std::vector<uint8_t> text(100, 'x');
+  EXPECT_EQ(errorOf(text), "kite plan: not a kite plan (100 bytes without the 'KITEPLAN' magic)");
+  EXPECT_EQ(errorOf({}), "kite plan: not a kite plan (0 bytes without the 'KITEPLAN' magic)");
+}
+
+TEST(RuntimePlan, OtherVersionIsRefused) {
+  std::vector<uint8_t> bytes = serialize(fullPlan());
+  bytes[8] = uint8_t(kPlanFormatVersion + 1);
+  EXPECT_EQ(errorOf(bytes), "kite plan: format version 2, but this kite reads version 1; "
+                            "recompile the kernel (or re-tune the cache entry)");
+}
+
+/// Corruptions that keep a valid checksum (a buggy writer, not a bit flip)
+/// are still caught by the parser's bounds checks and the plan check.
+std::vector<uint8_t> resealed(const KernelPlan &p, size_t payloadByte, uint8_t value) {
+  std::vector<uint8_t> bytes = serialize(p);
+  bytes[28 - 8 + payloadByte] = value;
+  // Recompute the FNV-1a checksum over the payload.
+  size_t payloadSize = bytes.size() - 28;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 20; i < 20 + payloadSize; ++i) {
+    h ^= bytes[i];
+    h *= 0x100000001b3ull;
+  }
+  for (int i = 0; i < 8; ++i)
+    bytes[20 + payloadSize + i] = uint8_t(h >> (8 * i));
+  return bytes;
+}
+
+TEST(RuntimePlan, ResealedCorruptionIsRefused) {
+  KernelPlan p;
+  p.name = "k";
+  p.kernelName = "k";
+  p.binary = {1};
+  // Payload: key (8-byte length + 0 bytes) first. A huge key length:
+  std::string e = errorOf(resealed(p, 7, 0x7f));
+  EXPECT_EQ(e.rfind("kite plan: corrupt buffer: key claims ", 0), 0u) << e;
+  // Every byte of a resealed plan changed to 0xff is refused or parses to a
+  // valid plan; none crashes.
+  std::vector<uint8_t> base = serialize(fullPlan());
+  for (size_t i = 0; i + 28 < base.size(); ++i) {
+    std::vector<uint8_t> bytes = resealed(fullPlan(), i, 0xff);
+    try {
+      KernelPlan q = deserialize(bytes);
+      validate_plan(q);
+    } catch (const Error &) {
+    }
+  }
+}
+
+TEST(RuntimePlan, ValidatePlanNamesTheProblem) {
+  auto errorOfPlan = [](const KernelPlan &p) -> std::string {
+    try {
+      validate_plan(p);
+    } catch (const Error &e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(errorOfPlan(fullPlan()), "");
+  KernelPlan p = fullPlan();
+  p.params.push_back(ParamSpec{ParamSpec::Kind::argData, 2, 0, {}});
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: parameter 8 reads argument 'eps' as "
+                            "a tensor, but it is a scalar");
+  p = fullPlan();
+  p.params.push_back(ParamSpec{ParamSpec::Kind::outputData, 5, 0, {}});
+  EXPECT_EQ(errorOfPlan(p),
+            "kite plan 'softmax' is invalid: parameter 8 reads output 5, but there are 2");
+  p = fullPlan();
+  p.params.push_back(ParamSpec{ParamSpec::Kind::argSize, 0, 2, {}});
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: parameter 8 reads dimension 2 of "
+                            "argument 'x', which has 2");
+  p = fullPlan();
+  p.results.push_back(ResultSpec{ResultSpec::Kind::arg, 2});
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: result 2 returns argument 2, which "
+                            "is not a tensor argument");
+  p = fullPlan();
+  p.block = {0, 1, 1};
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: block dimension 0 is 0");
+  p = fullPlan();
+  p.args[1].strides = {1};
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: argument 'w' has 2 sizes but 1 "
+                            "strides");
+  p = fullPlan();
+  p.args[2].dtype = bf16;
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: scalar argument 'eps' has type bf16; "
+                            "scalars are i64, i32, f64, f32 or bool");
+}
+
+TEST(RuntimePlan, ArgSpecText) {
+  KernelPlan p = fullPlan();
+  EXPECT_EQ(p.args[0].str(), "x=bf16[8,8]:align16");
+  EXPECT_EQ(p.args[1].str(), "w=f32[8,4]:strides[1,8]");
+  EXPECT_EQ(p.args[2].str(), "eps=f32");
+  EXPECT_EQ(p.args[3].str(), "n=i64:7");
+  EXPECT_EQ(ArgSpec::tensor("y", f32, {4, 8}, {8, 1}).str(), "y=f32[4,8]");
+  EXPECT_EQ(ArgSpec::tensor("y", f32, {4, 8}).effective_strides(), (std::vector<int64_t>{8, 1}));
+}
+
+} // namespace

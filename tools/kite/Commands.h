@@ -1,0 +1,32 @@
+//===- Commands.h - the kite CLI's subcommands ------------------*- C++ -*-===//
+//
+// This file declares how subcommands plug into the `kite` command line: each
+// one adds itself to the CLI11 app and, when run, stores its exit status.
+//
+// Exit statuses mean the same everywhere: 0 success, 1 a user error (the
+// kernel file is wrong), 2 a usage error (the command line is wrong).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_TOOLS_KITE_COMMANDS_H
+#define KITE_TOOLS_KITE_COMMANDS_H
+
+#include <CLI/CLI.hpp>
+
+namespace kite::cli {
+
+enum ExitCode : int { kSuccess = 0, kUserError = 1, kUsageError = 2 };
+
+/// What every subcommand gets: where to store its exit status, and argv[0]
+/// (to find the installation's include directory).
+struct Context {
+  int exitCode = kSuccess;
+  const char *argv0 = "kite";
+};
+
+/// `kite compile FILE [--kernel NAME] --emit=ir [-o OUT]`.
+void addCompileCommand(CLI::App &app, Context &context);
+
+} // namespace kite::cli
+
+#endif // KITE_TOOLS_KITE_COMMANDS_H
