@@ -21,8 +21,11 @@
 #include "clang/Frontend/Utils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+
+#include <cstdlib>
 
 #ifndef KITE_CLANG_RESOURCE_DIR
 #error "KITE_CLANG_RESOURCE_DIR must be defined by the build"
@@ -54,6 +57,25 @@ std::string kite::frontend::defaultIncludeDir(const char *argv0,
       return std::string(dir);
   }
   return KITE_SOURCE_INCLUDE_DIR;
+}
+
+std::string kite::frontend::defaultResourceDir(const char *argv0,
+                                               void *mainAddr) {
+  if (const char *env = std::getenv("KITE_CLANG_RESOURCE_DIR"); env && *env)
+    return env;
+  std::string exe = llvm::sys::fs::getMainExecutable(argv0, mainAddr);
+  if (!exe.empty()) {
+    // <prefix>/bin/kite -> <prefix>/lib/clang/<major>
+    llvm::SmallString<256> dir(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(dir, "lib", "clang",
+                            std::to_string(LLVM_VERSION_MAJOR));
+    llvm::SmallString<256> probe(dir);
+    llvm::sys::path::append(probe, "include", "stddef.h");
+    if (llvm::sys::fs::exists(probe))
+      return std::string(dir);
+  }
+  return KITE_CLANG_RESOURCE_DIR;
 }
 
 namespace {

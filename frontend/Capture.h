@@ -44,6 +44,11 @@ void registerCaptureDialects(mlir::DialectRegistry &registry);
 /// source tree's `include/`.
 std::string defaultIncludeDir(const char *argv0, void *mainAddr);
 
+/// Clang's resource directory (its builtin headers): `$KITE_CLANG_RESOURCE_DIR`
+/// if set, else `<prefix>/lib/clang/<major>` next to an installed kite, else
+/// the one kite was built with.
+std::string defaultResourceDir(const char *argv0, void *mainAddr);
+
 /// Parses `path` and captures its kernels. Diagnostics go to `diagOS`. On a
 /// user error (the file does not parse, an unsupported construct, an
 /// unknown `--kernel`) returns failure after reporting it.

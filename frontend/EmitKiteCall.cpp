@@ -1549,14 +1549,12 @@ KernelEmitter::emitTensorAssign(std::optional<kite::BinaryKind> op,
     // In-place ops keep the variable's dtype (PyTorch's rule).
     Value result = *r;
     if (isTile(*a) && isTile(result)) {
-      Type keep = joinTypes(result.getType(), result.getType());
       auto tile = llvm::cast<kite::TileType>(result.getType());
       if (Type elem = kite::getElementTypeOrNull(a->getType()))
         if (elem != tile.getElementType())
           result = b_.create<kite::CastOp>(
               l, tileType(tile.getOptionalShape(), elem), result,
               dtypeConst(elem, l));
-      (void)keep;
     }
     if (failed(assignTo(stripped, KValue::of(result), call)))
       return failure();
@@ -1576,8 +1574,7 @@ KernelEmitter::emitTensorAssign(std::optional<kite::BinaryKind> op,
 //===----------------------------------------------------------------------===//
 
 FailureOr<LoopSpec>
-KernelEmitter::emitLoopSpec(const clang::Expr *range, llvm::StringRef &kind,
-                            std::optional<unsigned> bindings) {
+KernelEmitter::emitLoopSpec(const clang::Expr *range, llvm::StringRef &kind) {
   auto *call = dyn_cast<clang::CallExpr>(strip(range));
   const clang::FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
   std::string name = kiteName(callee);
@@ -1645,8 +1642,6 @@ KernelEmitter::emitLoopSpec(const clang::Expr *range, llvm::StringRef &kind,
         return failure();
       std::optional<int64_t> rank =
           isTensor(*x) ? kite::getRankOf(x->getType()) : std::nullopt;
-      if (!rank && bindings)
-        rank = *bindings;
       if (!rank) {
         diags_.report(arg->getSourceRange(), Diag::UnknownRankTile)
             << "x.sizes()";

@@ -10,7 +10,10 @@
 
 #include "frontend/Emitter.h"
 
+#include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/ScopeExit.h"
+
+#include <functional>
 
 using namespace kite::frontend;
 using clang::dyn_cast;
@@ -162,33 +165,291 @@ LogicalResult KernelEmitter::emitFunctionBody(const clang::Stmt *body) {
     diags_.report(body->getBeginLoc(), Diag::ExceptionsNotSupported);
     return failure();
   }
-  auto *compound = dyn_cast<clang::CompoundStmt>(body);
-  if (!compound)
-    return emitStmt(body);
   ScopeGuard scope(*this);
-  for (const clang::Stmt *child : compound->body()) {
-    auto *ret = dyn_cast<clang::ReturnStmt>(child);
-    if (!ret) {
-      if (failed(emitStmt(child)))
+  FailureOr<std::optional<KValue>> result = emitReturningSeq(stmtsOf(body));
+  if (failed(result))
+    return failure();
+  if (*result) {
+    if (frames_.empty())
+      kernelResult_ = **result;
+    else
+      frames_.back().result = **result;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Returns
+//===----------------------------------------------------------------------===//
+//
+// A function body is a sequence that may return. `if (c) { ...; return a; }
+// rest; return b;` becomes an scf.if whose branches are `{...; a}` and
+// `{rest; b}`, yielding the returned value (and the outer variables the
+// branches assign).
+
+namespace {
+/// Whether `s` contains a return of its own function (not of a lambda).
+bool containsReturn(const clang::Stmt *s) {
+  if (!s || isa<clang::LambdaExpr>(s))
+    return false;
+  if (isa<clang::ReturnStmt>(s))
+    return true;
+  for (const clang::Stmt *child : s->children())
+    if (containsReturn(child))
+      return true;
+  return false;
+}
+
+bool endsWithReturn(llvm::ArrayRef<const clang::Stmt *> stmts) {
+  return !stmts.empty() && isa<clang::ReturnStmt>(stmts.back());
+}
+} // namespace
+
+llvm::SmallVector<const clang::Stmt *>
+KernelEmitter::stmtsOf(const clang::Stmt *s) {
+  llvm::SmallVector<const clang::Stmt *> result;
+  if (!s)
+    return result;
+  if (auto *compound = dyn_cast<clang::CompoundStmt>(s))
+    result.append(compound->body_begin(), compound->body_end());
+  else
+    result.push_back(s);
+  return result;
+}
+
+FailureOr<KValue> KernelEmitter::emitReturnValue(const clang::ReturnStmt *ret) {
+  if (frames_.empty()) {
+    if (failed(emitKernelReturn(ret)))
+      return failure();
+    return *kernelResult_;
+  }
+  if (!ret->getRetValue())
+    return KValue::none();
+  return emitExpr(ret->getRetValue());
+}
+
+FailureOr<std::optional<KValue>>
+KernelEmitter::emitReturningSeq(llvm::ArrayRef<const clang::Stmt *> stmts) {
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    const clang::Stmt *s = stmts[i];
+    if (auto *ret = dyn_cast<clang::ReturnStmt>(s)) {
+      if (i + 1 != stmts.size()) {
+        diags_.report(stmts[i + 1]->getBeginLoc(), Diag::UnsupportedStmt)
+            << "unreachable" << " after 'return'";
+        return failure();
+      }
+      FailureOr<KValue> v = emitReturnValue(ret);
+      if (failed(v))
+        return failure();
+      return std::optional<KValue>(*v);
+    }
+    if (!containsReturn(s)) {
+      if (failed(emitStmt(s)))
         return failure();
       continue;
     }
-    if (child != compound->body_back()) {
-      diags_.report(ret->getBeginLoc(), Diag::EarlyReturn) << !frames_.empty();
-      return failure();
+    llvm::ArrayRef<const clang::Stmt *> rest = stmts.drop_front(i + 1);
+    if (auto *ifs = dyn_cast<clang::IfStmt>(s))
+      return emitReturningIf(ifs, rest);
+    if (auto *compound = dyn_cast<clang::CompoundStmt>(s)) {
+      ScopeGuard scope(*this);
+      llvm::SmallVector<const clang::Stmt *> seq = stmtsOf(compound);
+      seq.append(rest.begin(), rest.end());
+      return emitReturningSeq(seq);
     }
-    if (frames_.empty())
-      return emitKernelReturn(ret);
-    if (!ret->getRetValue()) {
-      frames_.back().result = KValue::none();
-      return success();
-    }
-    FailureOr<KValue> v = emitExpr(ret->getRetValue());
-    if (failed(v))
-      return failure();
-    frames_.back().result = *v;
+    // A return inside a loop: report that return.
+    std::function<const clang::Stmt *(const clang::Stmt *)> find =
+        [&](const clang::Stmt *x) -> const clang::Stmt * {
+      if (!x || isa<clang::LambdaExpr>(x))
+        return nullptr;
+      if (isa<clang::ReturnStmt>(x))
+        return x;
+      for (const clang::Stmt *child : x->children())
+        if (const clang::Stmt *r = find(child))
+          return r;
+      return nullptr;
+    };
+    diags_.report(find(s)->getBeginLoc(), Diag::EarlyReturn)
+        << !frames_.empty();
+    return failure();
   }
-  return success();
+  return std::optional<KValue>();
+}
+
+FailureOr<std::optional<KValue>>
+KernelEmitter::emitReturningIf(const clang::IfStmt *s,
+                               llvm::ArrayRef<const clang::Stmt *> rest) {
+  ScopeGuard scope(*this);
+  if (s->getInit() && failed(emitStmt(s->getInit())))
+    return failure();
+  if (s->getConditionVariableDeclStmt() &&
+      failed(emitStmt(s->getConditionVariableDeclStmt())))
+    return failure();
+
+  // Each branch continues with the statements after the `if` unless it
+  // returns.
+  auto branchSeq = [&](const clang::Stmt *branch) {
+    llvm::SmallVector<const clang::Stmt *> seq = stmtsOf(branch);
+    if (!endsWithReturn(seq))
+      seq.append(rest.begin(), rest.end());
+    return seq;
+  };
+  llvm::SmallVector<const clang::Stmt *> thenSeq = branchSeq(s->getThen());
+  llvm::SmallVector<const clang::Stmt *> elseSeq = branchSeq(s->getElse());
+
+  std::optional<bool> taken;
+  Value cond;
+  if (s->isConstexpr()) {
+    if (std::optional<llvm::APSInt> c =
+            s->getCond()->getIntegerConstantExpr(ast_))
+      taken = c->getBoolValue();
+  }
+  if (!taken) {
+    FailureOr<Value> c = emitScalar(s->getCond());
+    if (failed(c))
+      return failure();
+    cond = toBool(*c, loc(s->getCond()));
+    if (auto constant = cond.getDefiningOp<mlir::arith::ConstantOp>())
+      taken = llvm::cast<mlir::IntegerAttr>(constant.getValue()).getInt() != 0;
+  }
+  if (taken) {
+    ScopeGuard branchScope(*this);
+    return emitReturningSeq(*taken ? thenSeq : elseSeq);
+  }
+  if (deviceDepth_ == 0)
+    hostConstructs_.push_back(s);
+  auto popHost = llvm::make_scope_exit([&] {
+    if (deviceDepth_ == 0)
+      hostConstructs_.pop_back();
+  });
+
+  // Outer variables the branches assign are results too.
+  AssignedVars scan;
+  for (const clang::Stmt *x : thenSeq)
+    scanAssigned(x, scan);
+  for (const clang::Stmt *x : elseSeq)
+    scanAssigned(x, scan);
+  llvm::SmallVector<const clang::ValueDecl *> carried = carriedVars(scan);
+  llvm::SmallVector<KValue> before;
+  for (const clang::ValueDecl *d : carried) {
+    before.push_back(*lookup(d));
+    if (!before.back().value || (before.back().kind != KValue::Kind::Value &&
+                                 before.back().kind != KValue::Kind::BlockSize)) {
+      diags_.report(scan.assigned.lookup(d)->getSourceRange(),
+                    Diag::UnsupportedExpr)
+          << ("assigning " + describe(before.back()) + " inside 'if'");
+      return failure();
+    }
+  }
+
+  mlir::Location l = loc(s);
+  auto ifOp = b_.create<mlir::scf::IfOp>(l, mlir::TypeRange(), cond,
+                                         /*withElseRegion=*/true);
+  struct Branch {
+    std::optional<KValue> result;
+    llvm::SmallVector<Value> values; // returned values, then carried ones
+  };
+  auto emitBranch = [&](llvm::ArrayRef<const clang::Stmt *> seq,
+                        mlir::Block *block) -> FailureOr<Branch> {
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(block->getTerminator());
+    Branch branch;
+    {
+      ScopeGuard branchScope(*this);
+      FailureOr<std::optional<KValue>> r = emitReturningSeq(seq);
+      if (failed(r))
+        return failure();
+      branch.result = *r;
+    }
+    if (branch.result) {
+      const KValue &r = *branch.result;
+      if (r.kind == KValue::Kind::Tuple) {
+        for (const KValue &e : r.elems)
+          branch.values.push_back(e.value);
+      } else if (r.kind != KValue::Kind::Void) {
+        branch.values.push_back(r.value);
+      }
+      for (Value v : branch.values)
+        if (!v) {
+          diags_.report(s->getBeginLoc(), Diag::UnsupportedExpr)
+              << ("returning " + describe(r) + " from inside 'if'");
+          return failure();
+        }
+    }
+    for (auto [i, d] : llvm::enumerate(carried)) {
+      KValue *now = lookup(d);
+      if (now->kind != before[i].kind || !now->value) {
+        diags_.report(d->getLocation(), Diag::CarriedKindChanged)
+            << d->getName() << describe(before[i]) << describe(*now);
+        return failure();
+      }
+      branch.values.push_back(now->value);
+      bind(d, before[i]);
+    }
+    return branch;
+  };
+  FailureOr<Branch> thenBranch = emitBranch(thenSeq, ifOp.thenBlock());
+  if (failed(thenBranch))
+    return failure();
+  FailureOr<Branch> elseBranch = emitBranch(elseSeq, ifOp.elseBlock());
+  if (failed(elseBranch))
+    return failure();
+  if (thenBranch->result.has_value() != elseBranch->result.has_value() ||
+      thenBranch->values.size() != elseBranch->values.size() ||
+      (thenBranch->result &&
+       thenBranch->result->kind != elseBranch->result->kind)) {
+    diags_.report(s->getBeginLoc(), Diag::UnsupportedStmt)
+        << "if"
+        << " whose branches return different kinds of values (or only one "
+           "returns)";
+    return failure();
+  }
+
+  llvm::SmallVector<mlir::Type> types;
+  for (auto [a, b] : llvm::zip(thenBranch->values, elseBranch->values)) {
+    mlir::Type joined = joinTypes(a.getType(), b.getType());
+    if (!joined) {
+      diags_.report(s->getBeginLoc(), Diag::ExpectedKind)
+          << describe(KValue::of(a)) << describe(KValue::of(b));
+      return failure();
+    }
+    types.push_back(joined);
+  }
+  auto newIf = b_.create<mlir::scf::IfOp>(l, types, cond,
+                                          /*withElseRegion=*/true);
+  newIf.getThenRegion().takeBody(ifOp.getThenRegion());
+  newIf.getElseRegion().takeBody(ifOp.getElseRegion());
+  ifOp.erase();
+  auto finish = [&](mlir::Block *block, llvm::ArrayRef<Value> values) {
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    block->getTerminator()->erase();
+    b_.setInsertionPointToEnd(block);
+    llvm::SmallVector<Value> yields;
+    for (auto [v, type] : llvm::zip(values, types))
+      yields.push_back(generalize(v, type, l));
+    b_.create<mlir::scf::YieldOp>(l, yields);
+  };
+  finish(newIf.thenBlock(), thenBranch->values);
+  finish(newIf.elseBlock(), elseBranch->values);
+
+  unsigned next = 0;
+  std::optional<KValue> result;
+  if (thenBranch->result) {
+    KValue r = *thenBranch->result;
+    if (r.kind == KValue::Kind::Tuple) {
+      for (KValue &e : r.elems)
+        e.value = newIf.getResult(next++);
+    } else if (r.kind != KValue::Kind::Void) {
+      r.value = newIf.getResult(next++);
+    }
+    result = r;
+  }
+  for (auto [i, d] : llvm::enumerate(carried)) {
+    KValue v = before[i];
+    v.value = newIf.getResult(next++);
+    bind(d, v);
+  }
+  return result;
 }
 
 //===----------------------------------------------------------------------===//
@@ -477,6 +738,10 @@ LogicalResult KernelEmitter::emitCarriedLoop(
       // A carried value's type got more general in the body: emit the loop
       // again with the general type, so the body sees what it may get.
       (*op)->erase();
+      for (Value init : inits)
+        if (auto cast = init.getDefiningOp<mlir::UnrealizedConversionCastOp>())
+          if (cast->use_empty())
+            cast->erase();
       continue;
     }
     for (auto [i, d] : llvm::enumerate(carried)) {
@@ -528,16 +793,12 @@ LogicalResult KernelEmitter::emitIf(const clang::IfStmt *s) {
   mlir::Location l = loc(s);
   Value cond = toBool(condValue->value, loc(s->getCond()));
 
-  // A constant condition (a specialized bool, `if (true)`) picks a branch.
+  // A constant condition (`if (true)`, a constant argument of an inlined
+  // helper) picks a branch; nothing is conditional then.
   if (auto c = cond.getDefiningOp<mlir::arith::ConstantOp>()) {
     bool taken = llvm::cast<mlir::IntegerAttr>(c.getValue()).getInt() != 0;
     const clang::Stmt *branch = taken ? s->getThen() : s->getElse();
-    if (deviceDepth_ == 0)
-      hostConstructs_.push_back(s);
-    LogicalResult result = branch ? emitStmt(branch) : success();
-    if (deviceDepth_ == 0)
-      hostConstructs_.pop_back();
-    return result;
+    return branch ? emitStmt(branch) : success();
   }
 
   AssignedVars scan;
@@ -688,7 +949,6 @@ LogicalResult KernelEmitter::emitFor(const clang::ForStmt *s) {
   FailureOr<mlir::Type> ivType = convertScalarType(var->getType());
   if (failed(ivType))
     return unsupported();
-  bool isUnsigned = var->getType()->isUnsignedIntegerType();
   FailureOr<Value> lb = emitScalar(var->getInit(), *ivType);
   if (failed(lb))
     return failure();
@@ -712,7 +972,6 @@ LogicalResult KernelEmitter::emitFor(const clang::ForStmt *s) {
   } else {
     step = constInt(*ivType, 1, l);
   }
-  (void)isUnsigned;
 
   llvm::SmallVector<const clang::ValueDecl *> carried = carriedVars(scan);
   for (const clang::ValueDecl *d : carried) {
@@ -784,12 +1043,18 @@ LogicalResult KernelEmitter::emitRangeFor(const clang::CXXForRangeStmt *s) {
                                   call->getCalleeDecl()))
                             : "";
     if (name == "tile" || name == "grid") {
+      const clang::Stmt *outer = hostConstructs_.back();
+      // An early `return` puts the rest of the function in the else branch.
+      bool inside = sm_.isPointWithin(s->getBeginLoc(), outer->getBeginLoc(),
+                                      outer->getEndLoc());
       diags_.report(s->getBeginLoc(), Diag::TopLevelLoopNested)
-          << name << constructName(hostConstructs_.back());
+          << name
+          << (inside ? constructName(outer)
+                     : "the code after an early 'return'");
       return failure();
     }
   }
-  FailureOr<LoopSpec> spec = emitLoopSpec(s->getRangeInit(), kind, numBindings);
+  FailureOr<LoopSpec> spec = emitLoopSpec(s->getRangeInit(), kind);
   if (failed(spec))
     return failure();
   unsigned numDims = spec->lowerBounds.size();
@@ -854,8 +1119,7 @@ LogicalResult KernelEmitter::emitRangeFor(const clang::CXXForRangeStmt *s) {
       [](mlir::Operation *op) { return &op->getRegion(0).front(); },
       [&](mlir::Operation *op) -> LogicalResult {
         ScopeGuard bodyScope(*this);
-        if (failed(bindLoopVar(s, &op->getRegion(0).front(), numDims,
-                               spec->isGrid)))
+        if (failed(bindLoopVar(s, &op->getRegion(0).front(), numDims)))
           return failure();
         return emitStmt(s->getBody());
       },
@@ -865,8 +1129,7 @@ LogicalResult KernelEmitter::emitRangeFor(const clang::CXXForRangeStmt *s) {
 }
 
 LogicalResult KernelEmitter::bindLoopVar(const clang::CXXForRangeStmt *s,
-                                         mlir::Block *body, unsigned numDims,
-                                         bool isGrid) {
+                                         mlir::Block *body, unsigned numDims) {
   const clang::VarDecl *loopVar = s->getLoopVariable();
   std::vector<KValue> vars;
   for (unsigned i = 0; i < numDims; ++i) {
@@ -886,6 +1149,5 @@ LogicalResult KernelEmitter::bindLoopVar(const clang::CXXForRangeStmt *s,
     bind(loopVar, vars.front());
   else
     bind(loopVar, KValue::aggregate(KValue::Kind::Tuple, vars));
-  (void)isGrid;
   return success();
 }

@@ -172,14 +172,21 @@ private:
   /// Emits the body of a kernel or an inlined function; `return` may only
   /// be its last statement.
   mlir::LogicalResult emitFunctionBody(const clang::Stmt *body);
+  /// Emits statements that may `return`; the returned value, if they do.
+  mlir::FailureOr<std::optional<KValue>>
+  emitReturningSeq(llvm::ArrayRef<const clang::Stmt *> stmts);
+  mlir::FailureOr<std::optional<KValue>>
+  emitReturningIf(const clang::IfStmt *s,
+                  llvm::ArrayRef<const clang::Stmt *> rest);
+  mlir::FailureOr<KValue> emitReturnValue(const clang::ReturnStmt *ret);
+  static llvm::SmallVector<const clang::Stmt *> stmtsOf(const clang::Stmt *s);
   mlir::LogicalResult emitDeclStmt(const clang::DeclStmt *s);
   mlir::LogicalResult emitVarDecl(const clang::VarDecl *var);
   mlir::LogicalResult emitIf(const clang::IfStmt *s);
   mlir::LogicalResult emitFor(const clang::ForStmt *s);
   mlir::LogicalResult emitRangeFor(const clang::CXXForRangeStmt *s);
   mlir::LogicalResult bindLoopVar(const clang::CXXForRangeStmt *s,
-                                  mlir::Block *body, unsigned numDims,
-                                  bool isGrid);
+                                  mlir::Block *body, unsigned numDims);
   /// Finds the outer variables that `s` assigns (following calls into
   /// inlined functions and lambdas).
   void scanAssigned(const clang::Stmt *s, AssignedVars &out);
@@ -331,8 +338,7 @@ private:
   mlir::FailureOr<mlir::Value> emitDType(const clang::Expr *e);
   mlir::Value dtypeConst(mlir::Type elem, mlir::Location l);
   mlir::FailureOr<LoopSpec> emitLoopSpec(const clang::Expr *range,
-                                         llvm::StringRef &kind,
-                                         std::optional<unsigned> bindings);
+                                         llvm::StringRef &kind);
   mlir::FailureOr<llvm::SmallVector<int64_t>>
   emitIntList(const clang::Expr *e, llvm::StringRef what);
   mlir::FailureOr<KValue> emitShapeOp(llvm::StringRef name,

@@ -571,7 +571,8 @@ FailureOr<CudaKernel> Emitter::run() {
       break;
     }
     case CudaKernel::Param::Kind::OutputData:
-      params += cType(result.outputs[p.index].dtype) + "* __restrict__ o" +
+      params += cType(parseDType(kernel.getContext(), result.outputs[p.index].dtype)) +
+                "* __restrict__ o" +
                 std::to_string(p.index);
       break;
     case CudaKernel::Param::Kind::ArgScalar: {
@@ -1175,12 +1176,12 @@ LogicalResult Emitter::emitOp(Operation *op) {
                                   "wrap it in kite::specialize())";
         CudaKernel::Output out;
         out.name = "o" + std::to_string(result.outputs.size());
-        out.dtype = t.getElementType();
+        out.dtype = dtypeName(t.getElementType());
         out.sizes.assign(t.getShape().begin(), t.getShape().end());
         out.zeroed = e.getZeroed();
         TensorRef ref;
         ref.ptr = out.name;
-        ref.elem = out.dtype;
+        ref.elem = t.getElementType();
         ref.sizes = out.sizes;
         ref.strides.resize(ref.sizes.size());
         int64_t st = 1;
@@ -1198,12 +1199,12 @@ LogicalResult Emitter::emitOp(Operation *op) {
         auto t = cast<kite::TensorType>(e.getType());
         CudaKernel::Output out;
         out.name = "o" + std::to_string(result.outputs.size());
-        out.dtype = t.getElementType();
+        out.dtype = dtypeName(t.getElementType());
         out.sizes.assign(t.getShape().begin(), t.getShape().end());
         out.zeroed = e.getZeroed();
         TensorRef ref;
         ref.ptr = out.name;
-        ref.elem = out.dtype;
+        ref.elem = t.getElementType();
         ref.sizes = out.sizes;
         ref.strides.resize(ref.sizes.size());
         int64_t st = 1;

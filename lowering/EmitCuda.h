@@ -12,6 +12,7 @@
 #define KITE_LOWERING_EMITCUDA_H
 
 #include "ir/KiteDialect.h"
+#include "lowering/LaunchArg.h"
 
 #include <string>
 #include <vector>
@@ -22,7 +23,7 @@ struct CudaKernel {
   /// An output the host prologue allocates (contiguous).
   struct Output {
     std::string name;
-    mlir::Type dtype;
+    std::string dtype; // the language's name: f16 bf16 f32 f64 i8 i32 i64 bool
     llvm::SmallVector<int64_t> sizes;
     bool zeroed = false;
   };

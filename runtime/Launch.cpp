@@ -14,6 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <atomic>
+#include <cstdlib>
 #include "runtime/Launch.h"
 
 #include "runtime/Driver.h"
@@ -452,6 +454,30 @@ private:
 
 } // namespace
 
+namespace {
+std::atomic<int> gPoison{-1}; // -1: not read from the environment yet
+} // namespace
+
+bool kite::runtime::poisonOutputs() {
+  int p = gPoison.load(std::memory_order_relaxed);
+  if (p < 0) [[unlikely]] {
+    const char *env = std::getenv("KITE_POISON_OUTPUTS");
+    p = env && *env && std::string_view(env) != "0";
+    gPoison.store(p, std::memory_order_relaxed);
+  }
+  return p;
+}
+
+void kite::runtime::setPoisonOutputs(bool on) { gPoison.store(on, std::memory_order_relaxed); }
+
+void kite::runtime::poison(const Tensor &t, Stream stream) {
+  int64_t bytes = t.numel() * element_size(t.dtype());
+  if (bytes > 0)
+    check(cu().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(t.data_ptr()), 0xFF, size_t(bytes),
+                               reinterpret_cast<CUstream>(stream.handle)),
+          "kite::launch: poisoning an output of {} bytes", bytes);
+}
+
 void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
                     std::span<Tensor> results, Stream stream) {
   int ordinal = validate_args(plan, args);
@@ -468,6 +494,8 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
   for (size_t j = 0; j < plan.outputs.size(); ++j) {
     const OutputSpec &o = plan.outputs[j];
     outputs[j] = allocateDevice(dc, o.sizes, o.dtype, stream, o.zeroed, "kite::launch: output");
+    if (poisonOutputs() && !o.zeroed) [[unlikely]]
+      poison(outputs[j], stream);
   }
 
   // Parameters: the template (constants in place), then the run-time values.

@@ -9,6 +9,8 @@
 #ifndef KITE_RUNTIME_LAUNCH_H
 #define KITE_RUNTIME_LAUNCH_H
 
+#include <kite/runtime.hpp>
+
 #include <cstddef>
 #include <string_view>
 
@@ -21,6 +23,13 @@ size_t moduleCacheSize();
 bool evictPlan(std::string_view key);
 /// Unloads every plan. Must not race with launches.
 void clearModuleCache();
+
+/// Outputs filled with 0xFF bytes (NaN for floats, -1 for integers) before
+/// each launch, so a kernel that leaves an element unwritten fails its
+/// checks. Off by default; on with KITE_POISON_OUTPUTS=1 or this call.
+bool poisonOutputs();
+void setPoisonOutputs(bool on);
+void poison(const Tensor &t, Stream stream);
 
 } // namespace kite::runtime
 

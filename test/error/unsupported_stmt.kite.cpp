@@ -33,10 +33,29 @@ KITE_KERNEL void uses_break(Tensor x) {
   }
 }
 
-KITE_KERNEL void uses_early_return(Tensor x, bool flag) {
-  if (flag)
-    // CHECK: [[@LINE+1]]:5: error: 'return' must be the last statement of a kite kernel
+KITE_KERNEL void uses_early_return(Tensor x) {
+  for (auto t : tile(x.size(0))) {
+    // CHECK: [[@LINE+1]]:5: error: 'return' inside a loop is not supported in a kite kernel: loops always run to their end
     return;
+  }
+}
+
+int64_t first_big(int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    // CHECK: [[@LINE+1]]:5: error: 'return' inside a loop is not supported in an inlined function
+    return i;
+  return n;
+}
+
+KITE_KERNEL void uses_loop_return(Tensor x) { auto i = first_big(x.size(0)); }
+
+KITE_KERNEL Tensor loop_after_return(Tensor x) {
+  if (x.size(0) == 0)
+    return x;
+  // CHECK: [[@LINE+1]]:3: error: a top-level tile loop cannot be nested inside the code after an early 'return'
+  for (auto t : tile(x.size(0)))
+    x[t] = 0.0f;
+  return x;
 }
 
 KITE_KERNEL void odd_for(Tensor x) {

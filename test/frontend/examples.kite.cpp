@@ -1,11 +1,11 @@
 // Every example captures, and its IR re-parses and verifies with kite-opt.
-// (exp.kite.cpp is in example_exp.kite.cpp: it does not capture yet.)
 //
 // RUN: kite compile %kite_src/examples/add.kite.cpp --emit=ir | kite-opt | FileCheck %s --check-prefix=ADD
 // RUN: kite compile %kite_src/examples/attention.kite.cpp --emit=ir | kite-opt | FileCheck %s --check-prefix=ATTENTION
 // RUN: kite compile %kite_src/examples/bmm.kite.cpp --emit=ir | kite-opt | FileCheck %s --check-prefix=BMM
 // RUN: kite compile %kite_src/examples/cross_entropy.kite.cpp --emit=ir | kite-opt | FileCheck %s --check-prefix=CROSS-ENTROPY
 // RUN: kite compile %kite_src/examples/embedding.kite.cpp --emit=ir | kite-opt | FileCheck %s --check-prefix=EMBEDDING
+// RUN: kite compile %kite_src/examples/exp.kite.cpp --emit=ir | kite-opt | FileCheck %s --check-prefix=EXP
 // RUN: kite compile %kite_src/examples/layernorm.kite.cpp --emit=ir | kite-opt | FileCheck %s --check-prefix=LAYERNORM
 // RUN: kite compile %kite_src/examples/long_sum.kite.cpp --emit=ir | kite-opt | FileCheck %s --check-prefix=LONG-SUM
 // RUN: kite compile %kite_src/examples/matmul.kite.cpp --emit=ir | kite-opt | FileCheck %s --check-prefix=MATMUL
@@ -26,6 +26,8 @@
 // CROSS-ENTROPY: kite.tile_for
 // EMBEDDING-LABEL: func.func @embedding(
 // EMBEDDING: kite.tile_for
+// EXP-LABEL: func.func @exp_kernel(
+// EXP: kite.tile_for
 // LAYERNORM-LABEL: func.func @layernorm(
 // LAYERNORM: kite.tile_for
 // LONG-SUM-LABEL: func.func @long_sum(

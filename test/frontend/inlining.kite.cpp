@@ -81,3 +81,42 @@ KITE_KERNEL void lambdas(Tensor x, float s) {
 // LOC-DAG: #[[SCALE_BODY:loc[0-9]+]] = loc("{{.*}}inlining.kite.cpp":11:51)
 // LOC-DAG: #[[SCALE_CALL:loc[0-9]+]] = loc("{{.*}}inlining.kite.cpp":44:20)
 // LOC-DAG: #[[MUL]] = loc(callsite(#[[SCALE_BODY]] at #[[SCALE_CALL]]))
+
+// Early returns in helpers become scf.if with the returned value; a
+// constant condition (`if constexpr`, a literal argument) picks a branch.
+Tensor activation(const Tensor &v, bool smooth) {
+  if (smooth)
+    return gelu(v);
+  return relu(v);
+}
+int64_t pick_block(int64_t n) {
+  if (n > 1024)
+    return 128;
+  else if (n > 64)
+    return 64;
+  return 16;
+}
+
+// CHECK-LABEL: func.func @early_returns(
+// CHECK-SAME: %{{.*}}: i1 {kite.name = "smooth"}
+// CHECK: %[[BS:.*]] = scf.if %{{.*}} -> (i64) {
+// CHECK:   scf.yield %{{.*}} : i64
+// CHECK: } else {
+// CHECK:   %[[INNER:.*]] = scf.if %{{.*}} -> (i64) {
+// CHECK:   scf.yield %[[INNER]] : i64
+// CHECK: kite.tile_for (%[[T:.*]]) = ({{.*}}) to ({{.*}}) block (%[[BS]]) {
+// CHECK:   %[[A:.*]] = scf.if %{{.*}} -> (!kite.tile<*x?>) {
+// CHECK:     kite.unary gelu
+// CHECK:   } else {
+// CHECK:     kite.unary relu
+// CHECK:   }
+// CHECK-NOT: scf.if
+// CHECK:   %[[B:.*]] = kite.unary relu
+// CHECK:   kite.binary add %[[A]], %[[B]]
+KITE_KERNEL Tensor early_returns(Tensor x, bool smooth) {
+  auto out = empty_like(x);
+  auto bs = block(pick_block(x.size(0)));
+  for (auto t : tile(x.size(0), bs))
+    out[t] = activation(x[t], smooth) + activation(x[t], false);
+  return out;
+}

@@ -41,7 +41,11 @@ int runCompile(const CompileOptions &opts, const kite::cli::Context &context) {
   // -I directories come first, so they can override kite's own headers.
   capture.includeDirs = opts.includeDirs;
   capture.defines = opts.defines;
-  capture.resourceDir = opts.resourceDir;
+  capture.resourceDir =
+      !opts.resourceDir.empty()
+          ? opts.resourceDir
+          : kite::frontend::defaultResourceDir(
+                context.argv0, reinterpret_cast<void *>(&runCompile));
 
   mlir::MLIRContext mlirContext;
   auto module = kite::frontend::captureFile(mlirContext, opts.file, capture);
@@ -86,7 +90,8 @@ void kite::cli::addCompileCommand(CLI::App &app, Context &context) {
   cmd->add_option("-D,--define", opts->defines,
                   "Define a macro for the parse (NAME or NAME=VALUE)");
   cmd->add_option("--resource-dir", opts->resourceDir,
-                  "Clang's resource directory (default: the one kite was "
+                  "Clang's resource directory (default: $KITE_CLANG_RESOURCE_DIR, "
+                  "<prefix>/lib/clang/19 next to kite, or the one kite was "
                   "built with)");
   cmd->add_flag("--debug-locations", opts->debugLocations,
                 "Print each op's source location (loc(...)) in the IR");

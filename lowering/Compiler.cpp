@@ -1,0 +1,201 @@
+//===- Compiler.cpp - captured kernel to launchable plan ------------------===//
+//
+// This file implements the compiler entry points: parse captured IR, run the
+// lowering pipeline (the one `kite-opt --kite-lower` runs), emit CUDA,
+// compile it with NVRTC and describe the launch as a KernelPlan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Compiler.h"
+#include "lowering/LaunchArg.h"
+#include "lowering/Passes.h"
+#include "lowering/Pipeline.h"
+
+#include "runtime/CompilerHook.h"
+#include "runtime/Nvrtc.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+namespace {
+
+kite::DType toDType(const std::string &name) {
+  using kite::DType;
+  static const std::pair<const char *, DType> names[] = {
+      {"f16", DType::f16}, {"bf16", DType::bf16}, {"f32", DType::f32},
+      {"f64", DType::f64}, {"i8", DType::i8},     {"i32", DType::i32},
+      {"i64", DType::i64}, {"bool", DType::boolean}};
+  for (auto &[n, t] : names)
+    if (name == n)
+      return t;
+  throw kite::Error("kite: internal error: unknown dtype '" + name + "'");
+}
+
+std::string joinArgs(const std::vector<kite::ArgSpec> &args) {
+  std::string s;
+  for (const kite::ArgSpec &a : args)
+    s += (s.empty() ? "" : " ") + a.str();
+  return s;
+}
+
+/// Collects diagnostics as `file:line:col: error: message` lines.
+struct DiagnosticCollector {
+  std::string text;
+  ScopedDiagnosticHandler handler;
+  explicit DiagnosticCollector(MLIRContext &ctx)
+      : handler(&ctx, [this](Diagnostic &d) {
+          llvm::raw_string_ostream os(text);
+          os << d.getLocation() << ": "
+             << (d.getSeverity() == DiagnosticSeverity::Error ? "error: " : "note: ")
+             << d << "\n";
+          for (Diagnostic &note : d.getNotes())
+            os << note.getLocation() << ": note: " << note << "\n";
+          return success();
+        }) {}
+};
+
+void registerDialects(MLIRContext &ctx) {
+  ctx.printOpOnDiagnostic(false); // the source line says where; no IR dumps
+  DialectRegistry registry;
+  registry.insert<kite::KiteDialect, func::FuncDialect, arith::ArithDialect,
+                  math::MathDialect, scf::SCFDialect>();
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+}
+
+/// Scalars the kernel specializes on: bools always, others where the
+/// kernel wraps them in specialize().
+std::vector<bool> specializedScalars(func::FuncOp f) {
+  std::vector<bool> result;
+  for (BlockArgument arg : f.getArguments()) {
+    bool specialized = arg.getType().isInteger(1);
+    for (Operation *user : arg.getUsers())
+      specialized |= isa<kite::SpecializeOp>(user);
+    result.push_back(specialized);
+  }
+  return result;
+}
+
+} // namespace
+
+kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
+                                   const std::vector<ArgSpec> &args,
+                                   std::string_view config,
+                                   const CompileOptions &options) {
+  MLIRContext ctx(MLIRContext::Threading::DISABLED);
+  registerDialects(ctx);
+  DiagnosticCollector diags(ctx);
+  auto fail = [&](const std::string &what) -> Error {
+    return Error("kite: cannot compile kernel '" + std::string(name) + "' for (" +
+                 joinArgs(args) + "): " + what + (diags.text.empty() ? "" : "\n") +
+                 diags.text);
+  };
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(llvm::StringRef(ir.data(), ir.size()), &ctx);
+  if (!module)
+    throw fail("the captured IR does not parse (was it written by another kite version?)");
+  PassManager pm(&ctx);
+  LoweringOptions lowering;
+  lowering.kernel = std::string(name);
+  lowering.args = joinArgs(args);
+  lowering.config = std::string(config);
+  buildKiteLoweringPipeline(pm, lowering);
+  if (failed(pm.run(*module)))
+    throw fail("lowering failed");
+  FailureOr<func::FuncOp> kernel = findKernel(*module, name);
+  if (failed(kernel))
+    throw fail("no such kernel");
+  EmitOptions emit;
+  emit.lineDirectives = options.lineDirectives;
+  FailureOr<CudaKernel> cuda = emitCuda(*kernel, emit);
+  if (failed(cuda))
+    throw fail("CUDA emission failed");
+  return *cuda;
+}
+
+kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
+                                     const std::vector<ArgSpec> &args,
+                                     const Options &options,
+                                     const CompileOptions &compile) {
+  std::string arch = compile.arch;
+  if (arch.empty())
+    arch = gpu_available() && device_count() > 0 ? device_properties(0).arch() : "sm_90a";
+
+  // Which scalars does the kernel specialize on? Only those keep a value in
+  // the plan's specs (others are run-time arguments).
+  std::vector<ArgSpec> specs = args;
+  {
+    MLIRContext ctx(MLIRContext::Threading::DISABLED);
+    registerDialects(ctx);
+    DiagnosticCollector diags(ctx);
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+        llvm::StringRef(kernel.ir.data(), kernel.ir.size()), &ctx);
+    if (!module)
+      throw Error("kite: the captured IR of kernel '" + std::string(kernel.name) +
+                  "' does not parse:\n" + diags.text);
+    FailureOr<func::FuncOp> f = findKernel(*module, kernel.name);
+    if (failed(f))
+      throw Error("kite: " + diags.text);
+    std::vector<bool> spec = specializedScalars(*f);
+    for (size_t i = 0; i < specs.size() && i < spec.size(); ++i)
+      if (!specs[i].is_tensor() && !spec[i])
+        specs[i].value.reset();
+  }
+
+  CudaKernel cuda = lowerToCuda(kernel.ir, kernel.name, specs, options.config, compile);
+  runtime::NvrtcOutput out = runtime::compileToCubin(cuda.source, cuda.symbol, arch);
+
+  KernelPlan plan;
+  plan.name = std::string(kernel.name);
+  plan.kernelName = cuda.symbol;
+  plan.arch = arch;
+  plan.binaryKind = KernelPlan::Binary::cubin;
+  plan.binary = std::move(out.binary);
+  plan.grid = {(uint32_t)cuda.numPrograms, 1, 1};
+  plan.block = {(uint32_t)cuda.numThreads, 1, 1};
+  plan.dynamicSharedBytes = (uint32_t)cuda.sharedBytes;
+  plan.args = specs;
+  for (const CudaKernel::Output &o : cuda.outputs)
+    plan.outputs.push_back(OutputSpec{o.name, toDType(o.dtype),
+                                      std::vector<int64_t>(o.sizes.begin(), o.sizes.end()),
+                                      o.zeroed});
+  for (const CudaKernel::Param &p : cuda.params) {
+    ParamSpec ps;
+    ps.index = p.index;
+    switch (p.kind) {
+    case CudaKernel::Param::Kind::ArgData: ps.kind = ParamSpec::Kind::argData; break;
+    case CudaKernel::Param::Kind::OutputData: ps.kind = ParamSpec::Kind::outputData; break;
+    case CudaKernel::Param::Kind::ArgScalar: ps.kind = ParamSpec::Kind::argScalar; break;
+    }
+    plan.params.push_back(ps);
+  }
+  for (const CudaKernel::Result &r : cuda.results)
+    plan.results.push_back(ResultSpec{r.kind == CudaKernel::Result::Kind::Arg
+                                          ? ResultSpec::Kind::arg
+                                          : ResultSpec::Kind::output,
+                                      r.index});
+  plan.config = options.config;
+  plan.key = std::string(kernel.name) + "|" + std::string(kernel.irHash) + "|" +
+             joinArgs(specs) + "|" + options.config + "|" + arch + "|kite-0.1";
+  validate_plan(plan);
+  return plan;
+}
+
+void kite::installCompiler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    runtime::setCompiler([](const KernelSource &k, const std::vector<ArgSpec> &args,
+                            const Options &o) { return compileToPlan(k, args, o); });
+  });
+}
+
+namespace {
+const bool kInstalled = (kite::installCompiler(), true);
+} // namespace

@@ -1,0 +1,46 @@
+//===- Compiler.h - captured kernel to launchable plan ----------*- C++ -*-===//
+//
+// This file declares kite's compiler entry points, the `kite_compiler`
+// library: captured IR (MLIR text, as `kite compile` wrote it) plus launch
+// arguments and a config become CUDA C++ (lowerToCuda) and then a
+// KernelPlan with a cubin (compileToPlan), which kite_runtime runs without
+// any compiler. Linking kite_compiler installs compileToPlan as the
+// runtime's compiler (runtime/CompilerHook.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_LOWERING_COMPILER_H
+#define KITE_LOWERING_COMPILER_H
+
+#include "lowering/EmitCuda.h"
+
+#include <kite/runtime.hpp>
+
+namespace kite {
+
+struct CompileOptions {
+  /// The GPU target; empty: the current device's, else sm_90a.
+  std::string arch;
+  /// `#line` directives to the kernel's source in the CUDA.
+  bool lineDirectives = false;
+};
+
+/// Lowers kernel `name` of captured IR `ir` for `args` and `config` (JSON;
+/// empty for the default) to CUDA. Throws kite::Error with the diagnostics
+/// (at the kernel's source lines) if the kernel cannot be compiled for these
+/// arguments.
+CudaKernel lowerToCuda(std::string_view ir, std::string_view name,
+                       const std::vector<ArgSpec> &args, std::string_view config,
+                       const CompileOptions &options = {});
+
+/// lowerToCuda, then NVRTC, packaged as a plan. Throws kite::Error.
+KernelPlan compileToPlan(const KernelSource &kernel, const std::vector<ArgSpec> &args,
+                         const Options &options, const CompileOptions &compile = {});
+
+/// Installs compileToPlan as the runtime's compiler. Linking kite_compiler
+/// does this at start-up; call it to be explicit.
+void installCompiler();
+
+} // namespace kite
+
+#endif // KITE_LOWERING_COMPILER_H

@@ -1,0 +1,308 @@
+//===- examples_gpu_test.cpp - every example on the GPU vs reference mode -===//
+//
+// This file runs each example kernel through the whole compiler (captured IR
+// -> kite-lower -> CUDA -> NVRTC -> plan) on the GPU and compares it with the
+// same kernel run natively in reference mode, on fresh random inputs, at
+// sizes that are not multiples of any block size, under several configs,
+// with outputs poisoned (0xFF bytes) before every launch. It also compiles
+// every example's CUDA with NVRTC for sm_90a under a sweep of configs, which
+// needs no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Compiler.h"
+#include "runtime/Launch.h"
+#include "runtime/Nvrtc.h"
+
+#include "../reference/compare.hpp"
+
+#include <kite/runtime.hpp>
+
+#include <functional>
+#include <map>
+
+// The kernels, compiled natively for reference mode.
+#include "../../examples/add.kite.cpp"
+#include "../../examples/attention.kite.cpp"
+#include "../../examples/bmm.kite.cpp"
+#include "../../examples/cross_entropy.kite.cpp"
+#include "../../examples/embedding.kite.cpp"
+#include "../../examples/exp.kite.cpp"
+#include "../../examples/layernorm.kite.cpp"
+#include "../../examples/long_sum.kite.cpp"
+#include "../../examples/matmul.kite.cpp"
+#include "../../examples/matmul_bias_relu.kite.cpp"
+#include "../../examples/rmsnorm.kite.cpp"
+#include "../../examples/softmax.kite.cpp"
+#include "../../examples/sum.kite.cpp"
+#include "../../examples/swiglu.kite.cpp"
+#include "../../examples/welford.kite.cpp"
+
+// The captured IR of every example file, by file stem (generated at build
+// time by `kite compile`).
+#include "examples_ir.h"
+
+using namespace kite;
+using kite_test::allClose;
+using kite_test::Tolerance;
+
+namespace {
+
+/// One launch argument: a host tensor (copied to the GPU) or a scalar.
+struct Arg {
+  std::string name;
+  std::optional<Tensor> tensor;
+  double scalar = 0;
+  DType scalarType = DType::f64;
+};
+
+/// A test case: an example kernel, a way to make inputs of a given size, the
+/// reference call, and tolerance.
+struct Case {
+  std::string file, kernel;
+  std::vector<int64_t> sizes; // the problem sizes to run
+  std::function<std::vector<Arg>(int64_t size, uint64_t seed)> inputs;
+  std::function<std::vector<Tensor>(const std::vector<Arg> &)> reference;
+  std::vector<std::string> configs;
+  double scale = 1.0; // typical output magnitude for the tolerance
+};
+
+Arg T(std::string name, Tensor t) { return Arg{std::move(name), std::move(t)}; }
+Arg S(std::string name, double v, DType type) { return Arg{std::move(name), std::nullopt, v, type}; }
+
+std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
+template <class... Ts> std::vector<Tensor> many(std::tuple<Ts...> t) {
+  return std::apply([](auto &...x) { return std::vector<Tensor>{x...}; }, t);
+}
+
+std::string ir(const std::string &file) {
+  for (const auto &e : kite_test_ir::kFiles)
+    if (file == e.name)
+      return e.text;
+  ADD_FAILURE() << "no captured IR for " << file;
+  return "";
+}
+
+std::vector<ArgSpec> specsOf(const std::vector<Arg> &args, const std::vector<Tensor> &device) {
+  std::vector<ArgSpec> specs;
+  size_t t = 0;
+  for (const Arg &a : args) {
+    if (a.tensor)
+      specs.push_back(ArgSpec::of(a.name, device[t++]));
+    else
+      specs.push_back(ArgSpec::scalar(a.name, a.scalarType, a.scalar));
+  }
+  return specs;
+}
+
+std::vector<Case> cases() {
+  const DType bf = DType::bf16, f = DType::f32;
+  std::vector<Case> c;
+  c.push_back({"add", "add", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 129}, f, s)), T("y", randn({n, 129}, f, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(add(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[1,1]})", R"({"block_sizes":[8,32],"num_warps":2})",
+                R"({"block_sizes":[16,64],"num_warps":8})", R"({"block_sizes":[4,128],"loop_orders":[[0,1]]})",
+                R"({"block_sizes":[32,16],"num_warps":1})"}});
+  c.push_back({"exp", "exp_kernel", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({n, 3}, bf, s))}; },
+               [](const std::vector<Arg> &a) { return one(exp_kernel(*a[0].tensor)); },
+               {"", R"({"block_sizes":[1]})", R"({"block_sizes":[32],"num_warps":1})",
+                R"({"block_sizes":[256]})", R"({"block_sizes":[1024],"num_warps":8})"}});
+  c.push_back({"softmax", "softmax", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({37, n}, bf, s))}; },
+               [](const std::vector<Arg> &a) { return one(softmax(*a[0].tensor)); },
+               {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
+                R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[1],"num_warps":1})"}});
+  c.push_back({"softmax", "softmax_two_pass", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({19, n}, f, s))}; },
+               [](const std::vector<Arg> &a) { return one(softmax_two_pass(*a[0].tensor)); },
+               {"", R"({"block_sizes":[1,64]})", R"({"block_sizes":[2,256],"num_warps":2})",
+                R"({"block_sizes":[4,32],"num_warps":8})", R"({"block_sizes":[1,1024]})"}});
+  c.push_back({"layernorm", "layernorm", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({13, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
+                                         T("bias", randn({n}, bf, s + 2)), S("eps", 1e-5, DType::f64)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return many(layernorm(*a[0].tensor, *a[1].tensor, *a[2].tensor, a[3].scalar));
+               },
+               {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
+                R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[8],"num_warps":4})"}});
+  c.push_back({"rmsnorm", "rmsnorm", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({13, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
+                                         S("eps", 1e-6, DType::f64)};
+               },
+               [](const std::vector<Arg> &a) { return one(rmsnorm(*a[0].tensor, *a[1].tensor, a[2].scalar)); },
+               {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
+                R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[16],"num_warps":4})"}});
+  c.push_back({"sum", "sum_kernel", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({21, n}, f, s))}; },
+               [](const std::vector<Arg> &a) { return one(sum_kernel(*a[0].tensor)); },
+               {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
+                R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[32],"num_warps":1})"}, 30.0});
+  c.push_back({"long_sum", "long_sum", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({21, n}, f, s))}; },
+               [](const std::vector<Arg> &a) { return one(long_sum(*a[0].tensor)); },
+               {"", R"({"block_sizes":[1,64]})", R"({"block_sizes":[2,256],"num_warps":2})",
+                R"({"block_sizes":[4,32],"num_warps":8})", R"({"block_sizes":[1,1024]})"}, 30.0});
+  c.push_back({"cross_entropy", "cross_entropy", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("logits", randn({17, n}, bf, s)),
+                                         T("target", randint(0, n, {17}, DType::i64, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(cross_entropy(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
+                R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[8]})"}});
+  c.push_back({"embedding", "embedding", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("ids", randint(0, 1000, {n}, DType::i64, s)),
+                                         T("weight", randn({1000, 33}, f, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(embedding(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[1,1]})", R"({"block_sizes":[16,16],"num_warps":2})",
+                R"({"block_sizes":[64,32],"num_warps":8})", R"({"block_sizes":[4,64]})"}});
+  c.push_back({"swiglu", "swiglu", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("a", randn({n, 67}, bf, s)), T("b", randn({n, 67}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(swiglu(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[1,1]})", R"({"block_sizes":[8,32],"num_warps":2})",
+                R"({"block_sizes":[16,128],"num_warps":8})", R"({"block_sizes":[2,64]})"}});
+  c.push_back({"matmul", "matmul", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("y", randn({77, 65}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[16,16,16]})", R"({"block_sizes":[32,64,8],"num_warps":2})",
+                R"({"block_sizes":[64,32,32],"num_warps":8})", R"({"block_sizes":[1,128,64]})"}, 10.0});
+  c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("y", randn({77, 65}, bf, s + 1)),
+                                         T("bias", randn({65}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(matmul_bias_relu(*a[0].tensor, *a[1].tensor, *a[2].tensor));
+               },
+               {"", R"({"block_sizes":[16,16,16]})", R"({"block_sizes":[32,64,8],"num_warps":2})",
+                R"({"block_sizes":[64,32,32],"num_warps":8})", R"({"block_sizes":[8,8,128]})"}, 10.0});
+  c.push_back({"bmm", "bmm", {1, 7, 129},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("a", randn({3, n, 40}, bf, s)), T("b", randn({3, 40, 33}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::bmm(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[1,16,16,16]})", R"({"block_sizes":[2,32,32,8],"num_warps":2})",
+                R"({"block_sizes":[1,64,32,64],"num_warps":8})", R"({"block_sizes":[4,8,8,8]})"}, 10.0});
+  c.push_back({"attention", "attention", {1, 7, 129},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("q", randn({3, n, 32}, bf, s)), T("k", randn({3, n, 32}, bf, s + 1)),
+                                         T("v", randn({3, n, 32}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(attention(*a[0].tensor, *a[1].tensor, *a[2].tensor));
+               },
+               {"", R"({"block_sizes":[1,16,16]})", R"({"block_sizes":[1,32,64],"num_warps":2})",
+                R"({"block_sizes":[2,64,32],"num_warps":8})", R"({"block_sizes":[1,8,128]})"}});
+  c.push_back({"welford", "welford", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({11, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
+                                         T("bias", randn({n}, bf, s + 2)), S("eps", 1e-5, DType::f64)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(welford(*a[0].tensor, *a[1].tensor, *a[2].tensor, a[3].scalar));
+               },
+               {"", R"({"block_sizes":[1,64,64]})", R"({"block_sizes":[2,256,128],"num_warps":2})",
+                R"({"block_sizes":[4,32,16],"num_warps":8})", R"({"block_sizes":[1,1024,1024]})"}});
+  return c;
+}
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.kernel; }
+
+class ExampleTest : public ::testing::TestWithParam<Case> {};
+
+std::string caseName(const ::testing::TestParamInfo<Case> &info) { return info.param.kernel; }
+
+/// Every config of every example lowers and compiles with NVRTC for sm_90a
+/// (no GPU needed).
+TEST_P(ExampleTest, CompilesForSm90aUnderConfigs) {
+  const Case &c = GetParam();
+  if (!runtime::nvrtcAvailable())
+    GTEST_SKIP() << "NVRTC is not available: " << runtime::nvrtcUnavailableReason();
+  std::string text = ir(c.file);
+  int compiled = 0;
+  for (int64_t n : {c.sizes.back()}) {
+    std::vector<Arg> args = c.inputs(n, 1);
+    std::vector<Tensor> host;
+    for (const Arg &a : args)
+      if (a.tensor)
+        host.push_back(*a.tensor);
+    std::vector<ArgSpec> specs = specsOf(args, host);
+    for (auto &s : specs)
+      if (s.is_tensor())
+        s.alignment = 16;
+    for (const std::string &config : c.configs) {
+      SCOPED_TRACE("size " + std::to_string(n) + ", config " + (config.empty() ? "default" : config));
+      KernelSource source{nullptr, c.kernel, text, "test", c.file};
+      KernelPlan plan = compileToPlan(source, specs, Options{{}, config}, CompileOptions{"sm_90a"});
+      EXPECT_FALSE(plan.binary.empty());
+      EXPECT_EQ(plan.binary[0], 0x7f); // ELF
+      ++compiled;
+    }
+  }
+  EXPECT_GE(compiled, 5);
+}
+
+/// On the GPU: matches reference mode at every size and config.
+TEST_P(ExampleTest, MatchesReferenceOnGpu) {
+  const Case &c = GetParam();
+  if (!gpu_available())
+    GTEST_SKIP() << "no GPU: " << gpu_unavailable_reason();
+  runtime::setPoisonOutputs(true);
+  std::string text = ir(c.file);
+  uint64_t seed = 1234;
+  for (int64_t n : c.sizes) {
+    std::vector<Arg> args = c.inputs(n, seed++);
+    std::vector<Tensor> expected = c.reference(args);
+    std::vector<Tensor> device;
+    for (const Arg &a : args)
+      if (a.tensor)
+        device.push_back(cuda::to_device(*a.tensor));
+    std::vector<ArgSpec> specs = specsOf(args, device);
+    std::vector<KernelArg> kargs;
+    size_t t = 0;
+    for (const Arg &a : args) {
+      if (a.tensor)
+        kargs.emplace_back(device[t++]);
+      else if (a.scalarType == DType::f64)
+        kargs.emplace_back(a.scalar);
+      else
+        kargs.emplace_back((int64_t)a.scalar);
+    }
+    for (const std::string &config : c.configs) {
+      // Under compute-sanitizer, the default config is enough.
+      if (std::getenv("KITE_SANITIZE_DEFAULT_ONLY") && !config.empty())
+        continue;
+      SCOPED_TRACE(c.kernel + " size " + std::to_string(n) + ", config " +
+                   (config.empty() ? "default" : config));
+      KernelSource source{nullptr, c.kernel, text, "test", c.file};
+      KernelPlan plan = compileToPlan(source, specs, Options{{}, config});
+      std::vector<Tensor> got = run_plan(plan, kargs);
+      cuda::synchronize();
+      ASSERT_EQ(got.size(), expected.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        Tensor host = cuda::to_host(got[i]);
+        Tolerance tol = kite_test::toleranceFor(expected[i].dtype(), c.scale);
+        if (expected[i].dtype() == DType::f32 && c.file != "add")
+          tol = {2e-4, 2e-4 * c.scale}; // reductions in another order
+        EXPECT_TRUE(allClose(host, expected[i], tol)) << "output " << i;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleTest, ::testing::ValuesIn(cases()), caseName);
+
+} // namespace

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# tools/gpu.sh - kite's GPU command.
+#
+#   tools/gpu.sh bundle     build a self-contained bundle in bundle/ (fully
+#                           static LLVM/MLIR/Clang; needs this machine's LLVM)
+#   tools/gpu.sh run [OUT]  on a GPU host: run the GPU tests, compute-sanitizer
+#                           and the benchmarks from bundle/, logs and JSON to OUT
+#   tools/gpu.sh            both, on a GPU host that can also build
+#
+# The bundle holds stripped binaries only (no object files); the GPU host
+# needs its CUDA driver and NVRTC, nothing else. The test summary ends with
+# a line `N passed, M failed`.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bundle="$root/bundle"
+
+build_bundle() {
+  "$root/tools/setup.sh"
+  local build="$root/build-gpu"
+  if [ ! -f "$build/build.ninja" ]; then
+    cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKITE_STATIC=ON \
+      -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc"
+  fi
+  cmake --build "$build" -j "${KITE_JOBS:-$(nproc)}" --target kite kite-opt \
+    runtime_gpu_test examples_gpu_test
+  rm -rf "$bundle"
+  mkdir -p "$bundle/bin"
+  for b in kite kite-opt runtime_gpu_test examples_gpu_test; do
+    cp "$build/bin/$b" "$bundle/bin/"
+    strip "$bundle/bin/$b"
+  done
+  cp "$root/tools/gpu.sh" "$bundle/gpu.sh"
+  du -sh "$bundle"
+}
+
+run_bundle() {
+  local out="${1:-$root/gpu-out}"
+  mkdir -p "$out"
+  local bin="$bundle/bin"
+  [ -d "$bin" ] || bin="$root/bin" # running from inside the bundle
+  local passed=0 failed=0
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt" || true
+  for t in runtime_gpu_test examples_gpu_test; do
+    echo "== $t"
+    set +e
+    KITE_CACHE_DIR="$out/cache" "$bin/$t" --gtest_output="json:$out/$t.json" 2>&1 | tee "$out/$t.log" | grep -E '^\[ +(OK|FAILED) +\]|^\[==========\]|Failure|error' | head -200
+    set -e
+    local p f
+    p=$(grep -c '^\[       OK \]' "$out/$t.log" || true)
+    f=$(grep -c '^\[  FAILED  \].*(' "$out/$t.log" || true)
+    passed=$((passed + p)); failed=$((failed + f))
+  done
+  if command -v compute-sanitizer >/dev/null; then
+    echo "== compute-sanitizer memcheck (every example, default config)"
+    set +e
+    KITE_SANITIZE_DEFAULT_ONLY=1 compute-sanitizer --tool memcheck --print-limit 20 \
+      "$bin/examples_gpu_test" --gtest_filter='*MatchesReferenceOnGpu*' > "$out/memcheck.log" 2>&1
+    local rc=$?
+    set -e
+    tail -3 "$out/memcheck.log"
+    if grep -q "ERROR SUMMARY: 0 errors" "$out/memcheck.log" && [ $rc -eq 0 ]; then
+      passed=$((passed + 1)); echo "memcheck: clean"
+    else
+      failed=$((failed + 1)); echo "memcheck: FAILED (see memcheck.log)"
+    fi
+  fi
+  echo "$passed passed, $failed failed" | tee "$out/summary.txt"
+  [ "$failed" -eq 0 ]
+}
+
+case "${1:-all}" in
+  bundle) build_bundle ;;
+  run) shift; run_bundle "$@" ;;
+  all) build_bundle; run_bundle "${2:-}" ;;
+  *) echo "usage: tools/gpu.sh [bundle|run [OUT]]" >&2; exit 2 ;;
+esac
