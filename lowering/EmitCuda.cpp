@@ -142,6 +142,9 @@ std::string floatLiteral(double v) {
 // The emitter
 //===----------------------------------------------------------------------===//
 
+/// Dynamic shared memory a block may use on sm_90 (227 KB).
+constexpr int64_t kMaxSharedBytes = 232448;
+
 class Emitter {
 public:
   Emitter(func::FuncOp kernel, const EmitOptions &options)
@@ -244,6 +247,11 @@ private:
   }
 
   /// Fills in register extents and strides, names and declares the array.
+  /// Most elements one thread may hold for one tile: beyond this the
+  /// unrolled code is too big to compile in reasonable time, and spills.
+  static constexpr int64_t kMaxRegistersPerTile = 1024;
+  std::string tooBig; // set when a tile exceeds kMaxRegistersPerTile
+
   Tile declare(Type elem, Context *ctx, SmallVector<Dim> dims,
                StringRef prefix = "v") {
     Tile t;
@@ -262,6 +270,11 @@ private:
     std::string shape;
     for (const Dim &d : t.dims)
       shape += (shape.empty() ? "" : ", ") + std::to_string(d.padded);
+    if (t.regCount > kMaxRegistersPerTile && tooBig.empty())
+      tooBig = llvm::formatv("a ({0}) tile would need {1} registers per thread "
+                             "with {2} threads (at most {3}); use smaller block "
+                             "sizes, more warps, or a looped reduction",
+                             shape, t.regCount, numThreads, kMaxRegistersPerTile);
     line(llvm::formatv("{0} {1}[{2}]; // ({3}) in context {4}", cType(elem),
                        t.name, t.regCount, shape, ctx->id));
     return t;
@@ -557,6 +570,13 @@ FailureOr<CudaKernel> Emitter::run() {
 
   if (failed(emitPrologue()) || failed(emitTopLevelLoops()))
     return failure();
+  if (!tooBig.empty())
+    return kernel.emitError() << "the config does not fit: " << tooBig, failure();
+  if (sharedBytes > kMaxSharedBytes)
+    return kernel.emitError() << "the config does not fit: it needs " << sharedBytes
+                              << " bytes of shared memory (at most " << kMaxSharedBytes
+                              << " on sm_90); use smaller block sizes",
+           failure();
 
   // Kernel signature.
   std::string params;

@@ -21,11 +21,14 @@ build_bundle() {
     cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKITE_STATIC=ON \
       -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc"
   fi
-  cmake --build "$build" -j "${KITE_JOBS:-$(nproc)}" --target kite kite-opt \
-    runtime_gpu_test examples_gpu_test
+  # The frontend (`kite`, 60 MB static) only with KITE_BUNDLE_FRONTEND=1: the
+  # GPU tests embed their captured IR and need only the compiler library.
+  local tools="kite-opt runtime_gpu_test examples_gpu_test"
+  [ "${KITE_BUNDLE_FRONTEND:-0}" = 1 ] && tools="kite $tools"
+  cmake --build "$build" -j "${KITE_JOBS:-$(nproc)}" --target $tools
   rm -rf "$bundle"
   mkdir -p "$bundle/bin"
-  for b in kite kite-opt runtime_gpu_test examples_gpu_test; do
+  for b in $tools; do
     cp "$build/bin/$b" "$bundle/bin/"
     strip "$bundle/bin/$b"
   done
@@ -40,11 +43,26 @@ run_bundle() {
   [ -d "$bin" ] || bin="$root/bin" # running from inside the bundle
   local passed=0 failed=0
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt" || true
+  # Each test binary runs in shards, in parallel (NVRTC compiles dominate).
+  local shards="${KITE_GPU_SHARDS:-8}"
   for t in runtime_gpu_test examples_gpu_test; do
-    echo "== $t"
-    set +e
-    KITE_CACHE_DIR="$out/cache" "$bin/$t" --gtest_output="json:$out/$t.json" 2>&1 | tee "$out/$t.log" | grep -E '^\[ +(OK|FAILED) +\]|^\[==========\]|Failure|error' | head -200
-    set -e
+    echo "== $t ($shards shards)"
+    local pids=()
+    for ((i = 0; i < shards; i++)); do
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i KITE_CACHE_DIR="$out/cache" \
+        "$bin/$t" --gtest_output="json:$out/$t.$i.json" > "$out/$t.$i.log" 2>&1 &
+      pids+=($!)
+    done
+    local crashed=0
+    for ((i = 0; i < shards; i++)); do
+      # A shard that failed without reporting a failed test crashed.
+      if ! wait "${pids[$i]}" && ! grep -q '^\[  FAILED  \]' "$out/$t.$i.log"; then
+        crashed=$((crashed + 1)); echo "shard $i of $t crashed:"; tail -5 "$out/$t.$i.log"
+      fi
+    done
+    failed=$((failed + crashed))
+    cat "$out/$t".*.log > "$out/$t.log"
+    grep -E '^\[ +(OK|FAILED) +\]|Failure|error:' "$out/$t.log" | head -150
     local p f
     p=$(grep -c '^\[       OK \]' "$out/$t.log" || true)
     f=$(grep -c '^\[  FAILED  \].*(' "$out/$t.log" || true)
@@ -52,16 +70,23 @@ run_bundle() {
   done
   if command -v compute-sanitizer >/dev/null; then
     echo "== compute-sanitizer memcheck (every example, default config)"
-    set +e
-    KITE_SANITIZE_DEFAULT_ONLY=1 compute-sanitizer --tool memcheck --print-limit 20 \
-      "$bin/examples_gpu_test" --gtest_filter='*MatchesReferenceOnGpu*' > "$out/memcheck.log" 2>&1
-    local rc=$?
-    set -e
-    tail -3 "$out/memcheck.log"
-    if grep -q "ERROR SUMMARY: 0 errors" "$out/memcheck.log" && [ $rc -eq 0 ]; then
+    local mpids=()
+    for ((i = 0; i < shards; i++)); do
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i KITE_SANITIZE_DEFAULT_ONLY=1 \
+        compute-sanitizer --tool memcheck --print-limit 20 \
+        "$bin/examples_gpu_test" --gtest_filter='*MatchesReferenceOnGpu*' \
+        > "$out/memcheck.$i.log" 2>&1 &
+      mpids+=($!)
+    done
+    local bad=0
+    for p in "${mpids[@]}"; do wait "$p" || bad=1; done
+    cat "$out"/memcheck.*.log > "$out/memcheck.log"
+    grep "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
+    if [ $bad -eq 0 ] && ! grep "ERROR SUMMARY" "$out/memcheck.log" | grep -vq " 0 errors"; then
       passed=$((passed + 1)); echo "memcheck: clean"
     else
       failed=$((failed + 1)); echo "memcheck: FAILED (see memcheck.log)"
+      grep -m 20 -E "Invalid|ERROR|at 0x" "$out/memcheck.log" || true
     fi
   fi
   echo "$passed passed, $failed failed" | tee "$out/summary.txt"
