@@ -490,8 +490,34 @@ private:
     return name;
   }
 
-  LogicalResult fail(Operation *op, const Twine &what) {
-    return op->emitError() << what;
+  /// Strides of a contiguous tensor of `sizes`.
+  static SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> sizes) {
+    SmallVector<int64_t> strides(sizes.size());
+    int64_t st = 1;
+    for (int64_t d = sizes.size() - 1; d >= 0; --d) {
+      strides[d] = st;
+      st *= sizes[d];
+    }
+    return strides;
+  }
+
+  /// An output the host allocates before the launch, passed as a parameter.
+  void addOutput(Value tensor, bool zeroed) {
+    auto t = cast<kite::TensorType>(tensor.getType());
+    CudaKernel::Output out;
+    out.name = "o" + std::to_string(result.outputs.size());
+    out.dtype = dtypeName(t.getElementType());
+    out.sizes.assign(t.getShape().begin(), t.getShape().end());
+    out.zeroed = zeroed;
+    TensorRef ref;
+    ref.ptr = out.name;
+    ref.elem = t.getElementType();
+    ref.sizes = out.sizes;
+    ref.strides = contiguousStrides(ref.sizes);
+    result.params.push_back(
+        {CudaKernel::Param::Kind::OutputData, (unsigned)result.outputs.size()});
+    result.outputs.push_back(out);
+    tensors[tensor] = ref;
   }
 
   // Kernel structure ----------------------------------------------------------
@@ -1014,8 +1040,8 @@ LogicalResult Emitter::emitScfIf(scf::IfOp op) {
   if (failed(emitBranch(op.thenBlock(), true)))
     return failure();
   --indent;
-  if (op.elseBlock() && !op.elseBlock()->without_terminator().empty() ||
-      (op.elseBlock() && op.getNumResults())) {
+  if (op.elseBlock() &&
+      (!op.elseBlock()->without_terminator().empty() || op.getNumResults())) {
     line("} else {");
     ++indent;
     if (failed(emitBranch(op.elseBlock(), false)))
@@ -1194,48 +1220,11 @@ LogicalResult Emitter::emitOp(Operation *op) {
           return e.emitError() << "the output's shape or dtype is not known at "
                                   "specialization (it depends on a run-time scalar; "
                                   "wrap it in kite::specialize())";
-        CudaKernel::Output out;
-        out.name = "o" + std::to_string(result.outputs.size());
-        out.dtype = dtypeName(t.getElementType());
-        out.sizes.assign(t.getShape().begin(), t.getShape().end());
-        out.zeroed = e.getZeroed();
-        TensorRef ref;
-        ref.ptr = out.name;
-        ref.elem = t.getElementType();
-        ref.sizes = out.sizes;
-        ref.strides.resize(ref.sizes.size());
-        int64_t st = 1;
-        for (int64_t d = ref.sizes.size() - 1; d >= 0; --d) {
-          ref.strides[d] = st;
-          st *= ref.sizes[d];
-        }
-        result.params.push_back({CudaKernel::Param::Kind::OutputData,
-                                 (unsigned)result.outputs.size()});
-        result.outputs.push_back(out);
-        tensors[e.getResult()] = ref;
+        addOutput(e.getResult(), e.getZeroed());
         return success();
       })
-      .Case([&](EmptyLikeOp e) -> LogicalResult {
-        auto t = cast<kite::TensorType>(e.getType());
-        CudaKernel::Output out;
-        out.name = "o" + std::to_string(result.outputs.size());
-        out.dtype = dtypeName(t.getElementType());
-        out.sizes.assign(t.getShape().begin(), t.getShape().end());
-        out.zeroed = e.getZeroed();
-        TensorRef ref;
-        ref.ptr = out.name;
-        ref.elem = t.getElementType();
-        ref.sizes = out.sizes;
-        ref.strides.resize(ref.sizes.size());
-        int64_t st = 1;
-        for (int64_t d = ref.sizes.size() - 1; d >= 0; --d) {
-          ref.strides[d] = st;
-          st *= ref.sizes[d];
-        }
-        result.params.push_back({CudaKernel::Param::Kind::OutputData,
-                                 (unsigned)result.outputs.size()});
-        result.outputs.push_back(out);
-        tensors[e.getResult()] = ref;
+      .Case([&](EmptyLikeOp e) {
+        addOutput(e.getResult(), e.getZeroed());
         return success();
       })
       .Case([&](TensorReshapeOp r) -> LogicalResult {
@@ -1249,12 +1238,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
         auto t = cast<kite::TensorType>(r.getType());
         TensorRef ref = src;
         ref.sizes.assign(t.getShape().begin(), t.getShape().end());
-        ref.strides.resize(ref.sizes.size());
-        int64_t st = 1;
-        for (int64_t d = ref.sizes.size() - 1; d >= 0; --d) {
-          ref.strides[d] = st;
-          st *= ref.sizes[d];
-        }
+        ref.strides = contiguousStrides(ref.sizes);
         tensors[r.getResult()] = ref;
         return success();
       })

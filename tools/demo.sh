@@ -30,6 +30,18 @@ for f in "$root"/examples/*.kite.cpp; do
   fi
 done
 
+section "lowered to CUDA: kite-opt --kite-lower=\"args='x=bf16[4096,4096]'\" --kite-print-cuda"
+"$kite" compile "$root/examples/softmax.kite.cpp" --kernel softmax --emit=ir |
+  "$opt" --kite-lower="args='x=bf16[4096,4096]'" --kite-print-cuda -o /dev/null
+
+section "NVRTC: every example's CUDA compiles for sm_90a under several configs"
+"$build/bin/examples_gpu_test" --gtest_filter='*CompilesForSm90aUnderConfigs*' --gtest_brief=1 || status=1
+
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  section "GPU: every example against reference mode"
+  "$build/bin/examples_gpu_test" --gtest_filter='*MatchesReferenceOnGpu*' --gtest_brief=1 || status=1
+fi
+
 section "reference mode: every example against a plain-loop implementation"
 (cd "$build" && ctest -L reference -j "$(nproc)" --output-on-failure) || status=1
 exit $status
