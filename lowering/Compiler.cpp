@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Compiler.h"
+#include "lowering/Diagnostics.h"
 #include "lowering/LaunchArg.h"
 #include "lowering/Passes.h"
 #include "lowering/Pipeline.h"
@@ -48,17 +49,8 @@ std::string joinArgs(const std::vector<kite::ArgSpec> &args) {
 /// Collects diagnostics as `file:line:col: error: message` lines.
 struct DiagnosticCollector {
   std::string text;
-  ScopedDiagnosticHandler handler;
-  explicit DiagnosticCollector(MLIRContext &ctx)
-      : handler(&ctx, [this](Diagnostic &d) {
-          llvm::raw_string_ostream os(text);
-          os << d.getLocation() << ": "
-             << (d.getSeverity() == DiagnosticSeverity::Error ? "error: " : "note: ")
-             << d << "\n";
-          for (Diagnostic &note : d.getNotes())
-            os << note.getLocation() << ": note: " << note << "\n";
-          return success();
-        }) {}
+  kite::UserDiagnostics handler;
+  explicit DiagnosticCollector(MLIRContext &ctx) : handler(ctx, text) {}
 };
 
 void registerDialects(MLIRContext &ctx) {

@@ -27,6 +27,9 @@ struct Context {
 /// `kite compile FILE [--kernel NAME] --emit=ir [-o OUT]`.
 void addCompileCommand(CLI::App &app, Context &context);
 
+/// `kite inspect FILE --kernel K --arg x=bf16[M,N] ... --emit=STAGE`.
+void addInspectCommand(CLI::App &app, Context &context);
+
 } // namespace kite::cli
 
 #endif // KITE_TOOLS_KITE_COMMANDS_H

@@ -19,6 +19,7 @@ int main(int argc, char **argv) {
   app.name("kite");
   app.require_subcommand(1);
   kite::cli::addCompileCommand(app, context);
+  kite::cli::addInspectCommand(app, context);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,158 @@
+//===- Inspect.cpp - `kite inspect` ---------------------------------------===//
+//
+// This file implements `kite inspect FILE --kernel K --arg x=bf16[M,N] ...
+// [--config JSON] --emit=STAGE`: it captures the kernel, then shows one
+// stage of its compilation for those arguments and that config:
+//
+//   ir           the captured IR (what `kite compile --emit=ir` prints)
+//   specialized  after kite-specialize: static types from the arguments
+//   lowered      after the whole kite-lower pipeline (the config applied)
+//   cuda         the CUDA C++ the runtime hands to NVRTC
+//   ptx          NVRTC's PTX for the target (--arch, default sm_90a)
+//
+// It runs exactly the pipeline the runtime runs (lowering/Pipeline.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "frontend/Capture.h"
+#include "lowering/Diagnostics.h"
+#include "lowering/EmitCuda.h"
+#include "lowering/Passes.h"
+#include "lowering/Pipeline.h"
+
+#include "runtime/Nvrtc.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <kite/kite.hpp>
+
+namespace {
+
+struct InspectOptions {
+  std::string file;
+  std::string kernel;
+  std::vector<std::string> args;
+  std::string config;
+  std::string emit = "cuda";
+  std::string arch = "sm_90a";
+  std::vector<std::string> includeDirs;
+  bool lineDirectives = false;
+};
+
+int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
+  auto error = [](const llvm::Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "kite inspect") << msg << "\n";
+    return kite::cli::kUserError;
+  };
+  kite::frontend::CaptureOptions capture;
+  capture.kernel = opts.kernel;
+  capture.kiteIncludeDir = kite::frontend::defaultIncludeDir(
+      context.argv0, reinterpret_cast<void *>(&runInspect));
+  capture.includeDirs = opts.includeDirs;
+  capture.resourceDir = kite::frontend::defaultResourceDir(
+      context.argv0, reinterpret_cast<void *>(&runInspect));
+
+  mlir::MLIRContext ctx;
+  auto module = kite::frontend::captureFile(ctx, opts.file, capture);
+  if (mlir::failed(module))
+    return kite::cli::kUserError;
+  mlir::ModuleOp m = **module;
+  // Lowering errors read like the frontend's: file:line:col: error: ...
+  std::string diagnostics;
+  kite::UserDiagnostics handler(ctx, diagnostics);
+  struct Flush {
+    std::string &text;
+    ~Flush() { llvm::errs() << text; }
+  } flush{diagnostics};
+  if (opts.emit == "ir") {
+    m.print(llvm::outs());
+    llvm::outs() << "\n";
+    return kite::cli::kSuccess;
+  }
+
+  std::string argText;
+  for (const std::string &a : opts.args)
+    argText += (argText.empty() ? "" : " ") + a;
+  mlir::PassManager pm(&ctx);
+  if (opts.emit == "specialized") {
+    pm.addPass(kite::createKiteSpecialize({opts.kernel, argText}));
+  } else {
+    kite::LoweringOptions lowering;
+    lowering.kernel = opts.kernel;
+    lowering.args = argText;
+    lowering.config = opts.config;
+    kite::buildKiteLoweringPipeline(pm, lowering);
+  }
+  if (mlir::failed(pm.run(m)))
+    return kite::cli::kUserError;
+  if (opts.emit == "specialized" || opts.emit == "lowered") {
+    m.print(llvm::outs());
+    llvm::outs() << "\n";
+    return kite::cli::kSuccess;
+  }
+
+  mlir::FailureOr<mlir::func::FuncOp> kernel = kite::findKernel(m, opts.kernel);
+  if (mlir::failed(kernel))
+    return kite::cli::kUserError;
+  kite::EmitOptions emit;
+  emit.lineDirectives = opts.lineDirectives;
+  mlir::FailureOr<kite::CudaKernel> cuda = kite::emitCuda(*kernel, emit);
+  if (mlir::failed(cuda))
+    return kite::cli::kUserError;
+  if (opts.emit == "cuda") {
+    llvm::outs() << "// launch: " << cuda->numPrograms << " programs of "
+                 << cuda->numThreads << " threads, " << cuda->sharedBytes
+                 << " bytes of dynamic shared memory\n"
+                 << cuda->source;
+    return kite::cli::kSuccess;
+  }
+  // ptx
+  if (!kite::runtime::nvrtcAvailable())
+    return error("NVRTC is not available: " + kite::runtime::nvrtcUnavailableReason());
+  try {
+    kite::runtime::NvrtcOutput out =
+        kite::runtime::compileToPtx(cuda->source, cuda->symbol, opts.arch);
+    std::string ptx(out.binary.begin(), out.binary.end());
+    while (!ptx.empty() && ptx.back() == '\0')
+      ptx.pop_back();
+    llvm::outs() << ptx;
+  } catch (const kite::Error &e) {
+    return error(e.what());
+  }
+  return kite::cli::kSuccess;
+}
+
+} // namespace
+
+void kite::cli::addInspectCommand(CLI::App &app, Context &context) {
+  auto opts = std::make_shared<InspectOptions>();
+  CLI::App *cmd = app.add_subcommand(
+      "inspect", "Show a stage of a kernel's compilation for given arguments");
+  cmd->add_option("file", opts->file, "The kernel source file (.kite.cpp)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--kernel", opts->kernel,
+                  "The kernel (default: the file's only kernel)");
+  cmd->add_option("--arg", opts->args,
+                  "A launch argument, as NAME=DTYPE[SIZES] (tensor) or "
+                  "NAME=DTYPE[:VALUE] (scalar), e.g. x=bf16[8192,8192] eps=f64; "
+                  "one per kernel parameter, in order")
+      ->take_all();
+  cmd->add_option("--config", opts->config,
+                  "The config as JSON (default: the kernel's default config)");
+  cmd->add_option("--emit", opts->emit, "What to show")
+      ->check(CLI::IsMember({"ir", "specialized", "lowered", "cuda", "ptx"}))
+      ->capture_default_str();
+  cmd->add_option("--arch", opts->arch, "The GPU target for --emit=ptx")
+      ->capture_default_str();
+  cmd->add_flag("--line-directives", opts->lineDirectives,
+                "#line directives to the kernel's source in the CUDA");
+  cmd->add_option("-I,--include", opts->includeDirs, "Add a header search directory");
+  cmd->callback([opts, &context] { context.exitCode = runInspect(*opts, context); });
+}
