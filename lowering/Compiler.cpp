@@ -106,6 +106,8 @@ kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
     throw fail("no such kernel");
   EmitOptions emit;
   emit.lineDirectives = options.lineDirectives;
+  if (gpu_available() && device_count() > 0)
+    emit.numSMs = device_properties(0).smCount;
   FailureOr<CudaKernel> cuda = emitCuda(*kernel, emit);
   if (failed(cuda))
     throw fail("CUDA emission failed");
@@ -150,7 +152,7 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
   plan.arch = arch;
   plan.binaryKind = KernelPlan::Binary::cubin;
   plan.binary = std::move(out.binary);
-  plan.grid = {(uint32_t)cuda.numPrograms, 1, 1};
+  plan.grid = {(uint32_t)cuda.grid[0], (uint32_t)cuda.grid[1], (uint32_t)cuda.grid[2]};
   plan.block = {(uint32_t)cuda.numThreads, 1, 1};
   plan.dynamicSharedBytes = (uint32_t)cuda.sharedBytes;
   plan.args = specs;

@@ -727,7 +727,72 @@ LogicalResult Emitter::emitTopLevelLoops() {
   std::vector<std::vector<int64_t>> loopOrders =
       config.value("loop_orders", std::vector<std::vector<int64_t>>{});
 
-  line("const i64 kite_pid = blockIdx.x;");
+  std::vector<int64_t> l2Groupings =
+      config.value("l2_groupings", std::vector<int64_t>{});
+  std::string pidType = config.value("pid_type", std::string("flat"));
+
+  // Programs per top-level loop, to lay out the program-id space first.
+  int64_t totalPrograms = 0;
+  SmallVector<SmallVector<int64_t>> allCounts;
+  for (Operation *loopOp : loops) {
+    SmallVector<int64_t> counts;
+    int64_t n = 1;
+    auto add = [&](ValueRange lbs, ValueRange ubs, SmallVector<int64_t> bss) {
+      for (size_t d = 0; d < lbs.size(); ++d) {
+        int64_t lb = getConstantIntValue(lbs[d]).value_or(0);
+        int64_t ub = getConstantIntValue(ubs[d]).value_or(0);
+        counts.push_back(std::max<int64_t>(0, llvm::divideCeil(ub - lb, std::max<int64_t>(bss[d], 1))));
+        n *= counts.back();
+      }
+    };
+    if (auto t = dyn_cast<TileForOp>(loopOp)) {
+      SmallVector<int64_t> bss;
+      for (Value b : t.getBlockSizes())
+        bss.push_back(getConstantIntValue(b).value_or(1));
+      add(t.getLowerBounds(), t.getUpperBounds(), bss);
+    } else {
+      auto g = cast<GridForOp>(loopOp);
+      add(g.getLowerBounds(), g.getUpperBounds(),
+          SmallVector<int64_t>(g.getNumDims(), 1));
+    }
+    allCounts.push_back(counts);
+    totalPrograms += n;
+  }
+  bool xyz = pidType == "xyz";
+  if (xyz && (loops.size() != 1 || allCounts[0].size() > 3))
+    return kernel.emitError() << "pid_type 'xyz' needs a single top-level loop of "
+                                 "at most 3 dims; use 'flat'";
+  result.grid = {std::max<int64_t>(totalPrograms, 1), 1, 1};
+  int closeLoops = 0;
+  if (pidType == "persistent_interleaved" || pidType == "persistent_blocked") {
+    // As many programs as SMs, each looping over program ids.
+    int64_t programs = std::max<int64_t>(1, std::min(totalPrograms, options.numSMs));
+    result.grid = {programs, 1, 1};
+    if (pidType == "persistent_interleaved") {
+      line(llvm::formatv("for (i64 kite_pid = blockIdx.x; kite_pid < {0}; "
+                         "kite_pid += gridDim.x) {{",
+                         totalPrograms));
+    } else {
+      line(llvm::formatv("const i64 kite_chunk = ({0} + gridDim.x - 1) / gridDim.x;",
+                         totalPrograms));
+      line(llvm::formatv("for (i64 kite_pid = blockIdx.x * kite_chunk; kite_pid < "
+                         "min((i64){0}, (i64)(blockIdx.x + 1) * kite_chunk); ++kite_pid) {{",
+                         totalPrograms));
+    }
+    ++indent;
+    closeLoops = 1;
+  } else if (xyz) {
+    // The last dim on x, then y, then z.
+    const SmallVector<int64_t> &c = allCounts[0];
+    int64_t r = c.size();
+    result.grid = {c[r - 1], r > 1 ? c[r - 2] : 1, r > 2 ? c[r - 3] : 1};
+    if (result.grid[1] > 65535 || result.grid[2] > 65535)
+      return kernel.emitError() << "pid_type 'xyz' needs at most 65535 tiles along "
+                                   "the y and z dims; use 'flat'";
+    line("const i64 kite_pid = 0;");
+  } else {
+    line("const i64 kite_pid = blockIdx.x;");
+  }
   int64_t offset = 0;
   for (auto [li, loopOp] : llvm::enumerate(loops)) {
     ValueRange lbs, ubs;
@@ -798,12 +863,35 @@ LogicalResult Emitter::emitTopLevelLoops() {
       for (int64_t d = rank - 1; d >= 0; --d)
         order.push_back(d);
     SmallVector<std::string> ids(rank);
-    for (int64_t d : order) {
-      if (d < 0 || d >= rank)
-        return loopOp->emitError() << "loop_orders has an invalid dim " << d;
-      ids[d] = fresh("i");
-      line(llvm::formatv("const i64 {0} = kite_rest % {1};", ids[d], counts[d]));
-      line(llvm::formatv("kite_rest /= {0};", counts[d]));
+    int64_t group = li < l2Groupings.size() ? l2Groupings[li] : 1;
+    if (xyz) {
+      static const char *axes[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
+      for (int64_t d = 0; d < rank; ++d) {
+        ids[d] = fresh("i");
+        line(llvm::formatv("const i64 {0} = {1};", ids[d], axes[rank - 1 - d]));
+      }
+    } else if (rank == 2 && group > 1) {
+      // L2 grouping: `group` rows of tiles walk the columns together, so
+      // neighbouring programs share operand tiles in L2.
+      std::string g = fresh("grp"), first = fresh("first"), size = fresh("gsz"),
+                  in = fresh("in");
+      ids[0] = fresh("i");
+      ids[1] = fresh("i");
+      line(llvm::formatv("const i64 {0} = kite_rest / {1};", g, group * counts[1]));
+      line(llvm::formatv("const i64 {0} = {1} * {2};", first, g, group));
+      line(llvm::formatv("const i64 {0} = min((i64){1}, (i64){2} - {3});", size, group,
+                         counts[0], first));
+      line(llvm::formatv("const i64 {0} = kite_rest % {1};", in, group * counts[1]));
+      line(llvm::formatv("const i64 {0} = {1} + {2} % {3};", ids[0], first, in, size));
+      line(llvm::formatv("const i64 {0} = {1} / {2};", ids[1], in, size));
+    } else {
+      for (int64_t d : order) {
+        if (d < 0 || d >= rank)
+          return loopOp->emitError() << "loop_orders has an invalid dim " << d;
+        ids[d] = fresh("i");
+        line(llvm::formatv("const i64 {0} = kite_rest % {1};", ids[d], counts[d]));
+        line(llvm::formatv("kite_rest /= {0};", counts[d]));
+      }
     }
     for (int64_t d = 0; d < rank; ++d) {
       Value var = bodyBlock->getArgument(d);
@@ -823,7 +911,11 @@ LogicalResult Emitter::emitTopLevelLoops() {
     line("}");
     offset += total;
   }
-  result.numPrograms = std::max<int64_t>(offset, 1);
+  for (int i = 0; i < closeLoops; ++i) {
+    --indent;
+    line("}");
+  }
+  result.numPrograms = result.grid[0] * result.grid[1] * result.grid[2];
   return success();
 }
 

@@ -14,6 +14,7 @@
 #include "ir/KiteDialect.h"
 #include "lowering/LaunchArg.h"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,8 @@ struct CudaKernel {
   std::string name;   // the kernel's source name
   std::string symbol; // the __global__ function's name
   std::string source; // CUDA C++
-  int64_t numPrograms = 1;
+  int64_t numPrograms = 1;           // grid[0] * grid[1] * grid[2]
+  std::array<int64_t, 3> grid = {1, 1, 1};
   int64_t numThreads = 128;
   int64_t sharedBytes = 0; // dynamic shared memory
   std::vector<Output> outputs;
@@ -53,6 +55,8 @@ struct CudaKernel {
 struct EmitOptions {
   /// Emit `#line` directives pointing at the kernel's source.
   bool lineDirectives = false;
+  /// Programs a persistent pid_type launches (the device's SM count).
+  int64_t numSMs = 132;
 };
 
 /// Emits CUDA for `kernel`, which must be specialized and configured

@@ -105,7 +105,9 @@ std::vector<Case> cases() {
                [](const std::vector<Arg> &a) { return one(add(*a[0].tensor, *a[1].tensor)); },
                {"", R"({"block_sizes":[1,1]})", R"({"block_sizes":[8,32],"num_warps":2})",
                 R"({"block_sizes":[16,64],"num_warps":8})", R"({"block_sizes":[4,128],"loop_orders":[[0,1]]})",
-                R"({"block_sizes":[32,16],"num_warps":1})"}});
+                R"({"block_sizes":[32,16],"num_warps":1})", R"({"block_sizes":[8,32],"pid_type":"xyz"})",
+                R"({"block_sizes":[8,32],"pid_type":"persistent_interleaved"})",
+                R"({"block_sizes":[8,32],"pid_type":"persistent_blocked"})"}});
   c.push_back({"exp", "exp_kernel", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({n, 3}, bf, s))}; },
                [](const std::vector<Arg> &a) { return one(exp_kernel(*a[0].tensor)); },
@@ -115,7 +117,8 @@ std::vector<Case> cases() {
                [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({37, n}, bf, s))}; },
                [](const std::vector<Arg> &a) { return one(softmax(*a[0].tensor)); },
                {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
-                R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[1],"num_warps":1})"}});
+                R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[1],"num_warps":1})",
+                R"({"block_sizes":[2],"pid_type":"persistent_interleaved"})"}});
   c.push_back({"softmax", "softmax_two_pass", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({19, n}, f, s))}; },
                [](const std::vector<Arg> &a) { return one(softmax_two_pass(*a[0].tensor)); },
@@ -178,7 +181,11 @@ std::vector<Case> cases() {
                },
                [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
                {"", R"({"block_sizes":[16,16,16]})", R"({"block_sizes":[32,64,8],"num_warps":2})",
-                R"({"block_sizes":[64,32,32],"num_warps":8})", R"({"block_sizes":[1,128,64]})"}, 10.0});
+                R"({"block_sizes":[64,32,32],"num_warps":8})", R"({"block_sizes":[1,128,64]})",
+                R"({"block_sizes":[16,16,16],"l2_groupings":[4]})",
+                R"({"block_sizes":[16,32,16],"pid_type":"xyz"})",
+                R"({"block_sizes":[16,16,32],"pid_type":"persistent_blocked","l2_groupings":[2]})",
+                R"({"block_sizes":[32,16,16],"pid_type":"persistent_interleaved","loop_orders":[[0,1]]})"}, 10.0});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("y", randn({77, 65}, bf, s + 1)),
