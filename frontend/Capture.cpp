@@ -163,6 +163,9 @@ public:
     }
 
     for (const clang::FunctionDecl *fn : found) {
+      if (options_.kernelDecls)
+        options_.kernelDecls->push_back({fn->getName().str(), fn->getQualifiedNameAsString(),
+                                         fn->hasExternalFormalLinkage()});
       KernelEmitter emitter(ast, diags, module_);
       if (mlir::failed(emitter.emitKernel(fn)))
         failed_ = true;

@@ -33,6 +33,14 @@ struct CaptureOptions {
   std::vector<std::string> defines;
   /// Extra raw arguments for the Clang driver.
   std::vector<std::string> extraArgs;
+  /// Out (optional): how each captured kernel is declared in C++, for code
+  /// that must name the function (`kite compile --emit=registration`).
+  struct KernelDecl {
+    std::string name;          // the IR's symbol name ("softmax")
+    std::string qualifiedName; // "ns::softmax"; equal to name at global scope
+    bool externalLinkage = true; // false for `static` or anonymous-namespace kernels
+  };
+  std::vector<KernelDecl> *kernelDecls = nullptr;
 };
 
 /// Registers the dialects that captured IR uses (kite, func, arith, math,

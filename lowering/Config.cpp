@@ -239,5 +239,21 @@ Config kite::defaultConfig(func::FuncOp kernel) {
       c.block_sizes.resize(op.getId() + 1, 1);
     c.block_sizes[op.getId()] = std::max<int64_t>(llvm::PowerOf2Ceil(target), 1);
   }
+  // Enough warps that the largest row tile stays around 32 elements a
+  // thread (4 to 16 warps).
+  int64_t largest = 1;
+  kernel.walk([&](TileForOp loop) {
+    if (!loop.isTopLevel())
+      return;
+    int64_t n = staticFootprint(loop);
+    for (Value b : loop.getBlockSizes())
+      if (auto op = b.getDefiningOp<BlockSizeOp>())
+        n *= c.block_sizes[op.getId()];
+      else if (std::optional<int64_t> v = getConstantIntValue(b))
+        n *= *v;
+    largest = std::max(largest, n);
+  });
+  if (!hasMatmul)
+    c.num_warps = std::clamp<int64_t>(llvm::PowerOf2Ceil(largest / (32 * 32)), 4, 16);
   return c;
 }

@@ -18,12 +18,18 @@
 #include <cstdlib>
 #include "runtime/Launch.h"
 
+#include "runtime/CompilerHook.h"
 #include "runtime/Driver.h"
 #include "runtime/Memory.h"
 #include "runtime/TensorInfo.h"
 
+#include <cxxabi.h>
+#include <dlfcn.h>
+
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <unordered_map>
 
 using namespace kite;
@@ -571,4 +577,233 @@ std::vector<Tensor> kite::run_plan(const KernelPlan &plan, std::span<const Kerne
   std::vector<Tensor> results(plan.results.size());
   run_plan(plan, args, results, stream);
   return results;
+}
+
+//===----------------------------------------------------------------------===//
+// kite::launch: captured kernel -> cached plan -> run_plan
+//===----------------------------------------------------------------------===//
+//
+// Each captured kernel has a plan map keyed by specialization_hash(args)
+// (mixed with the options that change the plan: config and tuning policy);
+// a key holds the few plans that share it (plans that differ only in a
+// specialized scalar's value). A hit is a shared lock on the kernel table,
+// one lock and hash lookup in the kernel's map, a scalar check per
+// candidate, and run_plan: nothing allocates but run_plan's outputs. A miss
+// checks the arguments against the kernel's parameters (before any compile,
+// so a CPU tensor is reported by name), compiles through the compiler hook
+// (one compile at a time per kernel) and caches the plan.
+
+namespace {
+
+struct KernelPlans {
+  const KernelSource *source = nullptr;
+  std::vector<std::string> argNames; // from KernelSource::argNames or the IR
+  std::mutex mutex;                  // guards `plans`
+  std::unordered_map<uint64_t, std::vector<std::unique_ptr<KernelPlan>>> plans;
+  std::mutex compileMutex; // one compile at a time per kernel
+};
+
+struct LaunchTable {
+  std::shared_mutex mutex;
+  std::unordered_map<const void *, std::unique_ptr<KernelPlans>> kernels;
+};
+
+LaunchTable &launchTable() {
+  static LaunchTable *table = new LaunchTable();
+  return *table;
+}
+
+/// "softmax" for a function address, if the dynamic symbol table knows it
+/// (for the "not captured" message); else the address.
+std::string functionName(const void *function) {
+  Dl_info info{};
+  if (dladdr(function, &info) && info.dli_sname) {
+    int status = 0;
+    char *demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+    std::string name = status == 0 && demangled ? demangled : info.dli_sname;
+    std::free(demangled);
+    return name;
+  }
+  return fmt::format("the kernel at {}", function);
+}
+
+/// The `kite.name` attributes of kernel `name`'s parameters in captured IR,
+/// in order: the text from `func.func @name(` to the signature's closing
+/// parenthesis (skipping nested parentheses, strings and `loc(...)`).
+std::vector<std::string> argNamesFromIR(std::string_view ir, std::string_view name) {
+  std::vector<std::string> names;
+  std::string header = fmt::format("func.func @{}(", name);
+  size_t pos = ir.find(header);
+  if (pos == std::string_view::npos)
+    return names;
+  pos += header.size();
+  int depth = 1;
+  static constexpr std::string_view kAttr = "kite.name = \"";
+  for (size_t i = pos; i < ir.size() && depth > 0; ++i) {
+    char c = ir[i];
+    if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      --depth;
+    } else if (c == '"') {
+      size_t end = i + 1;
+      while (end < ir.size() && ir[end] != '"')
+        end += ir[end] == '\\' ? 2 : 1;
+      i = end;
+    } else if (ir.compare(i, kAttr.size(), kAttr) == 0) {
+      size_t start = i + kAttr.size();
+      size_t end = ir.find('"', start);
+      if (end == std::string_view::npos)
+        break;
+      names.emplace_back(ir.substr(start, end - start));
+      i = end;
+    }
+  }
+  return names;
+}
+
+std::vector<std::string> splitNames(std::string_view list) {
+  std::vector<std::string> names;
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    names.emplace_back(list.substr(0, comma));
+    if (comma == std::string_view::npos)
+      break;
+    list.remove_prefix(comma + 1);
+  }
+  return names;
+}
+
+KernelPlans &kernelPlans(const void *function) {
+  LaunchTable &t = launchTable();
+  {
+    std::shared_lock lock(t.mutex);
+    auto it = t.kernels.find(function);
+    if (it != t.kernels.end()) [[likely]]
+      return *it->second;
+  }
+  const KernelSource *source = lookup_kernel(function);
+  if (!source)
+    throw Error(fmt::format(
+        "kite::launch({0}): this kernel was not captured at build time, so kite has no IR "
+        "for it; add the file that defines it to kite_add_kernels(<target> <file>.kite.cpp) "
+        "in CMake (and check that it is marked KITE_KERNEL)",
+        functionName(function)));
+  auto plans = std::make_unique<KernelPlans>();
+  plans->source = source;
+  plans->argNames = !source->argNames.empty() ? splitNames(source->argNames)
+                                              : argNamesFromIR(source->ir, source->name);
+  std::unique_lock lock(t.mutex);
+  auto &slot = t.kernels[function];
+  if (!slot)
+    slot = std::move(plans);
+  return *slot;
+}
+
+std::string argName(const KernelPlans &k, size_t i) {
+  return i < k.argNames.size() ? k.argNames[i] : fmt::format("#{}", i);
+}
+
+/// The checks that need no plan: the count, and every tensor defined, on a
+/// CUDA device, all on one device. Run before compiling.
+void checkArgs(const KernelPlans &k, std::span<const KernelArg> args) {
+  std::string_view name = k.source->name;
+  if (!k.argNames.empty() && args.size() != k.argNames.size())
+    throw Error(fmt::format("kite::launch({}): expected {} argument{} ({}), got {}", name,
+                            k.argNames.size(), k.argNames.size() == 1 ? "" : "s",
+                            fmt::join(k.argNames, ", "), args.size()));
+  int ordinal = -1;
+  size_t first = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelArg &a = args[i];
+    if (a.kind != ArgSpec::Kind::tensor)
+      continue;
+    if (!a.tensor || !a.tensor->defined())
+      throw Error(fmt::format("kite::launch({}): argument '{}' must be a tensor, got {}", name,
+                              argName(k, i), describeArg(a)));
+    Device device = a.tensor->device();
+    if (!device.is_cuda())
+      throw Error(fmt::format("kite::launch({}): argument '{}' must be a CUDA tensor, got {} "
+                              "(copy it with kite::cuda::to_device, or call the kernel "
+                              "directly to run it in reference mode)",
+                              name, argName(k, i), describe(*a.tensor)));
+    if (ordinal < 0) {
+      ordinal = device.index;
+      first = i;
+    } else if (device.index != ordinal) {
+      throw Error(fmt::format("kite::launch({}): argument '{}' is on cuda:{}, but argument "
+                              "'{}' is on cuda:{}; all tensors of a launch must be on one "
+                              "device",
+                              name, argName(k, i), device.index, argName(k, first), ordinal));
+    }
+  }
+}
+
+/// Specialized scalars (the only thing plans under one hash may differ in,
+/// bar hash collisions, which run_plan's validate_args reports).
+bool scalarsMatch(const KernelPlan &plan, std::span<const KernelArg> args) {
+  if (plan.args.size() != args.size())
+    return false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec &s = plan.args[i];
+    if (!s.is_tensor() && s.value && args[i].scalar_as_double() != *s.value)
+      return false;
+  }
+  return true;
+}
+
+const KernelPlan *findPlan(KernelPlans &k, uint64_t key, std::span<const KernelArg> args) {
+  std::lock_guard<std::mutex> lock(k.mutex);
+  auto it = k.plans.find(key);
+  if (it == k.plans.end())
+    return nullptr;
+  for (const std::unique_ptr<KernelPlan> &p : it->second)
+    if (scalarsMatch(*p, args))
+      return p.get();
+  return nullptr;
+}
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+}
+
+} // namespace
+
+void kite::detail::launch(const void *function, const Options &options,
+                          std::span<const KernelArg> args, std::span<Tensor> results) {
+  KernelPlans &k = kernelPlans(function);
+  uint64_t key = specialization_hash(args);
+  if (!options.config.empty())
+    key = mix(key, std::hash<std::string_view>{}(options.config));
+  key = mix(key, uint64_t(options.tuning));
+
+  const KernelPlan *plan = findPlan(k, key, args);
+  if (!plan) [[unlikely]] {
+    checkArgs(k, args);
+    std::lock_guard<std::mutex> compileLock(k.compileMutex);
+    plan = findPlan(k, key, args); // compiled by another thread meanwhile?
+    if (!plan) {
+      std::vector<ArgSpec> specs;
+      specs.reserve(args.size());
+      for (size_t i = 0; i < args.size(); ++i) {
+        const KernelArg &a = args[i];
+        if (a.kind == ArgSpec::Kind::tensor)
+          specs.push_back(ArgSpec::of(argName(k, i), *a.tensor));
+        else
+          specs.push_back(ArgSpec::scalar(argName(k, i), a.type, a.scalar_as_double()));
+      }
+      auto compiled =
+          std::make_unique<KernelPlan>(runtime::compileKernel(*k.source, specs, options));
+      if (compiled->results.size() != results.size())
+        throw Error(fmt::format("kite::launch({}): the compiled kernel returns {} value{}, but "
+                                "its C++ signature returns {}; was the registration generated "
+                                "from another version of the kernel?",
+                                k.source->name, compiled->results.size(),
+                                compiled->results.size() == 1 ? "" : "s", results.size()));
+      std::lock_guard<std::mutex> lock(k.mutex);
+      plan = compiled.get();
+      k.plans[key].push_back(std::move(compiled));
+    }
+  }
+  run_plan(*plan, args, results, options.stream);
 }

@@ -5,6 +5,7 @@
 #                           static LLVM/MLIR/Clang; needs this machine's LLVM)
 #   tools/gpu.sh run [OUT]  on a GPU host: run the GPU tests, compute-sanitizer
 #                           and the benchmarks from bundle/, logs and JSON to OUT
+#                           (KITE_SKIP_BENCH=1: no benchmarks)
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
 # The bundle holds stripped binaries only (no object files); the GPU host
@@ -23,7 +24,7 @@ build_bundle() {
   fi
   # The frontend (`kite`, 60 MB static) only with KITE_BUNDLE_FRONTEND=1: the
   # GPU tests embed their captured IR and need only the compiler library.
-  local tools="kite-opt runtime_gpu_test examples_gpu_test"
+  local tools="kite-opt runtime_gpu_test examples_gpu_test kite_bench"
   [ "${KITE_BUNDLE_FRONTEND:-0}" = 1 ] && tools="kite $tools"
   cmake --build "$build" -j "${KITE_JOBS:-$(nproc)}" --target $tools
   rm -rf "$bundle"
@@ -32,8 +33,40 @@ build_bundle() {
     cp "$build/bin/$b" "$bundle/bin/"
     strip "$bundle/bin/$b"
   done
+  mkdir -p "$bundle/bench"
+  cp "$root"/bench/*.py "$bundle/bench/"
   cp "$root/tools/gpu.sh" "$bundle/gpu.sh"
   du -sh "$bundle"
+}
+
+# The benchmarks: kite_bench, the PyTorch baseline, and the merged table
+# (bench.txt, bench.md). A failure here is reported, never fatal: the test
+# summary still comes last.
+run_bench() {
+  local bin="$1" out="$2"
+  local benchdir
+  benchdir="$(dirname "$bin")/bench"
+  [ -d "$benchdir" ] || benchdir="$root/bench"
+  local limit="${KITE_BENCH_TIMEOUT:-1200}" ok=0 rc=0
+  echo "== benchmarks (kite_bench, torch_baseline.py; logs in $out/bench_*.log)"
+  rm -f "$out/bench_kite.json" "$out/bench_torch.json" "$out/bench.txt" "$out/bench.md"
+  if [ -x "$bin/kite_bench" ]; then
+    timeout "$limit" "$bin/kite_bench" --json "$out/bench_kite.json" > "$out/bench_kite.log" 2>&1 ||
+      { rc=$?; ok=1; echo "kite_bench: FAILED (exit $rc); tail of bench_kite.log:"; tail -5 "$out/bench_kite.log"; }
+  else
+    ok=1; echo "kite_bench: not in $bin"
+  fi
+  if [ -f "$benchdir/torch_baseline.py" ]; then
+    TORCHINDUCTOR_CACHE_DIR="$out/inductor-cache" timeout "$limit" \
+      python3 "$benchdir/torch_baseline.py" --json "$out/bench_torch.json" > "$out/bench_torch.log" 2>&1 ||
+      { rc=$?; ok=1; echo "torch_baseline.py: FAILED (exit $rc); tail of bench_torch.log:"; tail -5 "$out/bench_torch.log"; }
+    python3 "$benchdir/report.py" --kite "$out/bench_kite.json" --torch "$out/bench_torch.json" \
+      --md "$out/bench.md" > "$out/bench.txt" 2>&1 ||
+      { ok=1; echo "report.py: FAILED"; cat "$out/bench.txt"; }
+  else
+    ok=1; echo "bench/*.py: not in $benchdir"
+  fi
+  return $ok
 }
 
 run_bundle() {
@@ -88,6 +121,10 @@ run_bundle() {
       failed=$((failed + 1)); echo "memcheck: FAILED (see memcheck.log)"
       grep -m 20 -E "Invalid|ERROR|at 0x" "$out/memcheck.log" || true
     fi
+  fi
+  if [ "${KITE_SKIP_BENCH:-0}" != 1 ]; then
+    run_bench "$bin" "$out" || echo "benchmarks: incomplete (see $out/bench_*.log)"
+    if [ -f "$out/bench.txt" ]; then cat "$out/bench.txt"; fi
   fi
   echo "$passed passed, $failed failed" | tee "$out/summary.txt"
   [ "$failed" -eq 0 ]

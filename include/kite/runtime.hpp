@@ -23,6 +23,7 @@
 //   run_plan(plan, args, results, stream)      load (once), allocate outputs, launch
 //   KernelSource register_kernel lookup_kernel the kernels captured at build time
 //   Options                                    stream, config and tuning policy
+//   launch(kernel, [options,] args...)         run a captured kernel on the GPU
 //
 // Every failure is a kite::Error whose message says what to do; "no GPU" is
 // one too: "no CUDA GPU: <reason>; reference mode and kite compile still
@@ -41,6 +42,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 // DLPack's tensor (dlpack/dlpack.h); only pointers to it pass through here.
@@ -322,6 +326,9 @@ struct KernelSource {
   std::string_view ir;            // the captured kite dialect (MLIR text)
   std::string_view irHash;        // a hash of `ir`, for cache keys
   std::string_view file;          // the source file it came from
+  /// The parameter names, comma-separated ("x,y,eps"), for messages before a
+  /// plan exists. Empty: read from the `kite.name` attributes of `ir`.
+  std::string_view argNames;
 };
 
 /// Registers a captured kernel (the strings must outlive the program:
@@ -351,6 +358,112 @@ struct Options {
   };
   Tuning tuning = Tuning::cached;
 };
+
+//===----------------------------------------------------------------------===//
+// kite::launch
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+
+/// The untyped front door behind kite::launch: finds the captured kernel of
+/// `function`, a cached plan for these arguments (or compiles one through the
+/// runtime's compiler hook), and runs it, writing the kernel's results into
+/// `results` (whose size is the number of values the kernel returns).
+void launch(const void *function, const Options &options, std::span<const KernelArg> args,
+            std::span<Tensor> results);
+
+template <class T> struct launch_result_count : std::integral_constant<size_t, 1> {};
+template <> struct launch_result_count<void> : std::integral_constant<size_t, 0> {};
+template <class... T>
+struct launch_result_count<std::tuple<T...>> : std::integral_constant<size_t, sizeof...(T)> {};
+
+template <class T> struct is_tensor_tuple : std::false_type {};
+template <class... T>
+struct is_tensor_tuple<std::tuple<T...>> : std::bool_constant<(std::is_same_v<T, Tensor> && ...)> {};
+
+template <class P>
+inline constexpr bool is_launch_param_v =
+    std::is_same_v<std::remove_cvref_t<P>, Tensor> || std::is_same_v<std::remove_cvref_t<P>, int64_t> ||
+    std::is_same_v<std::remove_cvref_t<P>, int> || std::is_same_v<std::remove_cvref_t<P>, double> ||
+    std::is_same_v<std::remove_cvref_t<P>, float> || std::is_same_v<std::remove_cvref_t<P>, bool>;
+
+/// How one argument is held during a launch: a Tensor argument by reference
+/// (no copy), anything else converted to the parameter's type by value.
+template <class P, class A>
+using launch_hold_t = std::conditional_t<
+    std::is_same_v<std::remove_cvref_t<A>, std::remove_cvref_t<P>> &&
+        std::is_same_v<std::remove_cvref_t<P>, Tensor>,
+    const Tensor &, std::remove_cvref_t<P>>;
+
+template <class... A> struct first_is_options : std::false_type {};
+template <class A0, class... A>
+struct first_is_options<A0, A...> : std::is_same<std::remove_cvref_t<A0>, Options> {};
+
+template <class R> R launch_failed(); // never defined
+
+template <class R, size_t N, size_t... I>
+R make_launch_result(std::array<Tensor, N> &results, std::index_sequence<I...>) {
+  if constexpr (std::is_void_v<R>)
+    return;
+  else if constexpr (std::is_same_v<R, Tensor>)
+    return std::move(results[0]);
+  else
+    return R(std::move(results[I])...);
+}
+
+} // namespace detail
+
+/// Runs a captured kernel (kite_add_kernels) on the GPU: `kernel` is the
+/// KITE_KERNEL function itself, and the arguments are checked against its
+/// signature by the C++ compiler. The first launch for a specialization
+/// (dtypes, shapes, strides, alignment, specialized scalars) compiles a plan
+/// through the linked compiler; later launches reuse it. Tensors must be
+/// CUDA tensors; every failure is a kite::Error naming the kernel and the
+/// argument. Asynchronous on `options.stream`.
+template <class R, class... P, class... A>
+R launch(R (*kernel)(P...), const Options &options, A &&...args) {
+  constexpr bool kCount = sizeof...(A) == sizeof...(P);
+  static_assert(kCount, "kite::launch: wrong number of arguments for this kernel (the arguments "
+                        "must match the KITE_KERNEL function's parameters)");
+  constexpr bool kTypes = kCount && std::is_invocable_v<R (*)(P...), A...>;
+  static_assert(!kCount || kTypes,
+                "kite::launch: the arguments do not match the kernel's parameter types");
+  constexpr bool kParams = (detail::is_launch_param_v<P> && ...);
+  static_assert(kParams, "kite::launch: kernel parameters must be kite::Tensor, int64_t, int, "
+                         "double, float or bool");
+  constexpr bool kResult =
+      std::is_void_v<R> || std::is_same_v<R, Tensor> || detail::is_tensor_tuple<R>::value;
+  static_assert(kResult, "kite::launch: a kernel returns void, kite::Tensor or "
+                         "std::tuple<kite::Tensor...>");
+  if constexpr (kCount && kTypes && kParams && kResult) {
+    constexpr size_t kResults = detail::launch_result_count<R>::value;
+    std::tuple<detail::launch_hold_t<P, A>...> held{std::forward<A>(args)...};
+    std::array<Tensor, kResults> results;
+    std::apply(
+        [&](const auto &...held) {
+          constexpr size_t kArgs = sizeof...(P);
+          if constexpr (kArgs == 0) {
+            detail::launch(reinterpret_cast<const void *>(kernel), options, {}, results);
+          } else {
+            const KernelArg argv[] = {KernelArg(held)...};
+            detail::launch(reinterpret_cast<const void *>(kernel), options,
+                           std::span<const KernelArg>(argv, kArgs), results);
+          }
+        },
+        held);
+    return detail::make_launch_result<R>(results, std::make_index_sequence<kResults>{});
+  } else {
+    return detail::launch_failed<R>(); // not instantiated: a static_assert has fired
+  }
+}
+
+/// kite::launch with the default Options (the default stream, the cached or
+/// default config).
+template <class R, class... P, class... A>
+  requires(!detail::first_is_options<A...>::value)
+R launch(R (*kernel)(P...), A &&...args) {
+  return launch(kernel, Options{}, std::forward<A>(args)...);
+}
 
 } // namespace kite
 

@@ -19,6 +19,7 @@
 #include <kite/runtime.hpp>
 
 #include <functional>
+#include <sstream>
 #include <map>
 
 // The kernels, compiled natively for reference mode.
@@ -232,34 +233,84 @@ class ExampleTest : public ::testing::TestWithParam<Case> {};
 
 std::string caseName(const ::testing::TestParamInfo<Case> &info) { return info.param.kernel; }
 
-/// Every config of every example lowers and compiles with NVRTC for sm_90a
-/// (no GPU needed).
-TEST_P(ExampleTest, CompilesForSm90aUnderConfigs) {
+/// Configs around the default one: block sizes scaled by powers of two,
+/// other warp counts and pid types, chosen by a seeded generator.
+std::vector<std::string> generatedConfigs(const std::string &defaultConfig, uint64_t seed,
+                                          int count) {
+  // The default's block sizes, from its JSON ("block_sizes":[a,b,...]).
+  std::vector<int64_t> base;
+  size_t at = defaultConfig.find("\"block_sizes\":[");
+  if (at != std::string::npos) {
+    std::string list = defaultConfig.substr(at + 15, defaultConfig.find(']', at) - at - 15);
+    std::stringstream ss(list);
+    for (std::string v; std::getline(ss, v, ',');)
+      if (!v.empty())
+        base.push_back(std::stoll(v));
+  }
+  static const char *pids[] = {"flat", "persistent_interleaved", "persistent_blocked"};
+  std::vector<std::string> out;
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (int i = 0; i < count; ++i) {
+    std::string bs;
+    for (int64_t b : base) {
+      int shift = int(next() % 5) - 2; // x1/4 .. x4
+      int64_t v = shift >= 0 ? b << shift : std::max<int64_t>(1, b >> -shift);
+      bs += (bs.empty() ? "" : ",") + std::to_string(std::min<int64_t>(v, 1024));
+    }
+    int warps = 1 << int(next() % 5);
+    out.push_back("{\"block_sizes\":[" + bs + "],\"num_warps\":" + std::to_string(warps) +
+                  ",\"pid_type\":\"" + pids[next() % 3] + "\"}");
+  }
+  return out;
+}
+
+/// At least 20 configs of every example lower and compile with NVRTC for
+/// sm_90a: the test's own configs, then generated ones (a generated config
+/// the compiler rejects with a reason, e.g. too many registers per thread,
+/// does not count).
+TEST_P(ExampleTest, CompilesUnderTwentyConfigs) {
   const Case &c = GetParam();
   if (!runtime::nvrtcAvailable())
     GTEST_SKIP() << "NVRTC is not available: " << runtime::nvrtcUnavailableReason();
   std::string text = ir(c.file);
-  int compiled = 0;
-  for (int64_t n : {c.sizes.back()}) {
-    std::vector<Arg> args = c.inputs(n, 1);
-    std::vector<Tensor> host;
-    for (const Arg &a : args)
-      if (a.tensor)
-        host.push_back(*a.tensor);
-    std::vector<ArgSpec> specs = specsOf(args, host);
-    for (auto &s : specs)
-      if (s.is_tensor())
-        s.alignment = 16;
-    for (const std::string &config : c.configs) {
-      SCOPED_TRACE("size " + std::to_string(n) + ", config " + (config.empty() ? "default" : config));
-      KernelSource source{nullptr, c.kernel, text, "test", c.file};
+  std::vector<Arg> args = c.inputs(c.sizes.back(), 1);
+  std::vector<Tensor> host;
+  for (const Arg &a : args)
+    if (a.tensor)
+      host.push_back(*a.tensor);
+  std::vector<ArgSpec> specs = specsOf(args, host);
+  for (auto &s : specs)
+    if (s.is_tensor())
+      s.alignment = 16;
+  CudaKernel def = lowerToCuda(text, c.kernel, specs, "", CompileOptions{"sm_90a"});
+  std::string defaultConfig = def.source.substr(def.source.find("// config: ") + 11);
+  defaultConfig = defaultConfig.substr(0, defaultConfig.find('\n'));
+  std::vector<std::string> configs = c.configs;
+  for (const std::string &g : generatedConfigs(defaultConfig, std::hash<std::string>{}(c.kernel), 40))
+    configs.push_back(g);
+  int compiled = 0, rejected = 0;
+  for (const std::string &config : configs) {
+    if (compiled >= 20)
+      break;
+    KernelSource source{nullptr, c.kernel, text, "test", c.file};
+    try {
       KernelPlan plan = compileToPlan(source, specs, Options{{}, config}, CompileOptions{"sm_90a"});
-      EXPECT_FALSE(plan.binary.empty());
-      EXPECT_EQ(plan.binary[0], 0x7f); // ELF
+      EXPECT_EQ(plan.binary.at(0), 0x7f) << config; // an ELF cubin
       ++compiled;
+    } catch (const Error &e) {
+      std::string what = e.what();
+      // Only reasoned rejections of a config are acceptable.
+      EXPECT_NE(what.find("config does not fit"), std::string::npos) << config << "\n" << what;
+      ++rejected;
     }
   }
-  EXPECT_GE(compiled, 5);
+  EXPECT_GE(compiled, 20) << rejected << " configs rejected";
 }
 
 /// On the GPU: matches reference mode at every size and config.

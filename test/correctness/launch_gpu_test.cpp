@@ -86,7 +86,7 @@ TEST_F(LaunchGpu, SameShapesCompileNothing) {
   EXPECT_TRUE(allClose(cuda::to_host(c), cuda::to_host(a), {0, 0}));
 }
 
-TEST_F(LaunchGpu, WrongDtypeOfExistingSpecializationIsANewPlanOrANamedError) {
+TEST_F(LaunchGpu, CpuArgumentNextToACudaOneIsNamedBeforeCompiling) {
   // A CPU tensor next to a CUDA one is rejected by name, before compiling.
   Tensor x = cuda::to_device(randn({8, 8}, f32, 1));
   Tensor cpu = randn({8, 8}, f32, 2);

@@ -1,0 +1,194 @@
+//===- launch_test.cpp - kite::launch and generated registrations (CPU) ---===//
+//
+// The kernels of Inputs/launch_kernels.kite.cpp are captured at build time
+// by kite_add_kernels: this checks what the generated registration
+// registers (names, parameter names, IR with locations, hashes), and the
+// launch errors that need no GPU: a CPU tensor is rejected by name before
+// anything is compiled, an uncaptured kernel says how to capture it.
+// (A wrong argument count or type is a compile error: kite::launch's
+// static_assert, not tested here.)
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Compiler.h"
+#include "runtime/CompilerHook.h"
+
+#include <kite/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+
+// The captured kernels (defined in Inputs/launch_kernels.kite.cpp).
+kite::Tensor add(kite::Tensor x, kite::Tensor y);
+void scalars(kite::Tensor x, int64_t a, int b, double c, float d, bool e);
+std::tuple<kite::Tensor, kite::Tensor> pair(kite::Tensor x, kite::Tensor y);
+
+// Not captured: no kite_add_kernels for it.
+kite::Tensor not_captured(kite::Tensor x) { return x; }
+
+using namespace kite;
+
+namespace {
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Replaces the compiler for the duration of a test, counting calls.
+struct CountingCompiler {
+  int calls = 0;
+  CountingCompiler() {
+    runtime::setCompiler([this](const KernelSource &, const std::vector<ArgSpec> &,
+                                const Options &) -> KernelPlan {
+      ++calls;
+      throw Error("test compiler: not expected to be called");
+    });
+  }
+  ~CountingCompiler() { runtime::setCompiler({}); }
+};
+
+template <class F> std::string errorOf(F &&f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+} // namespace
+
+TEST(Registration, RegistersEveryKernelWithItsNamesAndIR) {
+  struct Expected {
+    const void *fn;
+    const char *name;
+    const char *args;
+  } expected[] = {{reinterpret_cast<const void *>(&add), "add", "x,y"},
+                  {reinterpret_cast<const void *>(&scalars), "scalars", "x,a,b,c,d,e"},
+                  {reinterpret_cast<const void *>(&pair), "pair", "x,y"}};
+  for (const Expected &e : expected) {
+    const KernelSource *k = lookup_kernel(e.fn);
+    ASSERT_NE(k, nullptr) << e.name;
+    EXPECT_EQ(k->function, e.fn);
+    EXPECT_EQ(k->name, e.name);
+    EXPECT_EQ(k->argNames, e.args);
+    EXPECT_NE(k->ir.find(std::string("func.func @") + e.name + "("), std::string_view::npos);
+    // Only this kernel's IR, with the user's source locations.
+    for (const Expected &other : expected) {
+      if (other.fn != e.fn) {
+        EXPECT_EQ(k->ir.find(std::string("func.func @") + other.name + "("),
+                  std::string_view::npos);
+      }
+    }
+    EXPECT_NE(k->ir.find("launch_kernels.kite.cpp"), std::string_view::npos);
+    EXPECT_EQ(k->irHash.size(), 16u);
+    EXPECT_TRUE(k->file.ends_with("Inputs/launch_kernels.kite.cpp")) << k->file;
+  }
+  EXPECT_NE(lookup_kernel(&add)->irHash, lookup_kernel(&pair)->irHash);
+  EXPECT_EQ(lookup_kernel(&not_captured), nullptr);
+}
+
+TEST(Registration, GeneratedSourceDeclaresTheCxxSignatures) {
+  std::string text = readFile(KITE_TEST_REGISTRATION);
+  ASSERT_FALSE(text.empty()) << KITE_TEST_REGISTRATION;
+  EXPECT_NE(text.find("kite::Tensor add(kite::Tensor x, kite::Tensor y);"), std::string::npos);
+  EXPECT_NE(text.find("void scalars(kite::Tensor x, int64_t a, int b, double c, float d, bool e);"),
+            std::string::npos);
+  EXPECT_NE(text.find("std::tuple<kite::Tensor, kite::Tensor> pair(kite::Tensor x, kite::Tensor y);"),
+            std::string::npos);
+  EXPECT_NE(text.find("static_cast<void (*)(kite::Tensor, int64_t, int, double, float, bool)>"
+                      "(&::scalars)"),
+            std::string::npos);
+  EXPECT_NE(text.find("const kite::KernelRegistration"), std::string::npos);
+}
+
+TEST(Registration, EmbeddedIRCompilesToAPlan) {
+  // The registered IR goes through the whole compiler (NVRTC needs no GPU).
+  const KernelSource *k = lookup_kernel(&add);
+  ASSERT_NE(k, nullptr);
+  std::vector<ArgSpec> specs = {ArgSpec::tensor("x", f32, {37, 70}),
+                                ArgSpec::tensor("y", f32, {37, 70})};
+  CompileOptions target;
+  target.arch = "sm_90a";
+  KernelPlan plan = compileToPlan(*k, specs, Options{}, target);
+  EXPECT_EQ(plan.name, "add");
+  EXPECT_EQ(plan.results.size(), 1u);
+  EXPECT_FALSE(plan.binary.empty());
+  EXPECT_NE(plan.key.find(std::string(k->irHash)), std::string::npos);
+
+  const KernelSource *p = lookup_kernel(&pair);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(compileToPlan(*p, specs, Options{}, target).results.size(), 2u);
+}
+
+TEST(Launch, CpuTensorIsRejectedByNameBeforeCompiling) {
+  CountingCompiler compiler;
+  Tensor x = zeros({4, 8}, f32);
+  Tensor y = zeros({4, 8}, f32);
+  std::string message = errorOf([&] { launch(add, x, y); });
+  EXPECT_NE(message.find("kite::launch(add)"), std::string::npos) << message;
+  EXPECT_NE(message.find("argument 'x' must be a CUDA tensor, got a CPU tensor [4, 8] f32"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(compiler.calls, 0);
+
+  // Scalars are converted to the parameter types; the tensor is still named.
+  message = errorOf([&] { launch(scalars, x, 1, 2, 3.0, 4.0f, true); });
+  EXPECT_NE(message.find("kite::launch(scalars): argument 'x' must be a CUDA tensor"),
+            std::string::npos)
+      << message;
+
+  // With Options, and for a kernel with two results.
+  Options options;
+  options.tuning = Options::Tuning::never;
+  message = errorOf([&] { launch(pair, options, x, y); });
+  EXPECT_NE(message.find("kite::launch(pair): argument 'x' must be a CUDA tensor"),
+            std::string::npos)
+      << message;
+
+  // An undefined tensor.
+  message = errorOf([&] { launch(add, x, Tensor()); });
+  EXPECT_NE(message.find("argument 'x' must be a CUDA tensor"), std::string::npos) << message;
+  EXPECT_EQ(compiler.calls, 0);
+}
+
+TEST(Launch, ResultTypesFollowTheKernelSignature) {
+  Tensor x;
+  static_assert(std::is_same_v<decltype(launch(add, x, x)), Tensor>);
+  static_assert(std::is_same_v<decltype(launch(scalars, x, int64_t(1), 2, 3.0, 4.0f, false)), void>);
+  static_assert(std::is_same_v<decltype(launch(pair, Options{}, x, x)), std::tuple<Tensor, Tensor>>);
+  SUCCEED();
+}
+
+TEST(Launch, UncapturedKernelSaysHowToCaptureIt) {
+  Tensor x = zeros({4}, f32);
+  std::string message = errorOf([&] { launch(not_captured, x); });
+  EXPECT_NE(message.find("not captured"), std::string::npos) << message;
+  EXPECT_NE(message.find("kite_add_kernels"), std::string::npos) << message;
+}
+
+TEST(Launch, ArgumentNamesComeFromTheIRWhenNotGiven) {
+  // A hand-registered kernel without argNames: launch reads the kite.name
+  // attributes of the IR.
+  static constexpr std::string_view ir =
+      "module {\n  func.func @by_hand(%arg0: !kite.tensor<*x?> {kite.name = \"first\"} "
+      "loc(\"f.kite.cpp\":1:2), %arg1: !kite.tensor<*x?> {kite.name = \"second\"}) "
+      "attributes {kite.kernel} {\n    return\n  }\n}\n";
+  static void (*fn)(Tensor, Tensor) = [](Tensor, Tensor) {};
+  register_kernel(KernelSource{reinterpret_cast<const void *>(fn), "by_hand", ir, "0", "f"});
+  CountingCompiler compiler;
+  Tensor x = zeros({2}, f32);
+  std::string message = errorOf([&] { launch(fn, x, x); });
+  EXPECT_NE(message.find("kite::launch(by_hand): argument 'first' must be a CUDA tensor"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(compiler.calls, 0);
+}
