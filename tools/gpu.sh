@@ -24,7 +24,7 @@ build_bundle() {
   fi
   # The frontend (`kite`, 60 MB static) only with KITE_BUNDLE_FRONTEND=1: the
   # GPU tests embed their captured IR and need only the compiler library.
-  local tools="kite-opt runtime_gpu_test examples_gpu_test kite_bench"
+  local tools="kite-opt runtime_gpu_test examples_gpu_test launch_gpu_test kite_bench"
   [ "${KITE_BUNDLE_FRONTEND:-0}" = 1 ] && tools="kite $tools"
   cmake --build "$build" -j "${KITE_JOBS:-$(nproc)}" --target $tools
   rm -rf "$bundle"
@@ -78,7 +78,7 @@ run_bundle() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt" || true
   # Each test binary runs in shards, in parallel (NVRTC compiles dominate).
   local shards="${KITE_GPU_SHARDS:-8}"
-  for t in runtime_gpu_test examples_gpu_test; do
+  for t in runtime_gpu_test launch_gpu_test examples_gpu_test; do
     echo "== $t ($shards shards)"
     local pids=()
     for ((i = 0; i < shards; i++)); do
@@ -98,7 +98,7 @@ run_bundle() {
     grep -E '^\[ +(OK|FAILED) +\]|Failure|error:' "$out/$t.log" | head -150
     local p f
     p=$(grep -c '^\[       OK \]' "$out/$t.log" || true)
-    f=$(grep -c '^\[  FAILED  \].*(' "$out/$t.log" || true)
+    f=$(grep -cE '^\[  FAILED  \].* \([0-9]+ ms\)$' "$out/$t.log" || true)
     passed=$((passed + p)); failed=$((failed + f))
   done
   if command -v compute-sanitizer >/dev/null; then
