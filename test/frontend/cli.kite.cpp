@@ -30,7 +30,7 @@ using namespace kite;
 // HELP: --emit
 // HELP: --debug-locations
 
-// USAGE: --emit: ptx not in {ir}
+// USAGE: --emit: ptx not in {ir,registration}
 // MISSING: file is required
 
 KITE_KERNEL void first(Tensor x) {
