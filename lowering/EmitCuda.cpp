@@ -535,6 +535,11 @@ private:
                                    Operation *op);
   LogicalResult yieldCarried(ArrayRef<Tile> carried, ValueRange values,
                              Block::BlockArgListType args);
+  /// Emits a loop's body and yield, closes its `opened` C++ loops, and binds
+  /// the loop's results to the carried variables.
+  LogicalResult finishLoop(Block &body, ArrayRef<Tile> carried,
+                           Block::BlockArgListType iterArgs, ResultRange results,
+                           int opened);
   void defineSpan(Value span, StringRef begin, StringRef upper, int64_t bs,
                   int64_t lower, int64_t upperConst, StringRef id, StringRef count);
 
@@ -987,6 +992,26 @@ LogicalResult Emitter::yieldCarried(ArrayRef<Tile> carried, ValueRange values,
   return success();
 }
 
+LogicalResult Emitter::finishLoop(Block &body, ArrayRef<Tile> carried,
+                                  Block::BlockArgListType iterArgs,
+                                  ResultRange results, int opened) {
+  if (failed(emitBlock(body)))
+    return failure();
+  if (failed(yieldCarried(carried, body.getTerminator()->getOperands(), iterArgs)))
+    return failure();
+  for (int i = 0; i < opened; ++i) {
+    --indent;
+    line("}");
+  }
+  for (auto [res, c, arg] : llvm::zip(results, carried, iterArgs)) {
+    if (c.regCount == 0)
+      scalars[res] = c.name;
+    else
+      tiles[res] = tiles[arg];
+  }
+  return success();
+}
+
 LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
   SmallVector<Tile> carried =
       declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
@@ -1010,22 +1035,8 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
                llvm::formatv("(i64)({0}) + {1} * {2}", lb, it, *bs).str(), ub, *bs,
                lowC, upC, it, count);
   }
-  if (failed(emitBlock(*loop.getBodyBlock())))
-    return failure();
-  auto yield = cast<YieldOp>(loop.getBodyBlock()->getTerminator());
-  if (failed(yieldCarried(carried, yield.getValues(), loop.getRegionIterArgs())))
-    return failure();
-  for (int i = 0; i < opened; ++i) {
-    --indent;
-    line("}");
-  }
-  for (auto [res, c, arg] : llvm::zip(loop.getResults(), carried, loop.getRegionIterArgs())) {
-    if (c.regCount == 0)
-      scalars[res] = c.name;
-    else
-      tiles[res] = tiles[arg];
-  }
-  return success();
+  return finishLoop(*loop.getBodyBlock(), carried, loop.getRegionIterArgs(),
+                    loop.getResults(), opened);
 }
 
 LogicalResult Emitter::emitNestedGridFor(GridForOp loop) {
@@ -1041,22 +1052,8 @@ LogicalResult Emitter::emitNestedGridFor(GridForOp loop) {
     ++opened;
     scalars[loop.getIndices()[d]] = it;
   }
-  if (failed(emitBlock(*loop.getBodyBlock())))
-    return failure();
-  auto yield = cast<YieldOp>(loop.getBodyBlock()->getTerminator());
-  if (failed(yieldCarried(carried, yield.getValues(), loop.getRegionIterArgs())))
-    return failure();
-  for (int i = 0; i < opened; ++i) {
-    --indent;
-    line("}");
-  }
-  for (auto [res, c, arg] : llvm::zip(loop.getResults(), carried, loop.getRegionIterArgs())) {
-    if (c.regCount == 0)
-      scalars[res] = c.name;
-    else
-      tiles[res] = tiles[arg];
-  }
-  return success();
+  return finishLoop(*loop.getBodyBlock(), carried, loop.getRegionIterArgs(),
+                    loop.getResults(), opened);
 }
 
 LogicalResult Emitter::emitScfFor(scf::ForOp loop) {
@@ -1069,20 +1066,8 @@ LogicalResult Emitter::emitScfFor(scf::ForOp loop) {
                      scalar(loop.getUpperBound()), scalar(loop.getStep())));
   ++indent;
   scalars[loop.getInductionVar()] = it;
-  if (failed(emitBlock(*loop.getBody())))
-    return failure();
-  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  if (failed(yieldCarried(carried, yield.getOperands(), loop.getRegionIterArgs())))
-    return failure();
-  --indent;
-  line("}");
-  for (auto [res, c, arg] : llvm::zip(loop.getResults(), carried, loop.getRegionIterArgs())) {
-    if (c.regCount == 0)
-      scalars[res] = c.name;
-    else
-      tiles[res] = tiles[arg];
-  }
-  return success();
+  return finishLoop(*loop.getBody(), carried, loop.getRegionIterArgs(),
+                    loop.getResults(), /*opened=*/1);
 }
 
 LogicalResult Emitter::emitScfIf(scf::IfOp op) {
