@@ -68,17 +68,7 @@ listElements(const clang::Expr *e) {
 
 /// The element type of a kite::DType enumerator name.
 Type dtypeFromName(llvm::StringRef name, mlir::MLIRContext *ctx) {
-  mlir::Builder b(ctx);
-  return llvm::StringSwitch<Type>(name)
-      .Case("f16", b.getF16Type())
-      .Case("bf16", b.getBF16Type())
-      .Case("f32", b.getF32Type())
-      .Case("f64", b.getF64Type())
-      .Case("i8", b.getI8Type())
-      .Case("i32", b.getI32Type())
-      .Case("i64", b.getI64Type())
-      .Case("boolean", b.getI1Type())
-      .Default(Type());
+  return kite::parseDTypeName(ctx, name);
 }
 
 std::optional<int64_t> constantInt(Value v) {
@@ -646,11 +636,10 @@ FailureOr<Value> KernelEmitter::binaryValues(kite::BinaryKind kind, Value a,
   return b_.create<kite::BinaryOp>(l, *type, kind, a, b).getResult();
 }
 
-FailureOr<KValue> KernelEmitter::emitBinary(kite::BinaryKind kind,
-                                            const clang::Expr *lhs,
-                                            const clang::Expr *rhs,
-                                            const clang::Expr *call) {
-  llvm::StringRef opName = kite::stringifyBinaryKind(kind);
+FailureOr<std::pair<Value, Value>>
+KernelEmitter::emitElementwiseOperands(const clang::Expr *lhs,
+                                       const clang::Expr *rhs,
+                                       llvm::StringRef opName) {
   FailureOr<KValue> a = emitExpr(lhs);
   if (failed(a))
     return failure();
@@ -663,7 +652,19 @@ FailureOr<KValue> KernelEmitter::emitBinary(kite::BinaryKind kind,
   FailureOr<Value> bv = elementwiseOperand(*b, rhs, opName);
   if (failed(bv))
     return failure();
-  FailureOr<Value> r = binaryValues(kind, *av, *bv, loc(call), call);
+  return std::make_pair(*av, *bv);
+}
+
+FailureOr<KValue> KernelEmitter::emitBinary(kite::BinaryKind kind,
+                                            const clang::Expr *lhs,
+                                            const clang::Expr *rhs,
+                                            const clang::Expr *call) {
+  FailureOr<std::pair<Value, Value>> ab =
+      emitElementwiseOperands(lhs, rhs, kite::stringifyBinaryKind(kind));
+  if (failed(ab))
+    return failure();
+  auto [av, bv] = *ab;
+  FailureOr<Value> r = binaryValues(kind, av, bv, loc(call), call);
   if (failed(r))
     return failure();
   return KValue::of(*r);
@@ -673,19 +674,11 @@ FailureOr<KValue> KernelEmitter::emitCompare(kite::CompareKind kind,
                                              const clang::Expr *lhs,
                                              const clang::Expr *rhs,
                                              const clang::Expr *call) {
-  llvm::StringRef opName = kite::stringifyCompareKind(kind);
-  FailureOr<KValue> a = emitExpr(lhs);
-  if (failed(a))
+  FailureOr<std::pair<Value, Value>> ab =
+      emitElementwiseOperands(lhs, rhs, kite::stringifyCompareKind(kind));
+  if (failed(ab))
     return failure();
-  FailureOr<Value> av = elementwiseOperand(*a, lhs, opName);
-  if (failed(av))
-    return failure();
-  FailureOr<KValue> b = emitExpr(rhs);
-  if (failed(b))
-    return failure();
-  FailureOr<Value> bv = elementwiseOperand(*b, rhs, opName);
-  if (failed(bv))
-    return failure();
+  std::optional<Value> av = ab->first, bv = ab->second;
   mlir::Location l = loc(call);
   if (isScalar(*av) && isScalar(*bv)) {
     Type t = promote(av->getType(), bv->getType());

@@ -283,6 +283,10 @@ private:
   mlir::FailureOr<KValue> emitUnary(kite::UnaryKind kind,
                                     const clang::Expr *arg,
                                     const clang::Expr *call);
+  /// Emits both operands of an elementwise op, each a tile or a scalar.
+  mlir::FailureOr<std::pair<mlir::Value, mlir::Value>>
+  emitElementwiseOperands(const clang::Expr *lhs, const clang::Expr *rhs,
+                          llvm::StringRef opName);
   mlir::FailureOr<KValue> emitBinary(kite::BinaryKind kind,
                                      const clang::Expr *lhs,
                                      const clang::Expr *rhs,

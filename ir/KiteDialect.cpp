@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/KiteDialect.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace kite;
@@ -63,4 +65,18 @@ bool kite::isKiteDType(Type type) {
   return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
          type.isSignlessInteger(8) || type.isSignlessInteger(32) ||
          type.isSignlessInteger(64) || type.isSignlessInteger(1);
+}
+
+Type kite::parseDTypeName(MLIRContext *ctx, llvm::StringRef name) {
+  Builder b(ctx);
+  return llvm::StringSwitch<Type>(name)
+      .Case("f16", b.getF16Type())
+      .Case("bf16", b.getBF16Type())
+      .Case("f32", b.getF32Type())
+      .Case("f64", b.getF64Type())
+      .Case("i8", b.getI8Type())
+      .Case("i32", b.getI32Type())
+      .Case("i64", b.getI64Type())
+      .Cases("bool", "boolean", "i1", b.getI1Type())
+      .Default(Type());
 }

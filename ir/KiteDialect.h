@@ -54,6 +54,10 @@ std::optional<int64_t> getRankOf(mlir::Type type);
 /// The dtypes of the language, as MLIR types: f16 bf16 f32 f64 i8 i32 i64 i1.
 bool isKiteDType(mlir::Type type);
 
+/// The MLIR type of a dtype name: f16 bf16 f32 f64 i8 i32 i64, and bool
+/// (also spelled boolean, as the C++ enumerator, or i1); null if none.
+mlir::Type parseDTypeName(mlir::MLIRContext *ctx, llvm::StringRef name);
+
 /// Name of the unit attribute that marks a kernel function, and the
 /// argument attribute holding a parameter's source name.
 constexpr llvm::StringLiteral kKernelAttrName = "kite.kernel";

@@ -72,22 +72,23 @@ LogicalResult DTypeConstOp::verify() {
 
 OpFoldResult DTypeConstOp::fold(FoldAdaptor) { return getDtypeAttr(); }
 
-LogicalResult EmptyOp::verify() {
-  auto type = cast<kite::TensorType>(getResult().getType());
-  if (type.hasRank() && type.getRank() != (int64_t)getSizes().size())
-    return emitOpError() << "has " << getSizes().size()
-                         << " sizes but its result type " << type
-                         << " has rank " << type.getRank();
+namespace {
+/// A ranked result tensor has one dim per size operand.
+LogicalResult verifySizesMatchRank(Operation *op, Type result, size_t numSizes) {
+  auto type = cast<kite::TensorType>(result);
+  if (type.hasRank() && type.getRank() != (int64_t)numSizes)
+    return op->emitOpError() << "has " << numSizes << " sizes but its result type "
+                             << type << " has rank " << type.getRank();
   return success();
+}
+} // namespace
+
+LogicalResult EmptyOp::verify() {
+  return verifySizesMatchRank(*this, getResult().getType(), getSizes().size());
 }
 
 LogicalResult TensorReshapeOp::verify() {
-  auto type = cast<kite::TensorType>(getResult().getType());
-  if (type.hasRank() && type.getRank() != (int64_t)getSizes().size())
-    return emitOpError() << "has " << getSizes().size()
-                         << " sizes but its result type " << type
-                         << " has rank " << type.getRank();
-  return success();
+  return verifySizesMatchRank(*this, getResult().getType(), getSizes().size());
 }
 
 LogicalResult BlockSizeOp::verify() {

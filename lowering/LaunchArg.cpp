@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/LaunchArg.h"
+#include "ir/KiteDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -16,17 +17,7 @@ using namespace mlir;
 using namespace kite;
 
 Type kite::parseDType(MLIRContext *ctx, llvm::StringRef name) {
-  Builder b(ctx);
-  return llvm::StringSwitch<Type>(name)
-      .Case("f16", b.getF16Type())
-      .Case("bf16", b.getBF16Type())
-      .Case("f32", b.getF32Type())
-      .Case("f64", b.getF64Type())
-      .Case("i8", b.getI8Type())
-      .Case("i32", b.getI32Type())
-      .Case("i64", b.getI64Type())
-      .Cases("bool", "i1", b.getI1Type())
-      .Default(Type());
+  return parseDTypeName(ctx, name);
 }
 
 std::string kite::dtypeName(Type type) {
