@@ -143,13 +143,28 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
       error = "reduction_loops entries must be null or a power of two";
       return failure();
     }
+  SmallVector<int64_t> rdims = reductionDims(kernel);
+  if (c.reduction_loops.size() > rdims.size()) {
+    error = "reduction_loops has " + std::to_string(c.reduction_loops.size()) +
+            " entries, but the kernel has " + std::to_string(rdims.size()) +
+            " reduction dimensions";
+    if (!rdims.empty()) {
+      error += " (of sizes";
+      for (int64_t n : rdims)
+        error += " " + std::to_string(n);
+      error += ")";
+    }
+    return failure();
+  }
   return success();
 }
 
 namespace {
 /// The largest number of elements a tile in `loop` has in its dims that do
 /// not depend on a block size still to be chosen (rows of `x[t, all]`, say).
-int64_t staticFootprint(TileForOp loop) {
+/// Dims of a size in `looped` count as that many elements (a chunk).
+int64_t staticFootprint(TileForOp loop,
+                        const llvm::DenseMap<int64_t, int64_t> &looped = {}) {
   int64_t footprint = 1;
   loop.walk([&](Operation *op) {
     for (Type t : op->getResultTypes()) {
@@ -159,7 +174,7 @@ int64_t staticFootprint(TileForOp loop) {
       int64_t n = 1;
       for (int64_t d : tile.getShape())
         if (!ShapedType::isDynamic(d))
-          n *= llvm::PowerOf2Ceil(std::max<int64_t>(d, 1));
+          n *= looped.count(d) ? looped.lookup(d) : llvm::PowerOf2Ceil(std::max<int64_t>(d, 1));
       footprint = std::max(footprint, n);
     }
   });
@@ -188,7 +203,23 @@ Config kite::defaultConfig(func::FuncOp kernel) {
   // Aim for about 4096 elements per tile value in a program: enough work
   // per thread at 4 warps, little enough to stay in registers.
   constexpr int64_t kTargetElements = 4096;
+  // Rows longer than this are reduced in chunks of kReductionChunk (where
+  // kite-reduction-loops can): beyond it a whole row needs more than 32
+  // registers a thread at 16 warps.
+  constexpr int64_t kWholeRowLimit = 16384;
+  constexpr int64_t kReductionChunk = 4096;
   Config c;
+  llvm::DenseMap<int64_t, int64_t> looped;
+  SmallVector<int64_t> rdims = reductionDims(kernel);
+  for (int64_t n : rdims) {
+    bool loop = (int64_t)llvm::PowerOf2Ceil(n) > kWholeRowLimit &&
+                reductionLoopSupported(kernel, n);
+    c.reduction_loops.push_back(loop ? std::optional<int64_t>(kReductionChunk) : std::nullopt);
+    if (loop)
+      looped[n] = kReductionChunk;
+  }
+  if (looped.empty())
+    c.reduction_loops.clear();
   bool hasMatmul = false;
   kernel.walk([&](Operation *op) {
     hasMatmul |= isa<DotOp, AddmmOp, BmmOp, BaddbmmOp, MatmulOp>(op);
@@ -223,7 +254,7 @@ Config kite::defaultConfig(func::FuncOp kernel) {
         if (inner != loop)
           nested = std::max<int64_t>(nested, 1024);
       });
-      int64_t perDim = kTargetElements / (staticFootprint(loop) * nested);
+      int64_t perDim = kTargetElements / (staticFootprint(loop, looped) * nested);
       // Split the budget across the loop's dims: the innermost gets the most.
       int64_t dims = loop.getNumDims();
       target = dims == 1 ? perDim : (int64_t)std::pow(2.0, std::ceil(std::log2(std::max<int64_t>(perDim, 1)) / dims));
@@ -245,7 +276,7 @@ Config kite::defaultConfig(func::FuncOp kernel) {
   kernel.walk([&](TileForOp loop) {
     if (!loop.isTopLevel())
       return;
-    int64_t n = staticFootprint(loop);
+    int64_t n = staticFootprint(loop, looped);
     for (Value b : loop.getBlockSizes())
       if (auto op = b.getDefiningOp<BlockSizeOp>())
         n *= c.block_sizes[op.getId()];

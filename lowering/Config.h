@@ -47,6 +47,16 @@ mlir::FailureOr<Config> parseConfig(llvm::StringRef json, std::string &error);
 mlir::LogicalResult validateConfig(mlir::func::FuncOp kernel,
                                    const Config &config, std::string &error);
 
+/// The kernel's reduction dimensions: the distinct sizes of tensor
+/// dims that a load inside a loop reads whole (`x[tn, all]`, or dims left
+/// unsubscripted), in the order they first appear. `reduction_loops[i]`
+/// applies to dimension i. Needs static tensor types (a specialized kernel).
+llvm::SmallVector<int64_t> reductionDims(mlir::func::FuncOp kernel);
+
+/// True if kite-reduction-loops can loop over chunks of the reduction
+/// dimension of `size` (every use of a whole-row value is one it rewrites).
+bool reductionLoopSupported(mlir::func::FuncOp kernel, int64_t size);
+
 /// A reasonable config for a specialized kernel without tuning.
 Config defaultConfig(mlir::func::FuncOp kernel);
 

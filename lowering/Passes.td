@@ -65,6 +65,36 @@ def KiteApplyConfig : Pass<"kite-apply-config", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def KiteReductionLoops : Pass<"kite-reduction-loops", "::mlir::ModuleOp"> {
+  let summary = "Loop over chunks of the reduction dimensions the config asks for";
+  let description = [{
+    For each reduction dimension (a tensor dim read whole, `x[tn, all]`,
+    numbered by `reductionDims` in Config.h) whose `reduction_loops` entry
+    is a chunk size smaller than the dimension, rewrites the loop body so
+    that no whole-row value remains: each reduction over the dimension
+    becomes a `kite.tile_for` over chunks carrying a partial result
+    (sum, mean, amax, amin, prod; half precision accumulates in f32), and
+    each store of a whole-row value becomes a `kite.tile_for` that
+    recomputes the value chunk by chunk from its loads. Values that do not
+    depend on the dimension (the row max, say) are computed once.
+
+    Assumes: a configured kernel (`kite.config` set). Guarantees: no load of
+    a looped dimension reads it whole. A use it cannot rewrite (argmax, a
+    matmul operand, a value carried by a loop, a whole-row index) is an error
+    naming the op, which tells the user to use null for that reduction.
+
+    ```mlir
+    // reduction_loops = [1024], x: 8x4096
+    %m = kite.reduce amax %row {dim = 1 : i64} : ...        // before
+    %m = kite.tile_for (%tc) = (%c0) to (%c4096) block (%c1024)
+        iter_args(%a = %minus_inf) -> (...) { ... }          // after
+    ```
+
+    Test: test/lowering/kite-reduction-loops.mlir
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def KitePrintCuda : Pass<"kite-print-cuda", "::mlir::ModuleOp"> {
   let summary = "Print the CUDA C++ of a lowered kernel";
   let description = [{

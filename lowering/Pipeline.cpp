@@ -19,6 +19,8 @@ void kite::buildKiteLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKiteSpecialize({options.kernel, options.args}));
   // Block sizes from the config; after this every tile shape is static.
   pm.addPass(createKiteApplyConfig({options.config}));
+  // Reductions the config loops over chunks of, instead of whole rows.
+  pm.addPass(createKiteReductionLoops());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

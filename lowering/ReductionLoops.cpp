@@ -1,0 +1,559 @@
+//===- ReductionLoops.cpp - looped reductions -----------------------------===//
+//
+// This file implements `kite-reduction-loops` (see Passes.td): for each
+// reduction dimension the config gives a chunk size, the whole-row values of
+// that dimension are no longer held in registers; every reduction over the
+// dimension and every store of a whole-row value becomes a sequential loop
+// over chunks that recomputes the value from its loads, chunk by chunk.
+//
+// Softmax over rows of 65536 with chunk 4096, schematically:
+//
+//   %row = load x[%tn, all]                 %m = tile_for %tc in [0, 65536) step 4096
+//   %m   = reduce amax %row                        iter_args(%a = -inf) {
+//   %e   = exp(%row - %m)          ==>        %p = reduce amax (load x[%tn, %tc])
+//   %s   = reduce sum %e                      yield maximum(%a, %p) }
+//   store %e / %s, out[%tn, all]            %s = tile_for ... { sum of exp(load - %m) }
+//                                           tile_for ... { store exp(load - %m) / %s }
+//
+// Each loop reloads its inputs (memory traffic grows with the number of
+// reductions, as in Helion's looped reductions); the loads of later passes
+// usually hit in L2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Config.h"
+#include "lowering/Passes.h"
+#include "lowering/TypeInference.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace kite {
+#define GEN_PASS_DEF_KITEREDUCTIONLOOPS
+#include "lowering/Passes.h.inc"
+} // namespace kite
+
+using namespace mlir;
+using namespace kite;
+
+namespace {
+
+/// For each value of one block that depends on the reduction dimension: the
+/// axis of its shape that is that dimension.
+using AxisMap = llvm::DenseMap<Value, int64_t>;
+
+int64_t normalizeDim(int64_t dim, int64_t rank) { return dim < 0 ? dim + rank : dim; }
+
+int64_t rankOf(Value v) {
+  auto t = dyn_cast<TileType>(v.getType());
+  return t && t.hasRank() ? t.getRank() : 0;
+}
+
+int64_t extentAt(Value v, int64_t axis) {
+  auto t = dyn_cast<TileType>(v.getType());
+  if (!t || !t.hasRank() || axis < 0 || axis >= t.getRank())
+    return 1;
+  return t.getShape()[axis];
+}
+
+/// The tensor dims of a subscript op that are taken whole (`all`, or
+/// trailing dims not subscripted), with the result axis each becomes.
+/// Returns false if the subscript has gathers (their axes are not tracked).
+bool wholeDims(Operation *op, Value tensor, ArrayRef<Subscript> subs,
+               SmallVectorImpl<std::pair<int64_t, int64_t>> &dims) {
+  auto type = cast<kite::TensorType>(tensor.getType());
+  if (!type.hasRank())
+    return false;
+  int64_t dim = 0, axis = 0;
+  for (const Subscript &s : subs) {
+    switch (s.kind) {
+    case Subscript::Kind::NewAxis:
+      ++axis;
+      continue;
+    case Subscript::Kind::All:
+      dims.push_back({dim, axis});
+      ++axis;
+      break;
+    case Subscript::Kind::Span:
+      ++axis;
+      break;
+    case Subscript::Kind::Scalar:
+      break;
+    case Subscript::Kind::Gather:
+      return false;
+    }
+    ++dim;
+  }
+  for (; dim < type.getRank(); ++dim, ++axis)
+    dims.push_back({dim, axis});
+  return true;
+}
+
+class Rewriter {
+public:
+  Rewriter(func::FuncOp kernel, int64_t size, int64_t chunk)
+      : kernel(kernel), size(size), chunk(chunk), b(kernel.getContext()) {}
+
+  LogicalResult run() {
+    for (Block *block : blocks())
+      if (failed(rewriteBlock(*block)))
+        return failure();
+    return success();
+  }
+
+  /// True if run() would succeed; changes nothing and reports nothing.
+  bool supported() {
+    quiet = true;
+    for (Block *block : blocks()) {
+      AxisMap axes;
+      SmallVector<Operation *> sinks;
+      if (failed(analyze(*block, axes, sinks)))
+        return false;
+    }
+    return true;
+  }
+
+private:
+  func::FuncOp kernel;
+  int64_t size, chunk;
+  IRRewriter b;
+  bool quiet = false;
+
+  /// The blocks holding loads of the dimension.
+  SetVector<Block *> blocks() {
+    SetVector<Block *> result;
+    kernel.walk([&](LoadOp load) {
+      if (sourceAxis(load))
+        result.insert(load->getBlock());
+    });
+    return result;
+  }
+
+  /// The result axis of a load that reads the whole dimension, if it does.
+  std::optional<int64_t> sourceAxis(LoadOp load) {
+    SmallVector<std::pair<int64_t, int64_t>> dims;
+    if (!wholeDims(load, load.getTensor(), load.getSubscripts(), dims))
+      return std::nullopt;
+    auto type = cast<kite::TensorType>(load.getTensor().getType());
+    for (auto [dim, axis] : dims)
+      if (type.getShape()[dim] == size)
+        return axis;
+    return std::nullopt;
+  }
+
+  LogicalResult unsupported(Operation *op, StringRef why) {
+    if (!quiet)
+      op->emitError() << "config does not fit kernel '" << kernel.getSymName()
+                      << "': reduction_loops cannot loop over the dimension of size " << size
+                      << " here: " << why << " (use null for this reduction)";
+    return failure();
+  }
+
+  /// Marks the values of `block` that depend on the dimension, checking that
+  /// every use is one this pass can rewrite; collects the sinks (reductions
+  /// over the dimension, stores of whole-row values) in order.
+  LogicalResult analyze(Block &block, AxisMap &axes, SmallVectorImpl<Operation *> &sinks) {
+    for (Operation &op : block) {
+      if (auto load = dyn_cast<LoadOp>(&op)) {
+        for (Value i : load.getIndices())
+          if (axes.count(i))
+            return unsupported(load, "a load is indexed by a whole-row value");
+        if (std::optional<int64_t> axis = sourceAxis(load)) {
+          SmallVector<std::pair<int64_t, int64_t>> dims;
+          wholeDims(load, load.getTensor(), load.getSubscripts(), dims);
+          auto type = cast<kite::TensorType>(load.getTensor().getType());
+          int count = 0;
+          for (auto [dim, _] : dims)
+            count += type.getShape()[dim] == size;
+          if (count > 1)
+            return unsupported(load, "the load reads two dimensions of that size");
+          if (load.getMask())
+            return unsupported(load, "the load has a mask");
+          axes[load.getResult()] = *axis;
+        }
+        continue;
+      }
+      bool uses = llvm::any_of(op.getOperands(), [&](Value v) { return axes.count(v); });
+      if (!uses) {
+        // Nested regions may not use the row either.
+        WalkResult w = op.walk([&](Operation *inner) {
+          for (Value v : inner->getOperands())
+            if (axes.count(v))
+              return WalkResult::interrupt();
+          return WalkResult::advance();
+        });
+        if (w.wasInterrupted())
+          return unsupported(&op, "a whole-row value is used inside a nested region");
+        continue;
+      }
+      if (failed(propagate(&op, axes, sinks)))
+        return failure();
+    }
+    return success();
+  }
+
+  LogicalResult propagate(Operation *op, AxisMap &axes, SmallVectorImpl<Operation *> &sinks) {
+    // Elementwise ops: the result axis of the dimension, right-aligned.
+    auto elementwise = [&](Value result, ValueRange operands) -> LogicalResult {
+      int64_t rank = rankOf(result);
+      std::optional<int64_t> axis;
+      for (Value v : operands) {
+        auto it = axes.find(v);
+        if (it == axes.end())
+          continue;
+        int64_t a = it->second + (rank - rankOf(v));
+        if (axis && *axis != a)
+          return unsupported(op, "two whole-row values meet at different axes");
+        axis = a;
+      }
+      for (Value v : operands) {
+        if (axes.count(v))
+          continue;
+        int64_t a = *axis - (rank - rankOf(v));
+        if (a >= 0 && extentAt(v, a) != 1)
+          return unsupported(op, "a whole-row value meets a value of the same size that "
+                                 "does not come from a load of the row");
+      }
+      axes[result] = *axis;
+      return success();
+    };
+    if (auto u = dyn_cast<UnaryOp>(op))
+      return elementwise(u.getResult(), u.getOperand());
+    if (auto c = dyn_cast<CastOp>(op))
+      return elementwise(c.getResult(), c.getSource());
+    if (auto bin = dyn_cast<BinaryOp>(op))
+      return elementwise(bin.getResult(), {bin.getLhs(), bin.getRhs()});
+    if (auto cmp = dyn_cast<CompareOp>(op))
+      return elementwise(cmp.getResult(), {cmp.getLhs(), cmp.getRhs()});
+    if (auto w = dyn_cast<WhereOp>(op))
+      return elementwise(w.getResult(),
+                         {w.getCondition(), w.getTrueValue(), w.getFalseValue()});
+    if (auto r = dyn_cast<ReduceOp>(op)) {
+      int64_t axis = axes.lookup(r.getOperand());
+      int64_t dim = normalizeDim(r.getDim(), rankOf(r.getOperand()));
+      if (dim == axis) {
+        switch (r.getKind()) {
+        case ReduceKind::argmax:
+        case ReduceKind::argmin:
+          return unsupported(op, "argmax and argmin need the whole row");
+        default:
+          break;
+        }
+        sinks.push_back(op);
+        return success();
+      }
+      axes[r.getResult()] = dim < axis && !r.getKeepdim() ? axis - 1 : axis;
+      return success();
+    }
+    if (auto u = dyn_cast<UnsqueezeOp>(op)) {
+      int64_t axis = axes.lookup(u.getOperand());
+      int64_t dim = normalizeDim(u.getDim(), rankOf(u.getOperand()) + 1);
+      axes[u.getResult()] = dim <= axis ? axis + 1 : axis;
+      return success();
+    }
+    if (auto s = dyn_cast<SqueezeOp>(op)) {
+      int64_t axis = axes.lookup(s.getOperand());
+      int64_t dim = normalizeDim(s.getDim(), rankOf(s.getOperand()));
+      if (dim == axis)
+        return unsupported(op, "squeezes the dimension");
+      axes[s.getResult()] = dim < axis ? axis - 1 : axis;
+      return success();
+    }
+    if (auto store = dyn_cast<StoreOp>(op)) {
+      if (!axes.count(store.getValue()) || store.getMask() ||
+          llvm::any_of(store.getIndices(), [&](Value v) { return axes.count(v); }))
+        return unsupported(op, "a whole-row value is used as a store index or mask");
+      SmallVector<std::pair<int64_t, int64_t>> dims;
+      if (!wholeDims(store, store.getTensor(), store.getSubscripts(), dims))
+        return unsupported(op, "the store has tensor-valued indices");
+      int64_t targetRank = 0;
+      {
+        // The rank of the subscript's shape: the value broadcasts into it.
+        int64_t axis = 0;
+        for (const Subscript &s : store.getSubscripts())
+          axis += s.kind != Subscript::Kind::Scalar;
+        auto type = cast<kite::TensorType>(store.getTensor().getType());
+        targetRank = axis + type.getRank() -
+                     (int64_t)llvm::count_if(store.getSubscripts(), [](const Subscript &s) {
+                       return s.kind != Subscript::Kind::NewAxis;
+                     });
+      }
+      int64_t axis = axes.lookup(store.getValue()) + targetRank - rankOf(store.getValue());
+      auto type = cast<kite::TensorType>(store.getTensor().getType());
+      bool found = llvm::any_of(dims, [&](std::pair<int64_t, int64_t> d) {
+        return d.second == axis && type.getShape()[d.first] == size;
+      });
+      if (!found)
+        return unsupported(op, "the row is stored into a subscript that does not take the "
+                               "dimension whole");
+      sinks.push_back(op);
+      return success();
+    }
+    return unsupported(op, ("'" + op->getName().getStringRef() + "' uses a whole-row value").str());
+  }
+
+  /// The ops of `block` that `root` depends on through whole-row values, in
+  /// block order (root excluded).
+  SmallVector<Operation *> slice(Operation *root, const AxisMap &axes) {
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    SmallVector<Operation *> work{root};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      for (Value v : op->getOperands())
+        if (axes.count(v))
+          if (Operation *def = v.getDefiningOp(); def && seen.insert(def).second)
+            work.push_back(def);
+    }
+    SmallVector<Operation *> ordered(seen.begin(), seen.end());
+    llvm::sort(ordered, [](Operation *a, Operation *c) { return a->isBeforeInBlock(c); });
+    return ordered;
+  }
+
+  Value i64(Location loc, int64_t v) {
+    return b.create<arith::ConstantIntOp>(loc, v, 64);
+  }
+
+  /// A subscript op's indices and layout with the whole dimension of the
+  /// row replaced by `span`, every dim made explicit.
+  void chunkSubscript(Operation *op, Value tensor, ArrayRef<Subscript> subs, Value span,
+                      SmallVectorImpl<Value> &indices, SmallVectorImpl<int32_t> &layout) {
+    auto type = cast<kite::TensorType>(tensor.getType());
+    int64_t dim = 0;
+    auto add = [&](Value v) {
+      layout.push_back((int32_t)indices.size());
+      indices.push_back(v);
+    };
+    for (const Subscript &s : subs) {
+      switch (s.kind) {
+      case Subscript::Kind::NewAxis:
+        layout.push_back(kSubscriptNewAxis);
+        continue;
+      case Subscript::Kind::All:
+        if (type.getShape()[dim] == size)
+          add(span);
+        else
+          layout.push_back(kSubscriptAll);
+        break;
+      default:
+        add(s.value);
+      }
+      ++dim;
+    }
+    for (; dim < type.getRank(); ++dim) {
+      if (type.getShape()[dim] == size)
+        add(span);
+      else
+        layout.push_back(kSubscriptAll);
+    }
+  }
+
+  /// Clones `ops` (a slice) into the current insertion point, loads reading
+  /// chunk `span` of the dimension.
+  void cloneSlice(ArrayRef<Operation *> ops, Value span, IRMapping &map) {
+    for (Operation *op : ops) {
+      if (auto load = dyn_cast<LoadOp>(op); load && sourceAxis(load)) {
+        SmallVector<Value> indices;
+        SmallVector<int32_t> layout;
+        chunkSubscript(load, load.getTensor(), load.getSubscripts(), span, indices, layout);
+        for (Value &v : indices)
+          v = map.lookupOrDefault(v);
+        auto chunked = b.create<LoadOp>(load.getLoc(), load.getType(),
+                                        map.lookupOrDefault(load.getTensor()), indices,
+                                        Value(), b.getDenseI32ArrayAttr(layout));
+        map.map(load.getResult(), chunked.getResult());
+        continue;
+      }
+      b.clone(*op, map);
+    }
+  }
+
+  static std::optional<BinaryKind> combineKind(ReduceKind k) {
+    switch (k) {
+    case ReduceKind::sum:
+    case ReduceKind::mean:
+      return BinaryKind::add;
+    case ReduceKind::amax:
+      return BinaryKind::maximum;
+    case ReduceKind::amin:
+      return BinaryKind::minimum;
+    case ReduceKind::prod:
+      return BinaryKind::mul;
+    default:
+      return std::nullopt;
+    }
+  }
+
+  static double identity(ReduceKind k) {
+    switch (k) {
+    case ReduceKind::amax:
+      return -std::numeric_limits<double>::infinity();
+    case ReduceKind::amin:
+      return std::numeric_limits<double>::infinity();
+    case ReduceKind::prod:
+      return 1.0;
+    default:
+      return 0.0;
+    }
+  }
+
+  /// The loop over chunks, at `at`, with `inits` carried.
+  TileForOp chunkLoop(Location loc, ValueRange inits) {
+    Value zero = i64(loc, 0), upper = i64(loc, size), step = i64(loc, chunk);
+    return b.create<TileForOp>(loc, ValueRange{zero}, ValueRange{upper}, ValueRange{step},
+                               inits);
+  }
+
+  void rewriteReduce(ReduceOp r, const AxisMap &axes) {
+    Location loc = r.getLoc();
+    auto resultType = cast<TileType>(r.getType());
+    Type elem = resultType.getElementType();
+    // Half-precision partial results accumulate in f32 across chunks.
+    Type accElem = elem.isF16() || elem.isBF16() ? b.getF32Type() : elem;
+    auto accType = TileType::get(b.getContext(), resultType.getShape(), accElem);
+    b.setInsertionPoint(r);
+    Value accDType = b.create<DTypeConstOp>(loc, TypeAttr::get(accElem));
+    SmallVector<Value> dims;
+    for (int64_t d : resultType.getShape())
+      dims.push_back(i64(loc, d));
+    Value init;
+    ReduceKind kind = r.getKind();
+    if (accElem.isIntOrIndex()) {
+      double id = identity(kind);
+      int64_t v = std::isinf(id) ? (id < 0 ? std::numeric_limits<int64_t>::min()
+                                           : std::numeric_limits<int64_t>::max())
+                                 : (int64_t)id;
+      if (accElem.isInteger(1))
+        v = kind == ReduceKind::amin || kind == ReduceKind::prod;
+      init = b.create<arith::ConstantIntOp>(loc, v, 64);
+    } else {
+      init = b.create<arith::ConstantFloatOp>(loc, APFloat(identity(kind)), b.getF64Type());
+    }
+    Value acc0 = b.create<FullOp>(loc, accType, dims, init, accDType);
+    TileForOp loop = chunkLoop(loc, acc0);
+    Block *body = loop.getBodyBlock();
+    b.setInsertionPointToStart(body);
+    IRMapping map;
+    cloneSlice(slice(r, axes), loop.getSpans()[0], map);
+    ReduceKind partialKind = kind == ReduceKind::mean ? ReduceKind::sum : kind;
+    Value operand = map.lookupOrDefault(r.getOperand());
+    if (accElem != elem) {
+      // Reduce each chunk in f32 too: a bf16 partial sum would round.
+      auto operandType = cast<TileType>(operand.getType());
+      operand = b.create<CastOp>(
+          loc, TileType::get(b.getContext(), operandType.getShape(), accElem), operand, accDType);
+    }
+    Value partial = b.create<ReduceOp>(loc, accType,
+                                       ReduceKindAttr::get(b.getContext(), partialKind), operand,
+                                       r.getDimAttr(), r.getKeepdimAttr());
+    Value next = b.create<BinaryOp>(
+        loc, accType, BinaryKindAttr::get(b.getContext(), *combineKind(kind)),
+        body->getArgument(1), partial);
+    b.create<YieldOp>(loc, next);
+    b.setInsertionPointAfter(loop);
+    Value result = loop.getResult(0);
+    if (kind == ReduceKind::mean)
+      result = b.create<BinaryOp>(
+          loc, accType, BinaryKindAttr::get(b.getContext(), BinaryKind::div), result,
+          b.create<arith::ConstantFloatOp>(loc, APFloat((double)size), b.getF64Type()));
+    if (accElem != elem)
+      result = b.create<CastOp>(loc, resultType, result,
+                                b.create<DTypeConstOp>(loc, TypeAttr::get(elem)));
+    r.getResult().replaceAllUsesWith(result);
+    r.erase();
+  }
+
+  void rewriteStore(StoreOp store, const AxisMap &axes) {
+    Location loc = store.getLoc();
+    b.setInsertionPoint(store);
+    TileForOp loop = chunkLoop(loc, {});
+    b.setInsertionPointToStart(loop.getBodyBlock());
+    IRMapping map;
+    Value span = loop.getSpans()[0];
+    cloneSlice(slice(store, axes), span, map);
+    SmallVector<Value> indices;
+    SmallVector<int32_t> layout;
+    chunkSubscript(store, store.getTensor(), store.getSubscripts(), span, indices, layout);
+    b.create<StoreOp>(loc, map.lookupOrDefault(store.getValue()), store.getTensor(), indices,
+                      Value(), b.getDenseI32ArrayAttr(layout));
+    store.erase();
+  }
+
+  LogicalResult rewriteBlock(Block &block) {
+    AxisMap axes;
+    SmallVector<Operation *> sinks;
+    if (failed(analyze(block, axes, sinks)))
+      return failure();
+    for (Operation *sink : sinks) {
+      if (auto r = dyn_cast<ReduceOp>(sink))
+        rewriteReduce(r, axes);
+      else
+        rewriteStore(cast<StoreOp>(sink), axes);
+    }
+    // The whole-row ops are dead now; erase them last to first.
+    SmallVector<Operation *> dead;
+    for (Operation &op : block)
+      if (llvm::any_of(op.getResults(), [&](Value v) { return axes.count(v); }))
+        dead.push_back(&op);
+    for (Operation *op : llvm::reverse(dead)) {
+      if (!op->use_empty())
+        return op->emitError() << "internal error: reduction_loops left a use of a "
+                                  "whole-row value";
+      op->erase();
+    }
+    return success();
+  }
+};
+
+} // namespace
+
+SmallVector<int64_t> kite::reductionDims(func::FuncOp kernel) {
+  SmallVector<int64_t> sizes;
+  kernel.walk([&](LoadOp load) {
+    if (isa<func::FuncOp>(load->getParentOp()))
+      return; // the host prologue
+    SmallVector<std::pair<int64_t, int64_t>> dims;
+    if (!wholeDims(load, load.getTensor(), load.getSubscripts(), dims))
+      return;
+    auto type = cast<kite::TensorType>(load.getTensor().getType());
+    for (auto [dim, axis] : dims) {
+      int64_t n = type.getShape()[dim];
+      if (!ShapedType::isDynamic(n) && !llvm::is_contained(sizes, n))
+        sizes.push_back(n);
+    }
+  });
+  return sizes;
+}
+
+bool kite::reductionLoopSupported(func::FuncOp kernel, int64_t size) {
+  return Rewriter(kernel, size, 1).supported();
+}
+
+namespace {
+
+struct ReductionLoopsPass : kite::impl::KiteReductionLoopsBase<ReductionLoopsPass> {
+  void runOnOperation() override {
+    FailureOr<func::FuncOp> found = findKernel(getOperation(), "");
+    if (failed(found))
+      return signalPassFailure();
+    func::FuncOp func = *found;
+    auto attr = func->getAttrOfType<StringAttr>("kite.config");
+    if (!attr)
+      return; // no config applied: nothing to do
+    std::string error;
+    FailureOr<Config> config = parseConfig(attr.getValue(), error);
+    if (failed(config)) {
+      func.emitError() << "bad config: " << error;
+      return signalPassFailure();
+    }
+    SmallVector<int64_t> dims = reductionDims(func);
+    for (auto [i, chunk] : llvm::enumerate(config->reduction_loops)) {
+      if (!chunk || i >= dims.size() || *chunk >= dims[i])
+        continue; // the whole row in registers
+      if (failed(Rewriter(func, dims[i], *chunk).run()) || failed(inferTypes(func)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,69 @@
+// RUN: kite-opt %s --kite-specialize="kernel=norm args='x=bf16[8,1000]'" --kite-apply-config="config='{\"block_sizes\": [2], \"reduction_loops\": [256]}'" --kite-reduction-loops | FileCheck %s
+// RUN: kite-opt %s --kite-specialize="kernel=norm args='x=bf16[8,1000]'" --kite-apply-config="config='{\"block_sizes\": [2], \"reduction_loops\": [1024]}'" --kite-reduction-loops | FileCheck %s --check-prefix=WHOLE
+// RUN: not kite-opt %s --kite-specialize="kernel=norm args='x=bf16[8,1000]'" --kite-apply-config="config='{\"block_sizes\": [2], \"reduction_loops\": [256, 64]}'" 2>&1 | FileCheck %s --check-prefix=COUNT
+// RUN: not kite-opt %s --kite-specialize="kernel=argmax args='x=f32[8,1000]'" --kite-apply-config="config='{\"block_sizes\": [2], \"reduction_loops\": [256]}'" --kite-reduction-loops 2>&1 | FileCheck %s --check-prefix=ARGMAX
+// RUN: kite-opt %s --kite-specialize="kernel=norm args='x=bf16[8,65536]'" --kite-apply-config | FileCheck %s --check-prefix=DEFAULT
+
+// x - mean(x) over rows, stored, with sum(x)/n as a second output: the mean
+// becomes a loop carrying an f32 sum (bf16 accumulates in f32) divided by
+// the row length after it, and the store a loop that recomputes the row.
+// CHECK-LABEL: func.func @norm
+// CHECK: kite.tile_for (%[[T:.*]]) = {{.*}} block (%c2_i64)
+// CHECK: %[[INIT:.*]] = kite.full {{.*}} -> !kite.tile<2x1xf32>
+// CHECK: %[[SUM:.*]] = kite.tile_for (%[[C:.*]]) = ({{.*}}) to ({{%c1000_i64.*}}) block ({{%c256_i64.*}}) iter_args(%[[ACC:.*]] = %[[INIT]])
+// CHECK: kite.load %arg0[%[[T]], %[[C]]] {{.*}} -> !kite.tile<2x256xbf16>
+// CHECK: kite.cast {{.*}} !kite.tile<2x256xbf16> -> !kite.tile<2x256xf32>
+// CHECK: %[[P:.*]] = kite.reduce sum {{.*}} : !kite.tile<2x256xf32> -> !kite.tile<2x1xf32>
+// CHECK: %[[N:.*]] = kite.binary add %[[ACC]], %[[P]]
+// CHECK: kite.yield %[[N]]
+// CHECK: %[[MEANF:.*]] = kite.binary div %[[SUM]], %{{.*}} : !kite.tile<2x1xf32>, f64
+// CHECK: %[[MEAN:.*]] = kite.cast %[[MEANF]], {{.*}} -> !kite.tile<2x1xbf16>
+// CHECK: kite.tile_for (%[[C2:.*]]) = ({{.*}}) to ({{%c1000_i64.*}}) block ({{%c256_i64.*}}) {
+// CHECK: kite.load %arg0[%[[T]], %[[C2]]]
+// CHECK: kite.binary sub {{.*}}, %[[MEAN]]
+// CHECK: kite.store {{.*}}[%[[T]], %[[C2]]]
+// CHECK-NOT: all]
+// CHECK: return
+
+// A chunk as large as the row keeps the whole row in registers.
+// WHOLE: kite.load %arg0[%{{.*}}, all] {{.*}} -> !kite.tile<2x1000xbf16>
+// WHOLE-NOT: iter_args
+
+// COUNT: config does not fit kernel 'norm': reduction_loops has 2 entries, but the kernel has 1 reduction dimensions (of sizes 1000)
+
+// ARGMAX: error: config does not fit kernel 'argmax': reduction_loops cannot loop over the dimension of size 1000 here: argmax and argmin need the whole row (use null for this reduction)
+
+// Rows of 65536 are looped by default, in chunks of 4096.
+// DEFAULT: \22reduction_loops\22:[4096]
+
+func.func @norm(%x: !kite.tensor<*x?> {kite.name = "x"}) -> (!kite.tensor<*x?>, !kite.tensor<?xf32>) attributes {kite.kernel} {
+  %n = kite.size %x[0] : !kite.tensor<*x?>
+  %out = kite.empty_like %x : !kite.tensor<*x?> -> !kite.tensor<*x?>
+  %f32 = kite.dtype_const f32
+  %means = kite.empty [%n], %f32 : !kite.tensor<?xf32>
+  %c0 = arith.constant 0 : i64
+  %bs = kite.block_size 0 extent %n : i64
+  kite.tile_for (%t) = (%c0) to (%n) block (%bs) {
+    %row = kite.load %x[%t, all] : !kite.tensor<*x?>[!kite.span] -> !kite.tile<*x?>
+    %mean = kite.reduce mean %row {dim = 1 : i64, keepdim} : !kite.tile<*x?> -> !kite.tile<*x?>
+    %c = kite.binary sub %row, %mean : !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<*x?>
+    kite.store %c, %out[%t, all] : !kite.tile<*x?>, !kite.tensor<*x?>[!kite.span]
+    %m = kite.squeeze %mean {dim = 1 : i64} : !kite.tile<*x?> -> !kite.tile<*x?>
+    kite.store %m, %means[%t] : !kite.tile<*x?>, !kite.tensor<?xf32>[!kite.span]
+  }
+  return %out, %means : !kite.tensor<*x?>, !kite.tensor<?xf32>
+}
+
+func.func @argmax(%x: !kite.tensor<*x?> {kite.name = "x"}) -> !kite.tensor<?xi64> attributes {kite.kernel} {
+  %n = kite.size %x[0] : !kite.tensor<*x?>
+  %i64 = kite.dtype_const i64
+  %out = kite.empty [%n], %i64 : !kite.tensor<?xi64>
+  %c0 = arith.constant 0 : i64
+  %bs = kite.block_size 0 extent %n : i64
+  kite.tile_for (%t) = (%c0) to (%n) block (%bs) {
+    %row = kite.load %x[%t, all] : !kite.tensor<*x?>[!kite.span] -> !kite.tile<*x?>
+    %i = kite.reduce argmax %row {dim = 1 : i64} : !kite.tile<*x?> -> !kite.tile<*x?>
+    kite.store %i, %out[%t] : !kite.tile<*x?>, !kite.tensor<?xi64>[!kite.span]
+  }
+  return %out : !kite.tensor<?xi64>
+}
