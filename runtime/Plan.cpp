@@ -15,14 +15,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/ByteIO.h"
 #include "runtime/TensorInfo.h"
 
 #include <kite/runtime.hpp>
 
 #include <fmt/format.h>
 
-#include <bit>
-#include <cstring>
 
 using namespace kite;
 using namespace kite::runtime;
@@ -208,114 +207,14 @@ void kite::validate_plan(const KernelPlan &plan) {
 
 namespace {
 
-constexpr char kMagic[8] = {'K', 'I', 'T', 'E', 'P', 'L', 'A', 'N'};
-constexpr size_t kHeaderBytes = sizeof(kMagic) + 4 + 8;
-constexpr size_t kTrailerBytes = 8;
-
-uint64_t fnv1a(const uint8_t *data, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= data[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-class Writer {
-public:
-  std::vector<uint8_t> out;
-  void u8(uint8_t v) { out.push_back(v); }
-  void u32(uint32_t v) { le(v, 4); }
-  void u64(uint64_t v) { le(v, 8); }
-  void i64(int64_t v) { le(uint64_t(v), 8); }
-  void f64(double v) { le(std::bit_cast<uint64_t>(v), 8); }
-  void bytes(const void *p, size_t n) {
-    u64(n);
-    auto *b = static_cast<const uint8_t *>(p);
-    out.insert(out.end(), b, b + n);
-  }
-  void str(const std::string &s) { bytes(s.data(), s.size()); }
-  void i64s(const std::vector<int64_t> &v) {
-    u64(v.size());
-    for (int64_t x : v)
-      i64(x);
-  }
-
-private:
-  void le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i)
-      out.push_back(uint8_t(v >> (8 * i)));
-  }
-};
-
-class Reader {
-public:
-  Reader(std::span<const uint8_t> data, size_t base) : data_(data), base_(base) {}
-  uint8_t u8(const char *what) { return uint8_t(le(1, what)); }
-  uint32_t u32(const char *what) { return uint32_t(le(4, what)); }
-  uint64_t u64(const char *what) { return le(8, what); }
-  int64_t i64(const char *what) { return int64_t(le(8, what)); }
-  double f64(const char *what) { return std::bit_cast<double>(le(8, what)); }
-  /// A count of items of at least `minItemBytes` each, checked against what
-  /// is left so a corrupt count cannot make a huge allocation.
-  size_t count(const char *what, size_t minItemBytes) {
-    uint64_t n = u64(what);
-    if (n > remaining() / std::max<size_t>(minItemBytes, 1))
-      fail(fmt::format("{} claims {} items, more than the {} bytes left hold", what, n,
-                       remaining()));
-    return size_t(n);
-  }
-  std::vector<uint8_t> bytes(const char *what) {
-    size_t n = count(what, 1);
-    std::vector<uint8_t> v(data_.begin() + pos_, data_.begin() + pos_ + n);
-    pos_ += n;
-    return v;
-  }
-  std::string str(const char *what) {
-    size_t n = count(what, 1);
-    std::string s(reinterpret_cast<const char *>(data_.data()) + pos_, n);
-    pos_ += n;
-    return s;
-  }
-  std::vector<int64_t> i64s(const char *what) {
-    size_t n = count(what, 8);
-    std::vector<int64_t> v(n);
-    for (auto &x : v)
-      x = i64(what);
-    return v;
-  }
-  template <class E> E enumeration(const char *what, uint8_t last) {
-    uint8_t v = u8(what);
-    if (v > last)
-      fail(fmt::format("{} has value {}, past the last valid {}", what, v, last));
-    return E(v);
-  }
-  size_t remaining() const { return data_.size() - pos_; }
-  [[noreturn]] void fail(const std::string &why) const {
-    throw Error(fmt::format("kite plan: corrupt buffer: {} (at byte {})", why, base_ + pos_));
-  }
-
-private:
-  uint64_t le(int n, const char *what) {
-    if (remaining() < size_t(n))
-      fail(fmt::format("{} needs {} bytes, {} left", what, n, remaining()));
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i)
-      v |= uint64_t(data_[pos_ + i]) << (8 * i);
-    pos_ += n;
-    return v;
-  }
-  std::span<const uint8_t> data_;
-  size_t pos_ = 0;
-  size_t base_;
-};
-
+constexpr FrameKind kPlanFrame{"KITEPLAN", kPlanFormatVersion, "kite plan", "plan",
+                               "recompile the kernel (or re-tune the cache entry)"};
 constexpr uint8_t kLastDType = uint8_t(DType::boolean);
 
 } // namespace
 
 std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
-  Writer w;
+  ByteWriter w;
   w.str(plan.key);
   w.str(plan.name);
   w.str(plan.kernelName);
@@ -358,45 +257,12 @@ std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
     w.u32(r.index);
   }
   w.str(plan.config);
-
-  Writer out;
-  out.out.insert(out.out.end(), kMagic, kMagic + sizeof(kMagic));
-  out.u32(kPlanFormatVersion);
-  out.u64(w.out.size());
-  out.out.insert(out.out.end(), w.out.begin(), w.out.end());
-  out.u64(fnv1a(w.out.data(), w.out.size()));
-  return std::move(out.out);
+  return frame(kPlanFrame, w.out);
 }
 
 KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
-  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
-    throw Error(fmt::format("kite plan: not a kite plan ({} bytes without the 'KITEPLAN' magic)",
-                            bytes.size()));
-  if (bytes.size() < kHeaderBytes + kTrailerBytes)
-    throw Error(fmt::format("kite plan: truncated: {} bytes, shorter than the {}-byte header "
-                            "and checksum",
-                            bytes.size(), kHeaderBytes + kTrailerBytes));
-  Reader header(bytes.subspan(sizeof(kMagic), 12), sizeof(kMagic));
-  uint32_t version = header.u32("format version");
-  if (version != kPlanFormatVersion)
-    throw Error(fmt::format("kite plan: format version {}, but this kite reads version {}; "
-                            "recompile the kernel (or re-tune the cache entry)",
-                            version, kPlanFormatVersion));
-  uint64_t payloadSize = header.u64("payload size");
-  uint64_t available = bytes.size() - kHeaderBytes - kTrailerBytes;
-  if (payloadSize > available)
-    throw Error(fmt::format("kite plan: truncated: the payload is {} bytes but only {} are there",
-                            payloadSize, available));
-  if (payloadSize < available)
-    throw Error(fmt::format("kite plan: corrupt buffer: {} byte{} after the end of the plan",
-                            available - payloadSize, available - payloadSize == 1 ? "" : "s"));
-  std::span<const uint8_t> payload = bytes.subspan(kHeaderBytes, payloadSize);
-  Reader trailer(bytes.subspan(kHeaderBytes + payloadSize, kTrailerBytes),
-                 kHeaderBytes + payloadSize);
-  if (trailer.u64("checksum") != fnv1a(payload.data(), payload.size()))
-    throw Error("kite plan: corrupt buffer: checksum mismatch");
-
-  Reader r(payload, kHeaderBytes);
+  std::span<const uint8_t> payload = unframe(kPlanFrame, bytes);
+  ByteReader r(payload, kFrameHeaderBytes, kPlanFrame.what);
   KernelPlan plan;
   plan.key = r.str("key");
   plan.name = r.str("name");
