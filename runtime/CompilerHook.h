@@ -18,12 +18,18 @@
 // whole (a shared library, an OBJECT library, or --whole-archive), or the
 // application must reference a symbol in it.
 //
+// The autotuner plugs in the same way (setTuner): Options::Tuning::tune on a
+// cache miss calls it, and the runtime stores the entry it returns.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KITE_RUNTIME_COMPILERHOOK_H
 #define KITE_RUNTIME_COMPILERHOOK_H
 
+#include <kite/cache.hpp>
 #include <kite/runtime.hpp>
+
+#include <cstdint>
 
 #include <functional>
 #include <vector>
@@ -49,6 +55,30 @@ KernelPlan compileKernel(const KernelSource &kernel, const std::vector<ArgSpec> 
 /// Installs a compiler from a static initializer.
 struct CompilerRegistration {
   explicit CompilerRegistration(CompileFn compile) { setCompiler(std::move(compile)); }
+};
+
+/// How many times compileKernel has called the installed compiler in this
+/// process (failed compiles included). An application that runs from a
+/// bundle or a warm cache directory shows 0.
+uint64_t compileCount();
+
+/// Autotunes a kernel for one specialization on the launch's GPU (`target`)
+/// and returns the winner as a cache entry (source tuned, with its plan,
+/// config, time, configs searched and seconds spent). Throws kite::Error.
+using TuneFn = std::function<cache::Entry(const KernelSource &, const std::vector<ArgSpec> &,
+                                          const Options &, const cache::Target &)>;
+
+/// Installs the autotuner (replacing any earlier one); an empty function
+/// uninstalls it.
+void setTuner(TuneFn tune);
+bool hasTuner();
+/// Tunes through the installed autotuner; throws kite::Error without one.
+cache::Entry tuneKernel(const KernelSource &kernel, const std::vector<ArgSpec> &args,
+                        const Options &options, const cache::Target &target);
+
+/// Installs an autotuner from a static initializer.
+struct TunerRegistration {
+  explicit TunerRegistration(TuneFn tune) { setTuner(std::move(tune)); }
 };
 
 } // namespace kite::runtime

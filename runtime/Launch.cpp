@@ -21,6 +21,7 @@
 #include "runtime/CompilerHook.h"
 #include "runtime/Driver.h"
 #include "runtime/Memory.h"
+#include "runtime/PlanCache.h"
 #include "runtime/TensorInfo.h"
 
 #include <cxxabi.h>
@@ -590,8 +591,9 @@ std::vector<Tensor> kite::run_plan(const KernelPlan &plan, std::span<const Kerne
 // one lock and hash lookup in the kernel's map, a scalar check per
 // candidate, and run_plan: nothing allocates but run_plan's outputs. A miss
 // checks the arguments against the kernel's parameters (before any compile,
-// so a CPU tensor is reported by name), compiles through the compiler hook
-// (one compile at a time per kernel) and caches the plan.
+// so a CPU tensor is reported by name), then resolves a plan (one at a time
+// per kernel): loaded bundles, the cache directory, else the autotuner or
+// the compiler hook (PlanCache.h); the plan is kept here for later launches.
 
 namespace {
 
@@ -705,8 +707,9 @@ std::string argName(const KernelPlans &k, size_t i) {
 }
 
 /// The checks that need no plan: the count, and every tensor defined, on a
-/// CUDA device, all on one device. Run before compiling.
-void checkArgs(const KernelPlans &k, std::span<const KernelArg> args) {
+/// CUDA device, all on one device. Run before compiling. Returns the
+/// tensors' device ordinal (0 if there are none).
+int checkArgs(const KernelPlans &k, std::span<const KernelArg> args) {
   std::string_view name = k.source->name;
   if (!k.argNames.empty() && args.size() != k.argNames.size())
     throw Error(fmt::format("kite::launch({}): expected {} argument{} ({}), got {}", name,
@@ -737,6 +740,7 @@ void checkArgs(const KernelPlans &k, std::span<const KernelArg> args) {
                               name, argName(k, i), device.index, argName(k, first), ordinal));
     }
   }
+  return ordinal < 0 ? 0 : ordinal;
 }
 
 /// Specialized scalars (the only thing plans under one hash may differ in,
@@ -779,7 +783,7 @@ void kite::detail::launch(const void *function, const Options &options,
 
   const KernelPlan *plan = findPlan(k, key, args);
   if (!plan) [[unlikely]] {
-    checkArgs(k, args);
+    int ordinal = checkArgs(k, args);
     std::lock_guard<std::mutex> compileLock(k.compileMutex);
     plan = findPlan(k, key, args); // compiled by another thread meanwhile?
     if (!plan) {
@@ -792,8 +796,11 @@ void kite::detail::launch(const void *function, const Options &options,
         else
           specs.push_back(ArgSpec::scalar(argName(k, i), a.type, a.scalar_as_double()));
       }
-      auto compiled =
-          std::make_unique<KernelPlan>(runtime::compileKernel(*k.source, specs, options));
+      cache::Target target;
+      if (options.tuning != Options::Tuning::never)
+        target = cache::device_target(ordinal);
+      auto compiled = std::make_unique<KernelPlan>(
+          runtime::resolvePlan(*k.source, specs, options, target).plan);
       if (compiled->results.size() != results.size())
         throw Error(fmt::format("kite::launch({}): the compiled kernel returns {} value{}, but "
                                 "its C++ signature returns {}; was the registration generated "

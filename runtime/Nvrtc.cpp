@@ -17,6 +17,7 @@
 
 #include "runtime/EmbeddedHeaders.h"
 
+#include <kite/cache.hpp>
 #include <kite/kite.hpp>
 
 #include <dlfcn.h>
@@ -325,10 +326,8 @@ const std::vector<std::string> &kite::runtime::cudaIncludeDirs() {
 
 fs::path kite::runtime::failedSourceDir() {
   std::vector<fs::path> candidates;
-  if (const char *v = std::getenv("KITE_CACHE_DIR"); v && *v)
-    candidates.push_back(fs::path(v) / "failed");
-  if (const char *home = std::getenv("HOME"); home && *home)
-    candidates.push_back(fs::path(home) / ".cache" / "kite" / "failed");
+  if (fs::path root = cache::directory(); !root.empty())
+    candidates.push_back(root / "failed");
   std::error_code ec;
   fs::path tmp = fs::temp_directory_path(ec);
   candidates.push_back((ec ? fs::path("/tmp") : tmp) / "kite" / "failed");

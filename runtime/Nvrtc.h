@@ -66,9 +66,9 @@ std::pair<int, int> nvrtcVersion();
 /// header still compile).
 const std::vector<std::string> &cudaIncludeDirs();
 
-/// Where a failing source is saved: $KITE_CACHE_DIR/failed, else
-/// ~/.cache/kite/failed, else <temp>/kite/failed (the first that can be
-/// created).
+/// Where a failing source is saved: failed/ in the cache directory
+/// (cache::directory(): $KITE_CACHE_DIR, else ~/.cache/kite), else
+/// <temp>/kite/failed (the first that can be created).
 std::filesystem::path failedSourceDir();
 
 } // namespace kite::runtime

@@ -3,7 +3,7 @@
 // This file implements the two process-wide registries of the runtime: the
 // kernels captured at build time (filled by generated code at static
 // initialization, looked up by the kernel function's address) and the
-// compiler hook (CompilerHook.h).
+// compiler and autotuner hooks (CompilerHook.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -70,6 +71,8 @@ namespace {
 struct CompilerSlot {
   std::mutex mutex;
   CompileFn compile;
+  TuneFn tune;
+  std::atomic<uint64_t> compiles{0};
 };
 
 CompilerSlot &compilerSlot() {
@@ -114,5 +117,42 @@ KernelPlan kite::runtime::compileKernel(const KernelSource &kernel,
         kernel.name, fmt::join(specs, ", "), kernel.file.empty() ? "<kernel file>" : kernel.file,
         argFlags));
   }
+  compilerSlot().compiles.fetch_add(1, std::memory_order_relaxed);
   return compile(kernel, args, options);
+}
+
+uint64_t kite::runtime::compileCount() {
+  return compilerSlot().compiles.load(std::memory_order_relaxed);
+}
+
+//===----------------------------------------------------------------------===//
+// The autotuner hook
+//===----------------------------------------------------------------------===//
+
+void kite::runtime::setTuner(TuneFn tune) {
+  CompilerSlot &s = compilerSlot();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.tune = std::move(tune);
+}
+
+bool kite::runtime::hasTuner() {
+  CompilerSlot &s = compilerSlot();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return bool(s.tune);
+}
+
+cache::Entry kite::runtime::tuneKernel(const KernelSource &kernel,
+                                       const std::vector<ArgSpec> &args, const Options &options,
+                                       const cache::Target &target) {
+  TuneFn tune;
+  {
+    CompilerSlot &s = compilerSlot();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    tune = s.tune;
+  }
+  if (!tune)
+    throw Error(fmt::format("kite::launch({}): Options::Tuning::tune needs the autotuner, which "
+                            "is not linked in",
+                            kernel.name));
+  return tune(kernel, args, options, target);
 }

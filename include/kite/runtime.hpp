@@ -23,6 +23,7 @@
 //   run_plan(plan, args, results, stream)      load (once), allocate outputs, launch
 //   KernelSource register_kernel lookup_kernel the kernels captured at build time
 //   Options                                    stream, config and tuning policy
+//   load_bundle(path)                          plans shipped with an application
 //   launch(kernel, [options,] args...)         run a captured kernel on the GPU
 //
 // Every failure is a kite::Error whose message says what to do; "no GPU" is
@@ -345,19 +346,35 @@ struct KernelRegistration {
   explicit KernelRegistration(const KernelSource &source) { register_kernel(source); }
 };
 
-/// How kite::launch runs a kernel.
+/// How kite::launch runs a kernel. A new specialization's plan comes from,
+/// in order: the plans this process already has, the loaded bundles
+/// (load_bundle), the cache directory (kite/cache.hpp), and else the
+/// compiler, whose plan is then stored in the cache directory.
 struct Options {
   Stream stream;
   /// A config to use (JSON, Helion's key names); keys given here pin those
   /// of the tuned or default config. Empty: the cached or default config.
+  /// A plan compiled with a config is cached as a "pinned" entry, found
+  /// again only by launches that give the same config text.
   std::string config;
   enum class Tuning : uint8_t {
-    cached,   // the cache's best config, else the default config (no tuning)
-    tune,     // autotune on a cache miss, and store the winner
-    never,    // the default config (or `config`), ignoring the cache
+    cached,   // the cache's best config (tuned over default), else compile the
+              // default config and cache it (no tuning)
+    tune,     // a tuned entry, else autotune (when an autotuner is linked in)
+              // and cache the winner; with `config` set, as `cached`
+    never,    // compile the default config (or `config`); no cache read or write
   };
   Tuning tuning = Tuning::cached;
 };
+
+/// Loads a bundle of cached plans (`kite cache export -o FILE`) for the rest
+/// of the process: launches find its plans before the cache directory and
+/// the compiler, so an application that ships a bundle for its GPUs needs no
+/// compiler at all. A bundle entry answers a launch of the same kernel (IR
+/// hash), argument specs and GPU architecture. Returns the number of
+/// entries; throws kite::Error naming the file and what is wrong (missing,
+/// truncated, corrupt, other format version).
+size_t load_bundle(const std::string &path);
 
 //===----------------------------------------------------------------------===//
 // kite::launch
@@ -366,9 +383,10 @@ struct Options {
 namespace detail {
 
 /// The untyped front door behind kite::launch: finds the captured kernel of
-/// `function`, a cached plan for these arguments (or compiles one through the
-/// runtime's compiler hook), and runs it, writing the kernel's results into
-/// `results` (whose size is the number of values the kernel returns).
+/// `function`, a plan for these arguments (held in memory, else from a
+/// loaded bundle, the cache directory or the runtime's compiler hook; see
+/// Options), and runs it, writing the kernel's results into `results`
+/// (whose size is the number of values the kernel returns).
 void launch(const void *function, const Options &options, std::span<const KernelArg> args,
             std::span<Tensor> results);
 
@@ -416,8 +434,9 @@ R make_launch_result(std::array<Tensor, N> &results, std::index_sequence<I...>) 
 /// Runs a captured kernel (kite_add_kernels) on the GPU: `kernel` is the
 /// KITE_KERNEL function itself, and the arguments are checked against its
 /// signature by the C++ compiler. The first launch for a specialization
-/// (dtypes, shapes, strides, alignment, specialized scalars) compiles a plan
-/// through the linked compiler; later launches reuse it. Tensors must be
+/// (dtypes, shapes, strides, alignment, specialized scalars) finds a plan in
+/// a loaded bundle or the cache directory, or compiles one through the
+/// linked compiler (and caches it); later launches reuse it. Tensors must be
 /// CUDA tensors; every failure is a kite::Error naming the kernel and the
 /// argument. Asynchronous on `options.stream`.
 template <class R, class... P, class... A>
