@@ -4,7 +4,8 @@
 // one adds itself to the CLI11 app and, when run, stores its exit status.
 //
 // Exit statuses mean the same everywhere: 0 success, 1 a user error (the
-// kernel file is wrong), 2 a usage error (the command line is wrong).
+// kernel file is wrong, a cache entry does not exist), 2 a usage error (the
+// command line is wrong).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,9 @@ void addCompileCommand(CLI::App &app, Context &context);
 
 /// `kite inspect FILE --kernel K --arg x=bf16[M,N] ... --emit=STAGE`.
 void addInspectCommand(CLI::App &app, Context &context);
+
+/// `kite cache ls|show|rm|export [--dir DIR] ...`.
+void addCacheCommand(CLI::App &app, Context &context);
 
 } // namespace kite::cli
 
