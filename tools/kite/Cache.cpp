@@ -242,13 +242,16 @@ int runShow(const CacheOptions &opts) {
 // rm
 //===----------------------------------------------------------------------===//
 
-/// Removes a file and then its directory if that is left empty.
-bool removeEntryFile(const fs::path &file) {
+/// Removes an entry file, and its key directory if that is left empty (only
+/// a key directory of the cache `dir`: dir/v<N>/<key>/).
+bool removeEntryFile(const fs::path &file, const fs::path &dir) {
   std::error_code ec;
   if (!fs::remove(file, ec) || ec)
     return false;
   fs::path parent = file.parent_path();
-  if (fs::is_empty(parent, ec) && !ec)
+  bool keyDir = !dir.empty() && fs::equivalent(parent.parent_path().parent_path(), dir, ec) &&
+                !ec && parent.parent_path().filename().string().starts_with("v");
+  if (keyDir && fs::is_empty(parent, ec) && !ec)
     fs::remove(parent, ec);
   return true;
 }
@@ -289,7 +292,7 @@ int runRemove(const CacheOptions &opts) {
   for (const fs::path &file : doomed) {
     if (!seen.insert(file).second)
       continue;
-    if (removeEntryFile(file))
+    if (removeEntryFile(file, dir))
       ++removed;
     else
       status = error("rm", "could not remove " + file.string());
