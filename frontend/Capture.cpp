@@ -286,3 +286,43 @@ kite::frontend::captureFile(mlir::MLIRContext &context, llvm::StringRef path,
     return mlir::failure();
   return module;
 }
+
+namespace {
+std::string fnv1a(llvm::StringRef text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
+  return buf;
+}
+} // namespace
+
+kite::frontend::KernelText kite::frontend::kernelText(mlir::ModuleOp module,
+                                                      llvm::StringRef name) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
+  llvm::SmallVector<mlir::Operation *> others;
+  for (auto other : copy->getOps<mlir::func::FuncOp>())
+    if (other->hasAttr("kite.kernel") && other.getSymName() != name)
+      others.push_back(other);
+  for (mlir::Operation *op : others)
+    op->erase();
+  KernelText t;
+  t.name = name.str();
+  {
+    llvm::raw_string_ostream os(t.ir);
+    mlir::OpPrintingFlags flags;
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    copy->print(os, flags);
+    os << "\n";
+  }
+  std::string bare;
+  {
+    llvm::raw_string_ostream os(bare);
+    copy->print(os);
+  }
+  t.hash = fnv1a(bare);
+  return t;
+}

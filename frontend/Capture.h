@@ -65,6 +65,16 @@ captureFile(mlir::MLIRContext &context, llvm::StringRef path,
             const CaptureOptions &options,
             llvm::raw_ostream &diagOS = llvm::errs());
 
+/// One captured kernel as kite_add_kernels registers it (KernelSource):
+/// `ir` is a module holding only this kernel (and its helpers), printed
+/// with locations; `hash` is the 64-bit FNV-1a of that module printed
+/// without locations, as 16 hex digits. The hash is the cache's kernel key:
+/// it changes when the kernel does, not when its file moves.
+struct KernelText {
+  std::string name, ir, hash;
+};
+KernelText kernelText(mlir::ModuleOp module, llvm::StringRef name);
+
 } // namespace kite::frontend
 
 #endif // KITE_FRONTEND_CAPTURE_H

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Compiler.h"
+#include "lowering/ConfigSpace.h"
 #include "lowering/Diagnostics.h"
 #include "lowering/LaunchArg.h"
 #include "lowering/Passes.h"
@@ -28,15 +29,10 @@ using namespace mlir;
 namespace {
 
 kite::DType toDType(const std::string &name) {
-  using kite::DType;
-  static const std::pair<const char *, DType> names[] = {
-      {"f16", DType::f16}, {"bf16", DType::bf16}, {"f32", DType::f32},
-      {"f64", DType::f64}, {"i8", DType::i8},     {"i32", DType::i32},
-      {"i64", DType::i64}, {"bool", DType::boolean}};
-  for (auto &[n, t] : names)
-    if (name == n)
-      return t;
-  throw kite::Error("kite: internal error: unknown dtype '" + name + "'");
+  kite::DType t;
+  if (!kite::dtype_from_name(name, t))
+    throw kite::Error("kite: internal error: unknown dtype '" + name + "'");
+  return t;
 }
 
 std::string joinArgs(const std::vector<kite::ArgSpec> &args) {
@@ -112,6 +108,29 @@ kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
   if (failed(cuda))
     throw fail("CUDA emission failed");
   return *cuda;
+}
+
+std::string kite::configSpaceOf(const KernelSource &kernel, const std::vector<ArgSpec> &args) {
+  MLIRContext ctx(MLIRContext::Threading::DISABLED);
+  registerDialects(ctx);
+  DiagnosticCollector diags(ctx);
+  auto fail = [&](const std::string &what) -> Error {
+    return Error("kite: cannot derive the config space of kernel '" + std::string(kernel.name) +
+                 "' for (" + joinArgs(args) + "): " + what + (diags.text.empty() ? "" : "\n") +
+                 diags.text);
+  };
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      llvm::StringRef(kernel.ir.data(), kernel.ir.size()), &ctx);
+  if (!module)
+    throw fail("the captured IR does not parse");
+  PassManager pm(&ctx);
+  pm.addPass(createKiteSpecialize({std::string(kernel.name), joinArgs(args)}));
+  if (failed(pm.run(*module)))
+    throw fail("specialization failed");
+  FailureOr<func::FuncOp> f = findKernel(*module, kernel.name);
+  if (failed(f))
+    throw fail("no such kernel");
+  return deriveConfigSpace(*f).dump();
 }
 
 kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,

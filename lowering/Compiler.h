@@ -37,6 +37,10 @@ CudaKernel lowerToCuda(std::string_view ir, std::string_view name,
 KernelPlan compileToPlan(const KernelSource &kernel, const std::vector<ArgSpec> &args,
                          const Options &options, const CompileOptions &compile = {});
 
+/// The config space of a kernel for these arguments, as JSON text (see
+/// lowering/ConfigSpace.h for its form). Throws kite::Error.
+std::string configSpaceOf(const KernelSource &kernel, const std::vector<ArgSpec> &args);
+
 /// Installs compileToPlan as the runtime's compiler. Linking kite_compiler
 /// does this at start-up; call it to be explicit.
 void installCompiler();

@@ -75,6 +75,7 @@
 #include <source_location>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -110,6 +111,9 @@ inline constexpr DType i64 = DType::i64;
 inline constexpr DType boolean = DType::boolean;
 
 const char *dtype_name(DType t);
+/// The dtype named `name` ("bf16", "bool", ...: dtype_name's names); false
+/// for anything else.
+bool dtype_from_name(std::string_view name, DType &out);
 int64_t element_size(DType t);
 bool is_floating(DType t);
 /// PyTorch's promotion table (torch.promote_types).
@@ -736,6 +740,16 @@ inline const char *dtype_name(DType t) {
   case DType::boolean: return "bool";
   }
   return "?";
+}
+
+inline bool dtype_from_name(std::string_view name, DType &out) {
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i8, DType::i32,
+                  DType::i64, DType::boolean})
+    if (name == dtype_name(t)) {
+      out = t;
+      return true;
+    }
+  return false;
 }
 
 inline int64_t element_size(DType t) {

@@ -31,6 +31,9 @@ void addCompileCommand(CLI::App &app, Context &context);
 /// `kite inspect FILE --kernel K --arg x=bf16[M,N] ... --emit=STAGE`.
 void addInspectCommand(CLI::App &app, Context &context);
 
+/// `kite autotune FILE --kernel K --arg ... [--effort quick|full] [--budget S]`.
+void addAutotuneCommand(CLI::App &app, Context &context);
+
 /// `kite cache ls|show|rm|export [--dir DIR] ...`.
 void addCacheCommand(CLI::App &app, Context &context);
 

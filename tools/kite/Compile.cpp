@@ -44,18 +44,6 @@ struct CompileOptions {
 // --emit=registration
 //===----------------------------------------------------------------------===//
 
-/// FNV-1a, 64 bits, as 16 hex digits: the IR hash in cache keys.
-std::string hashText(llvm::StringRef text) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  char buf[17];
-  snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
-  return buf;
-}
-
 /// A C++ string literal for arbitrary text (the file path).
 std::string cxxString(llvm::StringRef text) {
   std::string out = "\"";
@@ -161,21 +149,10 @@ bool writeRegistration(mlir::ModuleOp module, const CompileOptions &opts,
         r.returnType += ">";
       }
     }
-    // The kernel's own module: the other kernels removed, so that its hash
-    // (a cache key) changes only when it does.
-    mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
-    llvm::SmallVector<mlir::Operation *> others;
-    for (auto other : copy->getOps<mlir::func::FuncOp>())
-      if (other->hasAttr("kite.kernel") && other.getSymName() != r.name)
-        others.push_back(other);
-    for (mlir::Operation *op : others)
-      op->erase();
-    llvm::raw_string_ostream irOS(r.ir);
-    mlir::OpPrintingFlags flags;
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-    copy->print(irOS, flags);
-    irOS << "\n";
-    r.hash = hashText(r.ir);
+    // The kernel's own module and its hash (a cache key).
+    kite::frontend::KernelText text = kite::frontend::kernelText(module, r.name);
+    r.ir = std::move(text.ir);
+    r.hash = std::move(text.hash);
     kernels.push_back(std::move(r));
   }
 

@@ -9,6 +9,7 @@
 //   lowered      after the whole kite-lower pipeline (the config applied)
 //   cuda         the CUDA C++ the runtime hands to NVRTC
 //   ptx          NVRTC's PTX for the target (--arch, default sm_90a)
+//   config-space the tunable config entries and their values (JSON)
 //
 // It runs exactly the pipeline the runtime runs (lowering/Pipeline.cpp).
 //
@@ -17,6 +18,7 @@
 #include "Commands.h"
 
 #include "frontend/Capture.h"
+#include "lowering/ConfigSpace.h"
 #include "lowering/Diagnostics.h"
 #include "lowering/EmitCuda.h"
 #include "lowering/Passes.h"
@@ -80,7 +82,7 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
   for (const std::string &a : opts.args)
     argText += (argText.empty() ? "" : " ") + a;
   mlir::PassManager pm(&ctx);
-  if (opts.emit == "specialized") {
+  if (opts.emit == "specialized" || opts.emit == "config-space") {
     pm.addPass(kite::createKiteSpecialize({opts.kernel, argText}));
   } else {
     kite::LoweringOptions lowering;
@@ -94,6 +96,19 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
   if (opts.emit == "specialized" || opts.emit == "lowered") {
     m.print(llvm::outs());
     llvm::outs() << "\n";
+    return kite::cli::kSuccess;
+  }
+  if (opts.emit == "config-space") {
+    mlir::FailureOr<mlir::func::FuncOp> kernel = kite::findKernel(m, opts.kernel);
+    if (mlir::failed(kernel))
+      return kite::cli::kUserError;
+    // JSON, one parameter a line.
+    nlohmann::json space = kite::deriveConfigSpace(*kernel);
+    llvm::outs() << "{\"default\": " << space["default"].dump() << ",\n \"parameters\": [";
+    const nlohmann::json &params = space["parameters"];
+    for (size_t i = 0; i < params.size(); ++i)
+      llvm::outs() << (i ? ",\n  " : "\n  ") << params[i].dump();
+    llvm::outs() << "\n]}\n";
     return kite::cli::kSuccess;
   }
 
@@ -147,7 +162,7 @@ void kite::cli::addInspectCommand(CLI::App &app, Context &context) {
   cmd->add_option("--config", opts->config,
                   "The config as JSON (default: the kernel's default config)");
   cmd->add_option("--emit", opts->emit, "What to show")
-      ->check(CLI::IsMember({"ir", "specialized", "lowered", "cuda", "ptx"}))
+      ->check(CLI::IsMember({"ir", "specialized", "lowered", "cuda", "ptx", "config-space"}))
       ->capture_default_str();
   cmd->add_option("--arch", opts->arch, "The GPU target for --emit=ptx")
       ->capture_default_str();

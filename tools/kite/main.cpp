@@ -8,9 +8,14 @@
 
 #include "Commands.h"
 
+#include "autotune/Worker.h"
+
 #include "llvm/Support/InitLLVM.h"
 
 int main(int argc, char **argv) {
+  // `kite autotune` benchmarks in a copy of this program (autotune/Worker.h).
+  if (std::optional<int> worker = kite::autotune::maybeRunWorker(argc, argv))
+    return *worker;
   llvm::InitLLVM init(argc, argv);
   kite::cli::Context context;
   context.argv0 = argv[0];
@@ -20,6 +25,7 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   kite::cli::addCompileCommand(app, context);
   kite::cli::addInspectCommand(app, context);
+  kite::cli::addAutotuneCommand(app, context);
   kite::cli::addCacheCommand(app, context);
 
   try {

@@ -1,0 +1,87 @@
+//===- Bench.h - timing and checking candidate plans ------------*- C++ -*-===//
+//
+// This file declares PlanBench: on one GPU, it makes random inputs for a
+// kernel's argument specs (on the device: a 1 GB tensor takes milliseconds),
+// runs a reference plan once and keeps its outputs, then for each
+// candidate plan launches it once, compares its outputs with the
+// reference's on the device, and times it (CUDA events, the L2 flushed
+// before every run, median).
+//
+// A candidate that faults leaves the CUDA context unusable; PlanBench
+// reports it (Evaluation::Status::failed, "CUDA_ERROR_ILLEGAL_ADDRESS ...")
+// and `broken()` turns true: the caller must start over in a fresh process
+// (autotune/Worker.h does).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_AUTOTUNE_BENCH_H
+#define KITE_AUTOTUNE_BENCH_H
+
+#include "autotune/Search.h"
+
+#include <kite/runtime.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kite::autotune {
+
+struct BenchSettings {
+  /// Timed runs: at least minRuns, more until about targetMs of kernel time,
+  /// at most maxRuns.
+  int warmup = 2;
+  int minRuns = 5;
+  int maxRuns = 200;
+  double targetMs = 30;
+  bool flushL2 = true;
+  uint64_t seed = 1;
+  /// Integer inputs are uniform in [lo, hi) (default [0, 1): all zeros, a
+  /// safe index for any table); floating inputs are standard normal.
+  std::map<std::string, std::pair<int64_t, int64_t>> intRanges;
+};
+
+/// The comparison of one output with the reference's.
+struct Mismatch {
+  uint64_t count = 0;  // elements beyond tolerance
+  double maxError = 0; // the largest |a - b|
+};
+
+class PlanBench {
+public:
+  PlanBench(std::vector<ArgSpec> specs, BenchSettings settings, int device = 0);
+  ~PlanBench();
+  PlanBench(const PlanBench &) = delete;
+  PlanBench &operator=(const PlanBench &) = delete;
+
+  /// Runs `plan` once and keeps its outputs as the reference. Throws
+  /// kite::Error if it fails.
+  void setReference(const KernelPlan &plan);
+  bool hasReference() const;
+
+  /// Runs, checks and times a candidate. `injectFault` (a test hook) makes
+  /// the launch write through a bad pointer.
+  Evaluation evaluate(const KernelPlan &plan, bool injectFault = false);
+  /// Times a plan again with `runs` runs (no check); the median in ms.
+  double time(const KernelPlan &plan, int runs);
+
+  /// True after a fault: this process can launch nothing more.
+  bool broken() const { return broken_; }
+  /// Bytes the kernel's arguments and outputs hold (for GB/s).
+  uint64_t bytesMoved(const KernelPlan &plan) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  bool broken_ = false;
+};
+
+/// The device-to-device copy bandwidth of GPU `device` in GB/s (a 1 GiB
+/// cuMemcpyDtoD, median of 10), measured once per process.
+double copyBandwidthGBs(int device = 0);
+
+} // namespace kite::autotune
+
+#endif // KITE_AUTOTUNE_BENCH_H

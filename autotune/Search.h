@@ -1,0 +1,80 @@
+//===- Search.h - the config search -----------------------------*- C++ -*-===//
+//
+// This file declares the search over a SearchSpace. It knows nothing of
+// GPUs: it asks an evaluation function for the times of batches of points
+// (the tuner compiles a batch in parallel, then times it) and keeps the
+// best. The strategy:
+//
+//   1. seeds: the default config and random points near it (each parameter
+//      keeps its default with some probability);
+//   2. pattern search from the best: every point one parameter away (up to
+//      `radius` steps), moving while a move is faster by more than the
+//      noise margin; full effort then also tries moves of two parameters at
+//      once and restarts from the next-best seeds;
+//   3. stop when converged or when the wall-clock budget is spent (checked
+//      between batches).
+//
+// The evaluation of a point is cached: no point is evaluated twice.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_AUTOTUNE_SEARCH_H
+#define KITE_AUTOTUNE_SEARCH_H
+
+#include "autotune/Space.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kite::autotune {
+
+enum class Effort { none, quick, full };
+/// "none", "quick", "full"; nullopt for anything else.
+std::optional<Effort> parseEffort(std::string_view text);
+const char *effortName(Effort effort);
+
+struct Evaluation {
+  enum class Status {
+    ok,       // ran, output checked, timed: `ms` holds the median
+    rejected, // the compiler refused the config with a reason (does not fit)
+    failed,   // a compile error, a launch failure or a fault
+    wrong,    // ran, but its output differs from the reference
+  };
+  Status status = Status::failed;
+  double ms = 0;
+  std::string message; // why, for anything but ok
+};
+
+using EvaluateFn = std::function<std::vector<Evaluation>(const std::vector<Point> &)>;
+
+struct SearchStats {
+  int tried = 0, rejected = 0, failed = 0, wrong = 0;
+  double bestMs = 0; // 0 until something ran
+  double seconds = 0;
+};
+
+struct SearchOptions {
+  Effort effort = Effort::quick;
+  /// Wall-clock budget; the search stops starting new batches after it.
+  double budgetSeconds = 25;
+  uint64_t seed = 0;
+  /// Called after every batch.
+  std::function<void(const SearchStats &)> progress;
+  /// Called for every failed or wrong point (for the user's report).
+  std::function<void(const Point &, const Evaluation &)> onFailure;
+};
+
+struct SearchResult {
+  /// The fastest points, fastest first (at most 8); empty if none ran.
+  std::vector<std::pair<Point, double>> best;
+  SearchStats stats;
+};
+
+SearchResult search(const SearchSpace &space, const EvaluateFn &evaluate,
+                    const SearchOptions &options);
+
+} // namespace kite::autotune
+
+#endif // KITE_AUTOTUNE_SEARCH_H

@@ -1,0 +1,252 @@
+//===- Tuner.cpp - autotuning a kernel for one specialization -------------===//
+//
+// This file implements tune (see Tuner.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "autotune/Tuner.h"
+#include "autotune/Worker.h"
+
+#include <kite/cache.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+using json = nlohmann::json;
+using namespace kite;
+using namespace kite::autotune;
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+/// Either benchmark: in a worker process or in this one.
+class AnyBench {
+public:
+  AnyBench(const TuneOptions &o) {
+    if (o.isolate)
+      worker = std::make_unique<WorkerBench>(o.bench, o.device, o.workerExecutable);
+    else
+      settings = o.bench, device = o.device;
+  }
+  void setReference(const KernelPlan &plan) {
+    if (worker)
+      return worker->setReference(plan);
+    local = std::make_unique<PlanBench>(plan.args, settings, device);
+    local->setReference(plan);
+  }
+  Evaluation evaluate(const KernelPlan &plan, bool fault) {
+    if (worker)
+      return worker->evaluate(plan, fault);
+    if (local->broken())
+      return Evaluation{Evaluation::Status::failed, 0,
+                        "an earlier candidate faulted and this process cannot use the GPU any "
+                        "more (tune with isolation to survive faults)"};
+    return local->evaluate(plan, fault);
+  }
+  std::optional<double> time(const KernelPlan &plan, int runs) {
+    if (worker)
+      return worker->time(plan, runs);
+    if (local->broken())
+      return std::nullopt;
+    return local->time(plan, runs);
+  }
+  int starts() const { return worker ? worker->starts() : 1; }
+
+private:
+  std::unique_ptr<WorkerBench> worker;
+  std::unique_ptr<PlanBench> local;
+  BenchSettings settings;
+  int device = 0;
+};
+
+/// Compiles `configs` on `threads` threads; each result is a plan or the
+/// evaluation that says why there is none.
+std::vector<std::variant<KernelPlan, Evaluation>>
+compileAll(const TuneRequest &request, const std::vector<std::string> &configs, int threads) {
+  std::vector<std::variant<KernelPlan, Evaluation>> out(configs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < configs.size();) {
+      try {
+        out[i] = request.compile(configs[i]);
+      } catch (const std::exception &e) {
+        std::string what = e.what();
+        bool rejected = what.find("config does not fit") != std::string::npos;
+        out[i] = Evaluation{rejected ? Evaluation::Status::rejected : Evaluation::Status::failed,
+                            0, what};
+      }
+    }
+  };
+  int n = std::max(1, std::min<int>(threads, (int)configs.size()));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  return out;
+}
+
+std::string firstLine(const std::string &s) {
+  size_t nl = s.find('\n');
+  std::string line = s.substr(0, nl);
+  // Messages name the kernel's whole compile context; the tail says why.
+  if (size_t at = line.rfind(": config does not fit"); at != std::string::npos)
+    line = line.substr(at + 2);
+  return line;
+}
+
+} // namespace
+
+TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  auto log = [&](const std::string &line) {
+    if (options.log)
+      options.log(line);
+  };
+  SearchSpace space(json::parse(request.space));
+  if (!request.pinned.empty()) {
+    json pinned = json::parse(request.pinned, nullptr, false);
+    if (pinned.is_discarded())
+      throw Error("kite autotune: the pinned config is not JSON: " + request.pinned);
+    space.pin(pinned);
+  }
+  int threads = options.threads > 0 ? options.threads
+                                    : std::max(1, (int)std::thread::hardware_concurrency());
+  std::string name(request.kernel.name);
+
+  // The reference: the default config (with the pinned keys).
+  std::string defaultConfig = space.configText(space.defaults());
+  KernelPlan reference;
+  try {
+    reference = request.compile(defaultConfig);
+  } catch (const std::exception &e) {
+    throw Error(fmt::format("kite autotune: {}: the default config {} does not compile:\n{}",
+                            name, defaultConfig, e.what()));
+  }
+  AnyBench bench(options);
+  bench.setReference(reference);
+
+  TuneResult result;
+  result.bytes = [&] {
+    uint64_t b = 0;
+    for (const ArgSpec &a : reference.args)
+      if (a.is_tensor()) {
+        uint64_t n = element_size(a.dtype);
+        for (int64_t d : a.sizes)
+          n *= (uint64_t)d;
+        b += n;
+      }
+    for (const OutputSpec &o : reference.outputs) {
+      uint64_t n = element_size(o.dtype);
+      for (int64_t d : o.sizes)
+        n *= (uint64_t)d;
+      b += n;
+    }
+    return b;
+  }();
+
+  std::map<Point, KernelPlan> plans;
+  int evaluations = 0;
+  EvaluateFn evaluate = [&](const std::vector<Point> &points) {
+    std::vector<std::string> configs;
+    for (const Point &p : points)
+      configs.push_back(space.configText(p));
+    auto compiled = compileAll(request, configs, threads);
+    std::vector<Evaluation> out;
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (auto *e = std::get_if<Evaluation>(&compiled[i])) {
+        e->message = firstLine(e->message);
+        out.push_back(*e);
+        continue;
+      }
+      KernelPlan &plan = std::get<KernelPlan>(compiled[i]);
+      bool fault = options.injectFaultAt && *options.injectFaultAt == evaluations;
+      ++evaluations;
+      Evaluation e = bench.evaluate(plan, fault);
+      if (e.status == Evaluation::Status::ok)
+        plans[points[i]] = std::move(plan);
+      out.push_back(std::move(e));
+    }
+    return out;
+  };
+
+  SearchOptions search;
+  search.effort = options.effort;
+  search.budgetSeconds = options.budgetSeconds > 0 ? options.budgetSeconds
+                         : options.effort == Effort::full ? 170
+                                                          : 25;
+  search.seed = std::hash<std::string>{}(name);
+  search.progress = [&](const SearchStats &s) {
+    log(fmt::format("kite autotune: {}: {} configs tried ({} rejected, {} failed, {} wrong), "
+                    "best {:.4f} ms, {:.1f} s",
+                    name, s.tried, s.rejected, s.failed, s.wrong, s.bestMs, since(start)));
+  };
+  search.onFailure = [&](const Point &p, const Evaluation &e) {
+    std::string line = space.configText(p) + ": " + firstLine(e.message);
+    result.failures.push_back(line);
+    log(fmt::format("kite autotune: {}: {} config {}", name,
+                    e.status == Evaluation::Status::wrong ? "wrong output from" : "failed",
+                    line));
+  };
+  SearchResult found = kite::autotune::search(space, evaluate, search);
+  if (found.best.empty())
+    throw Error(fmt::format("kite autotune: {}: no config ran ({} tried, {} rejected, {} "
+                            "failed, {} wrong)",
+                            name, found.stats.tried, found.stats.rejected, found.stats.failed,
+                            found.stats.wrong));
+
+  // Re-time the best few with more runs: the search's times are quick.
+  std::optional<Point> winner;
+  double winnerMs = 0;
+  size_t confirm = std::min<size_t>(found.best.size(), 3);
+  for (size_t i = 0; i < confirm; ++i) {
+    const Point &p = found.best[i].first;
+    std::optional<double> ms = bench.time(plans.at(p), 50);
+    if (ms && (!winner || *ms < winnerMs)) {
+      winner = p;
+      winnerMs = *ms;
+    }
+  }
+  if (!winner) {
+    winner = found.best[0].first;
+    winnerMs = found.best[0].second;
+  }
+  Point def = space.defaults();
+  if (plans.count(def))
+    result.defaultMs = bench.time(plans.at(def), 50).value_or(0);
+
+  result.config = space.configText(*winner);
+  result.ms = winnerMs;
+  result.plan = plans.at(*winner);
+  result.stats = found.stats;
+  result.seconds = since(start);
+  result.workerStarts = bench.starts();
+
+  if (options.store) {
+    cache::Entry entry;
+    entry.kernel = name;
+    entry.irHash = std::string(request.kernel.irHash);
+    entry.target = cache::device_target(options.device);
+    entry.source = cache::Source::tuned;
+    entry.pinnedConfig = request.pinned;
+    entry.plan = result.plan;
+    entry.config = result.config;
+    entry.timeMs = result.ms;
+    entry.configsSearched = (uint32_t)found.stats.tried;
+    entry.tuningSeconds = result.seconds;
+    cache::store(entry);
+  }
+  return result;
+}

@@ -1,0 +1,175 @@
+//===- ConfigSpace.cpp - the configs a kernel can be tuned over -----------===//
+//
+// This file implements deriveConfigSpace (see ConfigSpace.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/ConfigSpace.h"
+#include "lowering/Config.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace mlir;
+using namespace kite;
+using json = nlohmann::json;
+
+namespace {
+
+std::string where(Location loc) {
+  if (auto f = dyn_cast<FileLineColLoc>(loc))
+    return (llvm::sys::path::filename(f.getFilename().getValue()) + ":" +
+            Twine(f.getLine()))
+        .str();
+  return "";
+}
+
+/// Powers of two from `lo` to `hi`.
+std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
+  std::vector<int64_t> v;
+  for (int64_t p = std::max<int64_t>(lo, 1); p <= hi; p *= 2)
+    v.push_back(p);
+  return v;
+}
+
+/// A parameter whose default is `value`; added to `values` if missing.
+json parameter(std::string key, std::optional<int64_t> index, std::vector<json> values,
+               const json &value, std::string doc) {
+  auto it = std::find(values.begin(), values.end(), value);
+  if (it == values.end()) {
+    values.push_back(value);
+    it = values.end() - 1;
+  }
+  json p = {{"key", std::move(key)},
+            {"values", values},
+            {"default", it - values.begin()},
+            {"doc", std::move(doc)}};
+  if (index)
+    p["index"] = *index;
+  return p;
+}
+
+SmallVector<TileForOp> topLevelLoops(func::FuncOp kernel) {
+  SmallVector<TileForOp> loops;
+  for (Operation &op : kernel.getBody().front())
+    if (auto loop = dyn_cast<TileForOp>(&op))
+      loops.push_back(loop);
+  return loops;
+}
+
+/// The loop that a block size sizes, and which of its dims.
+std::pair<TileForOp, int64_t> loopOf(BlockSizeOp op) {
+  for (Operation *user : op->getUsers())
+    if (auto loop = dyn_cast<TileForOp>(user))
+      for (auto [d, b] : llvm::enumerate(loop.getBlockSizes()))
+        if (b == op.getResult())
+          return {loop, (int64_t)d};
+  return {TileForOp(), 0};
+}
+
+} // namespace
+
+json kite::deriveConfigSpace(func::FuncOp kernel) {
+  Config def = defaultConfig(kernel);
+  json params = json::array();
+
+  // Block sizes: powers of two within the registered bounds and the extent.
+  SmallVector<BlockSizeOp> blockSizes;
+  kernel.walk([&](BlockSizeOp op) { blockSizes.push_back(op); });
+  llvm::sort(blockSizes, [](BlockSizeOp a, BlockSizeOp b) { return a.getId() < b.getId(); });
+  for (BlockSizeOp op : blockSizes) {
+    auto [loop, dim] = loopOf(op);
+    int64_t cap = loop && !loop.isTopLevel() ? 4096 : 1024;
+    if (op.getExtent())
+      if (std::optional<int64_t> e = getConstantIntValue(op.getExtent()))
+        cap = std::min<int64_t>(cap, llvm::PowerOf2Ceil(std::max<int64_t>(*e, 1)));
+    if (op.getMax())
+      cap = std::min<int64_t>(cap, (int64_t)llvm::bit_floor((uint64_t)*op.getMax()));
+    int64_t lo = op.getMin() ? (int64_t)llvm::PowerOf2Ceil(*op.getMin()) : 1;
+    std::vector<json> values;
+    for (int64_t v : powersOfTwo(lo, std::max(cap, lo)))
+      values.push_back(v);
+    std::string doc = loop ? (loop.isTopLevel() ? "tile size of dim " : "chunk size of dim ") +
+                                 std::to_string(dim) + " of the loop at " + where(loop.getLoc())
+                           : "block size registered at " + where(op.getLoc());
+    params.push_back(parameter("block_sizes", op.getId(), values,
+                               def.block_sizes[op.getId()], doc));
+  }
+
+  params.push_back(parameter("num_warps", std::nullopt, {1, 2, 4, 8, 16, 32}, def.num_warps,
+                             "warps per program (32 threads each)"));
+
+  SmallVector<TileForOp> loops = topLevelLoops(kernel);
+  std::vector<json> pids = {"flat", "persistent_blocked", "persistent_interleaved"};
+  if (loops.size() == 1 && loops[0].getNumDims() <= 3)
+    pids.push_back("xyz");
+  params.push_back(parameter("pid_type", std::nullopt, pids, def.pid_type,
+                             "how programs map onto the launch grid"));
+
+  // Loop orders and L2 grouping for multi-dimensional top-level loops. The
+  // default config spells out every loop's entry so that one parameter can
+  // change one loop's.
+  json defaultOrders = json::array(), defaultGroups = json::array();
+  for (auto [li, loop] : llvm::enumerate(loops)) {
+    int64_t rank = loop.getNumDims();
+    std::vector<int64_t> order(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      order[d] = rank - 1 - d; // the default: the last dim varies fastest
+    defaultOrders.push_back(order);
+    defaultGroups.push_back(1);
+    if (rank < 2)
+      continue;
+    std::string at = where(loop.getLoc());
+    std::vector<json> orders;
+    if (rank <= 3) {
+      std::vector<int64_t> p(rank);
+      std::iota(p.begin(), p.end(), 0);
+      do
+        orders.push_back(p);
+      while (std::next_permutation(p.begin(), p.end()));
+    } else {
+      std::vector<int64_t> identity(rank);
+      std::iota(identity.begin(), identity.end(), 0);
+      orders.push_back(identity);
+      orders.push_back(order);
+    }
+    params.push_back(parameter("loop_orders", li, orders, order,
+                               "which dim of the loop at " + at +
+                                   " varies fastest across programs (first fastest)"));
+    if (rank == 2) {
+      std::vector<json> groups;
+      for (int64_t g : powersOfTwo(1, 64))
+        groups.push_back(g);
+      params.push_back(parameter("l2_groupings", li, groups, 1,
+                                 "rows of tiles of the loop at " + at +
+                                     " that walk the columns together (1: none)"));
+    }
+  }
+
+  // Looped reductions: chunks from 256 to half the row, or the whole row.
+  json defaultReductions = json::array();
+  SmallVector<int64_t> rdims = reductionDims(kernel);
+  for (auto [i, size] : llvm::enumerate(rdims)) {
+    std::optional<int64_t> d = i < def.reduction_loops.size() ? def.reduction_loops[i]
+                                                              : std::nullopt;
+    defaultReductions.push_back(d ? json(*d) : json(nullptr));
+    if (size <= 256 || !reductionLoopSupported(kernel, size))
+      continue;
+    std::vector<json> values;
+    for (int64_t c : powersOfTwo(256, (int64_t)llvm::PowerOf2Ceil(size) / 2))
+      values.push_back(c);
+    values.push_back(nullptr);
+    params.push_back(parameter("reduction_loops", i, values, defaultReductions.back(),
+                               "chunk of the reduction over the dimension of size " +
+                                   std::to_string(size) + " (null: the whole row at once)"));
+  }
+
+  json config = json::parse(def.toJson());
+  config["loop_orders"] = defaultOrders;
+  config["l2_groupings"] = defaultGroups;
+  config["reduction_loops"] = defaultReductions;
+  return json{{"default", config}, {"parameters", params}};
+}

@@ -1,0 +1,224 @@
+//===- autotune_search_test.cpp - config spaces and the search ------------===//
+//
+// This file tests the autotuner's GPU-free parts: SearchSpace (parsing,
+// pinning, configs, neighbors) and the search strategy on synthetic
+// objectives with a known optimum, rejected regions and failures.
+//
+//===----------------------------------------------------------------------===//
+
+#include "autotune/Search.h"
+#include "autotune/Space.h"
+
+#include <kite/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <thread>
+
+using json = nlohmann::json;
+using namespace kite::autotune;
+
+namespace {
+
+/// A space shaped like a row kernel's: two block sizes, warps, pid type,
+/// one reduction chunk.
+json rowSpace() {
+  return json::parse(R"({
+    "default": {"block_sizes": [4, 64], "num_warps": 4, "pid_type": "flat",
+                "reduction_loops": [null], "loop_orders": [[1, 0]], "l2_groupings": [1]},
+    "parameters": [
+      {"key": "block_sizes", "index": 0, "values": [1,2,4,8,16,32,64,128], "default": 2},
+      {"key": "block_sizes", "index": 1, "values": [16,32,64,128,256,512,1024], "default": 2},
+      {"key": "num_warps", "values": [1,2,4,8,16,32], "default": 2},
+      {"key": "pid_type", "values": ["flat","persistent_blocked","persistent_interleaved"], "default": 0},
+      {"key": "reduction_loops", "index": 0, "values": [256,512,1024,null], "default": 3}
+    ]})");
+}
+
+TEST(SearchSpace, BuildsConfigsFromPoints) {
+  SearchSpace space(rowSpace());
+  EXPECT_EQ(space.size(), 5u);
+  EXPECT_EQ(space.cardinality(), 8u * 7 * 6 * 3 * 4);
+  Point d = space.defaults();
+  EXPECT_EQ(d, (Point{2, 2, 2, 0, 3}));
+  EXPECT_EQ(space.config(d), rowSpace()["default"]);
+  Point p = {7, 0, 5, 2, 1};
+  json c = space.config(p);
+  EXPECT_EQ(c["block_sizes"], json::parse("[128, 16]"));
+  EXPECT_EQ(c["num_warps"], 32);
+  EXPECT_EQ(c["pid_type"], "persistent_interleaved");
+  EXPECT_EQ(c["reduction_loops"], json::parse("[512]"));
+  EXPECT_EQ(c["loop_orders"], json::parse("[[1, 0]]")); // not a parameter: the default's
+  EXPECT_EQ(space.parameters()[1].name(), "block_sizes[1]");
+}
+
+TEST(SearchSpace, NeighborsStayInRange) {
+  SearchSpace space(rowSpace());
+  Point corner = {0, 0, 0, 0, 0};
+  std::vector<Point> n = space.neighbors(corner, 1);
+  EXPECT_EQ(n.size(), 5u); // one step up in each parameter, none below 0
+  for (const Point &q : n) {
+    int changed = 0;
+    for (size_t i = 0; i < q.size(); ++i)
+      changed += q[i] != corner[i];
+    EXPECT_EQ(changed, 1);
+  }
+  EXPECT_EQ(space.neighbors(space.defaults(), 2).size(), 4u + 4 + 4 + 2 + 2);
+  for (const Point &q : space.pairNeighbors(space.defaults()))
+    for (size_t i = 0; i < q.size(); ++i)
+      EXPECT_TRUE(q[i] >= 0 && q[i] < (int)space.parameters()[i].values.size());
+}
+
+TEST(SearchSpace, PinnedKeysLeaveTheSpace) {
+  SearchSpace space(rowSpace());
+  space.pin(json::parse(R"({"num_warps": 8, "block_sizes": [2, 128]})"));
+  EXPECT_EQ(space.size(), 2u); // pid_type and reduction_loops[0]
+  json c = space.config(space.defaults());
+  EXPECT_EQ(c["num_warps"], 8);
+  EXPECT_EQ(c["block_sizes"], json::parse("[2, 128]"));
+  try {
+    space.pin(json::parse(R"({"num_wraps": 8})"));
+    FAIL() << "an unknown pinned key must be an error";
+  } catch (const kite::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("'num_wraps' is not a config key"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SearchSpace, MalformedSpacesAreErrors) {
+  auto message = [](const char *text) {
+    try {
+      SearchSpace space(json::parse(text));
+    } catch (const kite::Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("[]").find("malformed config space"), std::string::npos);
+  EXPECT_NE(message(R"({"default": {}, "parameters": [{"key": "num_warps", "values": []}]})")
+                .find("num_warps has no values"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"default": {"block_sizes": [1]}, "parameters": [
+                        {"key": "block_sizes", "index": 3, "values": [1, 2]}]})")
+                .find("block_sizes[3] has no entry"),
+            std::string::npos);
+}
+
+/// A synthetic kernel: time is a bowl around `opt` in index space with an
+/// interaction between the two block sizes, rejected where the tile is too
+/// big, failing at one pid type for big tiles.
+struct Bowl {
+  Point opt = {5, 3, 3, 1, 1};
+  std::set<Point> seen;
+  int calls = 0, repeats = 0;
+
+  Evaluation at(const Point &p) {
+    if (!seen.insert(p).second)
+      ++repeats;
+    if (p[0] + p[1] > 11)
+      return {Evaluation::Status::rejected, 0, "config does not fit: too many registers"};
+    if (p[3] == 2 && p[0] >= 6)
+      return {Evaluation::Status::failed, 0, "CUDA_ERROR_ILLEGAL_ADDRESS"};
+    double t = 1.0;
+    for (size_t i = 0; i < p.size(); ++i)
+      t += 0.05 * (p[i] - opt[i]) * (p[i] - opt[i]);
+    t += 0.02 * std::abs((p[0] - opt[0]) - (p[1] - opt[1]));
+    return {Evaluation::Status::ok, t, ""};
+  }
+  EvaluateFn fn() {
+    return [this](const std::vector<Point> &points) {
+      ++calls;
+      std::vector<Evaluation> out;
+      for (const Point &p : points)
+        out.push_back(at(p));
+      return out;
+    };
+  }
+};
+
+TEST(Search, QuickFindsTheOptimumOfABowl) {
+  SearchSpace space(rowSpace());
+  Bowl bowl;
+  SearchOptions o;
+  o.effort = Effort::quick;
+  o.budgetSeconds = 60;
+  SearchResult r = search(space, bowl.fn(), o);
+  ASSERT_FALSE(r.best.empty());
+  EXPECT_EQ(r.best[0].first, bowl.opt);
+  EXPECT_DOUBLE_EQ(r.best[0].second, 1.0);
+  EXPECT_EQ(bowl.repeats, 0) << "no point is evaluated twice";
+  EXPECT_LT(r.stats.tried, 150) << "quick stays small";
+  EXPECT_EQ(r.stats.tried, (int)bowl.seen.size());
+  for (size_t i = 1; i < r.best.size(); ++i)
+    EXPECT_LE(r.best[i - 1].second, r.best[i].second);
+}
+
+TEST(Search, FullIsAtLeastAsGoodAsQuickAndCountsFailures) {
+  SearchSpace space(rowSpace());
+  Bowl quickBowl, fullBowl;
+  fullBowl.opt = quickBowl.opt = {7, 4, 0, 2, 0}; // near the rejected and failing regions
+  SearchOptions o;
+  o.effort = Effort::quick;
+  int failures = 0;
+  o.onFailure = [&](const Point &, const Evaluation &e) {
+    ++failures;
+    EXPECT_EQ(e.message, "CUDA_ERROR_ILLEGAL_ADDRESS");
+  };
+  SearchResult quick = search(space, quickBowl.fn(), o);
+  o.effort = Effort::full;
+  SearchResult full = search(space, fullBowl.fn(), o);
+  ASSERT_FALSE(quick.best.empty());
+  ASSERT_FALSE(full.best.empty());
+  EXPECT_LE(full.best[0].second, quick.best[0].second);
+  EXPECT_GT(full.stats.tried, quick.stats.tried);
+  EXPECT_GT(quick.stats.rejected + full.stats.rejected, 0);
+  EXPECT_EQ(failures, quick.stats.failed + full.stats.failed);
+  // The optimum itself fails (pid 2 with a big tile): the best is valid.
+  EXPECT_NE(full.best[0].first, fullBowl.opt);
+}
+
+TEST(Search, NoneEvaluatesTheDefaultOnly) {
+  SearchSpace space(rowSpace());
+  Bowl bowl;
+  SearchOptions o;
+  o.effort = Effort::none;
+  SearchResult r = search(space, bowl.fn(), o);
+  EXPECT_EQ(r.stats.tried, 1);
+  ASSERT_EQ(r.best.size(), 1u);
+  EXPECT_EQ(r.best[0].first, space.defaults());
+}
+
+TEST(Search, StopsAtTheBudget) {
+  SearchSpace space(rowSpace());
+  Bowl bowl;
+  EvaluateFn slow = [&](const std::vector<Point> &points) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return bowl.fn()(points);
+  };
+  SearchOptions o;
+  o.effort = Effort::full;
+  o.budgetSeconds = 0.25;
+  auto start = std::chrono::steady_clock::now();
+  SearchResult r = search(space, slow, o);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(s, 0.25 + 0.35) << "at most one batch past the budget";
+  EXPECT_LE(bowl.calls, 4);
+  EXPECT_FALSE(r.best.empty());
+}
+
+TEST(Search, ProgressAfterEveryBatch) {
+  SearchSpace space(rowSpace());
+  Bowl bowl;
+  SearchOptions o;
+  std::vector<int> tried;
+  o.progress = [&](const SearchStats &s) { tried.push_back(s.tried); };
+  SearchResult r = search(space, bowl.fn(), o);
+  ASSERT_EQ((int)tried.size(), bowl.calls);
+  EXPECT_TRUE(std::is_sorted(tried.begin(), tried.end()));
+  EXPECT_EQ(tried.back(), r.stats.tried);
+}
+
+} // namespace

@@ -1,0 +1,244 @@
+//===- Autotune.cpp - `kite autotune` -------------------------------------===//
+//
+// This file implements `kite autotune FILE --kernel K --arg x=bf16[M,N] ...
+// [--effort quick|full|none] [--budget SECONDS] [--config PINNED]`: it
+// captures the kernel, derives its config space for these arguments, tunes
+// it on GPU 0 (autotune/Tuner.h), stores the winner with its cubin in the
+// cache, and prints the winner, its time, its bandwidth as a fraction of
+// the measured copy bandwidth, and how many configs it tried in how long.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "autotune/Tuner.h"
+#include "frontend/Capture.h"
+#include "lowering/Compiler.h"
+#include "lowering/LaunchArg.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <kite/cache.hpp>
+#include <kite/runtime.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using json = nlohmann::json;
+
+namespace {
+
+struct AutotuneOptions {
+  std::string file;
+  std::string kernel;
+  std::vector<std::string> args;
+  std::string config; // pinned keys
+  std::string effort = "quick";
+  double budget = 0;
+  std::vector<std::string> fills;
+  bool inProcess = false;
+  bool noStore = false;
+  std::string jsonPath;
+  int threads = 0;
+  int injectFaultAt = -1;
+  std::vector<std::string> includeDirs;
+};
+
+int fail(const std::string &msg) {
+  llvm::WithColor::error(llvm::errs(), "kite autotune") << msg << "\n";
+  return kite::cli::kUserError;
+}
+
+/// `--arg` text to the runtime's argument spec.
+std::optional<kite::ArgSpec> toSpec(const kite::LaunchArg &a, std::string &error) {
+  kite::DType dtype;
+  if (!kite::dtype_from_name(kite::dtypeName(a.dtype), dtype)) {
+    error = "argument '" + a.name + "' has an unsupported dtype";
+    return std::nullopt;
+  }
+  if (!a.isTensor)
+    return kite::ArgSpec::scalar(a.name, dtype, a.value);
+  std::vector<int64_t> strides;
+  if (!a.isContiguous())
+    strides.assign(a.strides.begin(), a.strides.end());
+  return kite::ArgSpec::tensor(a.name, dtype, std::vector<int64_t>(a.sizes.begin(), a.sizes.end()),
+                               strides, a.alignment);
+}
+
+int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) {
+  std::optional<kite::autotune::Effort> effort = kite::autotune::parseEffort(opts.effort);
+  if (!effort)
+    return fail("--effort must be none, quick or full, not '" + opts.effort + "'");
+
+  // Capture.
+  kite::frontend::CaptureOptions capture;
+  capture.kernel = opts.kernel;
+  capture.kiteIncludeDir = kite::frontend::defaultIncludeDir(
+      context.argv0, reinterpret_cast<void *>(&runAutotune));
+  capture.includeDirs = opts.includeDirs;
+  capture.resourceDir = kite::frontend::defaultResourceDir(
+      context.argv0, reinterpret_cast<void *>(&runAutotune));
+  mlir::MLIRContext ctx;
+  auto module = kite::frontend::captureFile(ctx, opts.file, capture);
+  if (mlir::failed(module))
+    return kite::cli::kUserError;
+  std::string name = opts.kernel;
+  if (name.empty()) {
+    std::vector<std::string> names;
+    for (auto fn : (*module)->getOps<mlir::func::FuncOp>())
+      if (fn->hasAttr("kite.kernel"))
+        names.push_back(fn.getSymName().str());
+    if (names.size() != 1)
+      return fail(opts.file + " has " + std::to_string(names.size()) +
+                  " kernels; name one with --kernel");
+    name = names[0];
+  }
+  kite::frontend::KernelText text = kite::frontend::kernelText(**module, name);
+
+  // Arguments.
+  std::vector<kite::ArgSpec> specs;
+  for (const std::string &a : opts.args) {
+    std::string error;
+    mlir::FailureOr<kite::LaunchArg> parsed = kite::parseLaunchArg(&ctx, a, error);
+    if (mlir::failed(parsed))
+      return fail("--arg " + a + ": " + error);
+    std::optional<kite::ArgSpec> spec = toSpec(*parsed, error);
+    if (!spec)
+      return fail(error);
+    specs.push_back(*spec);
+  }
+  kite::autotune::TuneOptions tune;
+  for (const std::string &f : opts.fills) {
+    // NAME=LO..HI
+    size_t eq = f.find('='), dots = f.find("..");
+    try {
+      if (eq == std::string::npos || dots == std::string::npos || dots < eq)
+        throw std::invalid_argument(f);
+      tune.bench.intRanges[f.substr(0, eq)] = {std::stoll(f.substr(eq + 1, dots - eq - 1)),
+                                               std::stoll(f.substr(dots + 2))};
+    } catch (const std::exception &) {
+      return fail("--fill " + f + ": expected NAME=LO..HI (integers, HI exclusive)");
+    }
+  }
+
+  kite::KernelSource source{nullptr, name, text.ir, text.hash, opts.file, ""};
+  try {
+    if (!kite::gpu_available())
+      return fail("no CUDA GPU: " + kite::gpu_unavailable_reason() +
+                  " (tuning times kernels on a GPU; kite inspect works without one)");
+    kite::autotune::TuneRequest request;
+    request.kernel = source;
+    request.args = specs;
+    request.space = kite::configSpaceOf(source, specs);
+    request.pinned = opts.config;
+    request.compile = [&](const std::string &config) {
+      return kite::compileToPlan(source, specs, kite::Options{{}, config});
+    };
+    tune.effort = *effort;
+    tune.budgetSeconds = opts.budget;
+    tune.threads = opts.threads;
+    tune.isolate = !opts.inProcess;
+    tune.store = !opts.noStore;
+    if (opts.injectFaultAt >= 0)
+      tune.injectFaultAt = opts.injectFaultAt;
+    tune.log = [](const std::string &line) {
+      llvm::errs() << line << "\n";
+      llvm::errs().flush();
+    };
+    kite::autotune::TuneResult r = kite::autotune::tune(request, tune);
+
+    kite::DeviceProperties props = kite::device_properties(0);
+    double copy = kite::autotune::copyBandwidthGBs(0);
+    double gbs = r.ms > 0 ? r.bytes / (r.ms * 1e-3) / 1e9 : 0;
+    std::string argText;
+    for (const kite::ArgSpec &s : specs)
+      argText += (argText.empty() ? "" : " ") + s.str();
+    llvm::outs() << fmt::format("kite autotune: {} ({}) on {} ({})\n", name, argText, props.name,
+                                props.arch());
+    llvm::outs() << fmt::format("  best config  {}\n", r.config);
+    if (r.defaultMs > 0)
+      llvm::outs() << fmt::format("  time         {:.4f} ms (default config {:.4f} ms: {:.2f}x)\n",
+                                  r.ms, r.defaultMs, r.defaultMs / r.ms);
+    else
+      llvm::outs() << fmt::format("  time         {:.4f} ms\n", r.ms);
+    llvm::outs() << fmt::format("  bandwidth    {:.0f} GB/s moving {:.1f} MB: {:.1f}% of the "
+                                "measured copy bandwidth ({:.0f} GB/s)\n",
+                                gbs, r.bytes / 1e6, 100 * gbs / copy, copy);
+    llvm::outs() << fmt::format("  searched     {} configs ({} rejected, {} failed, {} wrong) in "
+                                "{:.1f} s, effort {}, {} worker start(s)\n",
+                                r.stats.tried, r.stats.rejected, r.stats.failed, r.stats.wrong,
+                                r.seconds, opts.effort, r.workerStarts);
+    if (tune.store)
+      llvm::outs() << fmt::format("  cached in    {}\n", kite::cache::directory().string());
+    llvm::outs().flush();
+    if (!opts.jsonPath.empty()) {
+      json j = {{"kernel", name},
+                {"args", argText},
+                {"device", props.name},
+                {"arch", props.arch()},
+                {"effort", opts.effort},
+                {"config", json::parse(r.config)},
+                {"ms", r.ms},
+                {"default_ms", r.defaultMs},
+                {"bytes", r.bytes},
+                {"gbs", gbs},
+                {"copy_gbs", copy},
+                {"fraction_of_copy", gbs / copy},
+                {"tried", r.stats.tried},
+                {"rejected", r.stats.rejected},
+                {"failed", r.stats.failed},
+                {"wrong", r.stats.wrong},
+                {"seconds", r.seconds},
+                {"worker_starts", r.workerStarts},
+                {"failures", r.failures}};
+      std::ofstream out(opts.jsonPath);
+      out << j.dump(2) << "\n";
+      if (!out)
+        return fail("cannot write " + opts.jsonPath);
+    }
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  }
+  return kite::cli::kSuccess;
+}
+
+} // namespace
+
+void kite::cli::addAutotuneCommand(CLI::App &app, Context &context) {
+  auto opts = std::make_shared<AutotuneOptions>();
+  CLI::App *cmd = app.add_subcommand(
+      "autotune", "Tune a kernel's config for given arguments on the GPU and cache the winner");
+  cmd->add_option("file", opts->file, "The kernel source file (.kite.cpp)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--kernel", opts->kernel, "The kernel (default: the file's only kernel)");
+  cmd->add_option("--arg", opts->args,
+                  "A launch argument, as NAME=DTYPE[SIZES] (tensor) or NAME=DTYPE[:VALUE] "
+                  "(scalar), e.g. x=bf16[8192,8192]; one per kernel parameter, in order")
+      ->take_all();
+  cmd->add_option("--effort", opts->effort,
+                  "none (time the default config), quick (seconds) or full (a few minutes)")
+      ->capture_default_str();
+  cmd->add_option("--budget", opts->budget,
+                  "Wall-clock budget in seconds (default: quick 25, full 170)");
+  cmd->add_option("--config", opts->config,
+                  "Pin config keys (JSON, e.g. {\"num_warps\":8}); the rest is tuned");
+  cmd->add_option("--fill", opts->fills,
+                  "Integer inputs NAME=LO..HI are uniform in [LO, HI) (default all zeros), "
+                  "e.g. target=0..32000 for class indices")
+      ->take_all();
+  cmd->add_flag("--in-process", opts->inProcess,
+                "Benchmark in this process (a faulting config then ends the tuning)");
+  cmd->add_flag("--no-store", opts->noStore, "Do not store the winner in the cache");
+  cmd->add_option("--json", opts->jsonPath, "Also write the result as JSON to this file");
+  cmd->add_option("--threads", opts->threads, "Compile threads (default: one per CPU)");
+  cmd->add_option("--inject-fault-at", opts->injectFaultAt,
+                  "Testing: the N-th candidate launches with a bad pointer and faults")
+      ->group(""); // hidden
+  cmd->add_option("-I,--include", opts->includeDirs, "Add a header search directory");
+  cmd->callback([opts, &context] { context.exitCode = runAutotune(*opts, context); });
+}
