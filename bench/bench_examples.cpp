@@ -10,6 +10,11 @@
 // cuMemcpyDtoD, median) is measured in the same run as the roofline.
 //
 //   kite_bench [--json PATH] [--runs N] [--warmup N] [--quick] [--filter S]
+//              [--tune quick|full|quick,full [--budget S]]
+//
+// --tune replaces the fixed config list by the autotuner (autotune/Tuner.h)
+// at each effort: the winner is timed like any config, and the line shows
+// how long the tuning took and how many configs it tried.
 //
 // One line per kernel on stdout; JSON (for bench/report.py) to --json.
 // Without a GPU it says so and exits 0 (writing {"gpu": false, ...}).
@@ -19,6 +24,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autotune/Tuner.h"
+#include "autotune/Worker.h"
 #include "lowering/Compiler.h"
 #include "runtime/Driver.h"
 #include "runtime/Launch.h"
@@ -34,6 +41,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +61,8 @@ struct Settings {
   bool quick = false; // default configs only
   bool compileOnly = false;
   std::string filter;
+  std::vector<std::string> tune; // efforts, in order
+  double budget = 0;             // 0: the effort's default
 };
 
 CUdeviceptr dptr(const Tensor &t) { return reinterpret_cast<CUdeviceptr>(t.data_ptr()); }
@@ -100,6 +110,7 @@ struct Bench {
   std::function<std::vector<DevArg>()> inputs;
   std::vector<std::string> configs; // the first is "" (default)
   std::vector<ArgSpec> specs;       // what `inputs` makes, for --compile-only
+  std::map<std::string, std::pair<int64_t, int64_t>> intRanges; // index inputs, for tuning
 };
 
 std::vector<std::string> rowConfigs() {
@@ -165,6 +176,7 @@ std::vector<Bench> benches() {
   b[3].specs = {t("x", bf16, {N, M}), t("weight", bf16, {M}), eps(1e-6)};
   b[4].specs = {t("x", f32, {N, M})};
   b[5].specs = {t("logits", bf16, {N, V}), t("target", DType::i64, {N})};
+  b[5].intRanges["target"] = {0, V};
   b[6].specs = {t("x", bf16, {MM, MM}), t("y", bf16, {MM, MM})};
   return b;
 }
@@ -242,13 +254,29 @@ int parseArgs(int argc, char **argv, Settings &s) {
       s.quick = true;
     else if (a == "--compile-only")
       s.compileOnly = true;
+    else if (a == "--tune") {
+      std::string list = value("--tune");
+      for (size_t at = 0; at <= list.size();) {
+        size_t comma = std::min(list.find(',', at), list.size());
+        std::string e = list.substr(at, comma - at);
+        if (!autotune::parseEffort(e)) {
+          std::fprintf(stderr, "kite_bench: --tune takes quick, full or quick,full, not '%s'\n", e.c_str());
+          return 2;
+        }
+        s.tune.push_back(e);
+        at = comma + 1;
+      }
+    } else if (a == "--budget")
+      s.budget = std::stod(value("--budget"));
     else if (a == "-h" || a == "--help") {
       std::puts("usage: kite_bench [--json PATH] [--runs N (100)] [--warmup N (10)] [--quick] [--filter S]\n"
                 "                  [--compile-only]\n"
                 "  Times the memory-bound example kernels and matmul on GPU 0 (CUDA events, median,\n"
                 "  L2 flushed before each run) and the 1 GiB device-to-device copy bandwidth.\n"
                 "  --quick: default configs only; --filter: only kernels whose name contains S;\n"
-                "  --compile-only: compile every config for sm_90a at the benchmark shapes (no GPU).");
+                "  --compile-only: compile every config for sm_90a at the benchmark shapes (no GPU).\n"
+                "  --tune quick|full|quick,full [--budget S]: autotune each kernel at each effort\n"
+                "  instead of trying the fixed configs.");
       std::exit(0);
     } else {
       std::fprintf(stderr, "kite_bench: unknown argument '%s' (see --help)\n", a.c_str());
@@ -300,6 +328,8 @@ int compileOnly(const std::string &filter) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (std::optional<int> worker = autotune::maybeRunWorker(argc, argv))
+    return *worker;
   Settings s;
   if (int rc = parseArgs(argc, argv, s))
     return rc;
@@ -372,6 +402,37 @@ int main(int argc, char **argv) {
         std::vector<std::string> configs = b.configs;
         if (s.quick)
           configs.resize(1);
+        // --tune: the autotuner's winner at each effort instead.
+        json tunings = json::array();
+        for (const std::string &effort : s.tune) {
+          autotune::TuneRequest request;
+          request.kernel = source;
+          request.args = specs;
+          request.space = configSpaceOf(source, specs);
+          request.compile = [&](const std::string &config) {
+            return compileToPlan(source, specs, Options{{}, config});
+          };
+          autotune::TuneOptions options;
+          options.effort = *autotune::parseEffort(effort);
+          options.budgetSeconds = s.budget;
+          options.store = false;
+          options.bench.intRanges = b.intRanges;
+          options.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+          autotune::TuneResult r = autotune::tune(request, options);
+          tunings.push_back({{"effort", effort}, {"config", r.config}, {"tune_ms", r.ms},
+                             {"seconds", r.seconds}, {"tried", r.stats.tried},
+                             {"rejected", r.stats.rejected}, {"failed", r.stats.failed},
+                             {"wrong", r.stats.wrong}});
+          std::printf("%-14s %-18s tuned (%s): %.4f ms in %.1f s, %d configs (%d rejected, %d failed)\n",
+                      b.name.c_str(), b.shape.c_str(), effort.c_str(), r.ms, r.seconds, r.stats.tried,
+                      r.stats.rejected, r.stats.failed);
+          std::fflush(stdout);
+          configs.push_back(r.config);
+        }
+        if (!s.tune.empty()) {
+          k["tuning"] = tunings;
+          configs.erase(configs.begin() + 1, configs.end() - (long)s.tune.size());
+        }
         json tried = json::array();
         std::optional<KernelPlan> bestPlan;
         double bestMs = INFINITY, defaultMs = NAN;
@@ -410,6 +471,22 @@ int main(int argc, char **argv) {
           tried.push_back(c);
         }
         k["configs"] = tried;
+        // Each effort's winner as timed here (identical configs share a time).
+        for (json &t : tunings) {
+          std::string resolved;
+          for (const json &c : tried)
+            if (c.value("config", "") == t["config"].get<std::string>()) {
+              if (c.contains("ms"))
+                t["ms"] = c["ms"];
+              resolved = c.value("resolved", "");
+            }
+          if (!t.contains("ms"))
+            for (const json &c : tried)
+              if (c.contains("ms") && c.value("resolved", "") == resolved && !resolved.empty())
+                t["ms"] = c["ms"];
+        }
+        if (!tunings.empty())
+          k["tuning"] = tunings;
         if (!bestPlan)
           throw Error("no config compiled and ran (see configs)");
         // The winner again: the same version timed twice shows the noise.

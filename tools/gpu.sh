@@ -5,7 +5,8 @@
 #                           static LLVM/MLIR/Clang; needs this machine's LLVM)
 #   tools/gpu.sh run [OUT]  on a GPU host: run the GPU tests, compute-sanitizer
 #                           and the benchmarks from bundle/, logs and JSON to OUT
-#                           (KITE_SKIP_BENCH=1: no benchmarks)
+#                           (KITE_SKIP_BENCH=1: no benchmarks; KITE_BENCH_TUNE=quick
+#                           or quick,full: kite_bench autotunes each kernel)
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
 # The bundle holds stripped binaries only (no object files); the GPU host
@@ -24,7 +25,7 @@ build_bundle() {
   fi
   # The frontend (`kite`, 60 MB static) only with KITE_BUNDLE_FRONTEND=1: the
   # GPU tests embed their captured IR and need only the compiler library.
-  local tools="kite-opt runtime_gpu_test examples_gpu_test launch_gpu_test kite_bench"
+  local tools="kite-opt runtime_gpu_test examples_gpu_test launch_gpu_test autotune_gpu_test kite_bench"
   [ "${KITE_BUNDLE_FRONTEND:-0}" = 1 ] && tools="kite $tools"
   cmake --build "$build" -j "${KITE_JOBS:-$(nproc)}" --target $tools
   rm -rf "$bundle"
@@ -51,7 +52,9 @@ run_bench() {
   echo "== benchmarks (kite_bench, torch_baseline.py; logs in $out/bench_*.log)"
   rm -f "$out/bench_kite.json" "$out/bench_torch.json" "$out/bench.txt" "$out/bench.md"
   if [ -x "$bin/kite_bench" ]; then
-    timeout "$limit" "$bin/kite_bench" --json "$out/bench_kite.json" > "$out/bench_kite.log" 2>&1 ||
+    local tune=()
+    [ -n "${KITE_BENCH_TUNE:-}" ] && tune=(--tune "$KITE_BENCH_TUNE")
+    timeout "$limit" "$bin/kite_bench" --json "$out/bench_kite.json" "${tune[@]}" > "$out/bench_kite.log" 2>&1 ||
       { rc=$?; ok=1; echo "kite_bench: FAILED (exit $rc); tail of bench_kite.log:"; tail -5 "$out/bench_kite.log"; }
   else
     ok=1; echo "kite_bench: not in $bin"
@@ -78,7 +81,7 @@ run_bundle() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt" || true
   # Each test binary runs in shards, in parallel (NVRTC compiles dominate).
   local shards="${KITE_GPU_SHARDS:-8}"
-  for t in runtime_gpu_test launch_gpu_test examples_gpu_test; do
+  for t in runtime_gpu_test launch_gpu_test examples_gpu_test autotune_gpu_test; do
     echo "== $t ($shards shards)"
     local pids=()
     for ((i = 0; i < shards; i++)); do

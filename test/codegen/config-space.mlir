@@ -1,0 +1,26 @@
+// The config space kite derives from a kernel's IR for given shapes.
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,65536]' --emit=config-space | FileCheck %s --check-prefix=SOFTMAX
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4096,512]' --arg 'y=bf16[512,2048]' --emit=config-space | FileCheck %s --check-prefix=MATMUL
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=f32[2,64,512]' --arg 'k=f32[2,64,512]' --arg 'v=f32[2,64,512]' --emit=config-space | FileCheck %s --check-prefix=ATTENTION
+
+// Rows of 65536 are looped in chunks of 4096 by default; the chunk is a
+// parameter from 256 to half the row, or null (the whole row).
+// SOFTMAX: {"default": {"block_sizes":[1],{{.*}}"reduction_loops":[4096]},
+// SOFTMAX: {"default":0,{{.*}}"key":"block_sizes","values":[1,2,4,8,16,32,64]}
+// SOFTMAX: "key":"num_warps","values":[1,2,4,8,16,32]}
+// SOFTMAX: "key":"pid_type","values":["flat","persistent_blocked","persistent_interleaved","xyz"]}
+// SOFTMAX: {"default":4,"doc":"chunk of the reduction over the dimension of size 65536 (null: the whole row at once)","index":0,"key":"reduction_loops","values":[256,512,1024,2048,4096,8192,16384,32768,null]}
+
+// A matmul: three block sizes (K's up to the 512 of the reduction), the
+// order of the 2-D output loop and its L2 grouping; no reduction loops.
+// MATMUL: "default": {"block_sizes":[64,64,32]
+// MATMUL: "index":0,"key":"block_sizes","values":[1,2,4,8,16,32,64,128,256,512,1024]}
+// MATMUL: "index":2,"key":"block_sizes","values":[1,2,4,8,16,32,64,128,256,512]}
+// MATMUL: "index":0,"key":"loop_orders","values":{{\[\[0,1\],\[1,0\]\]}}}
+// MATMUL: "index":0,"key":"l2_groupings","values":[1,2,4,8,16,32,64]}
+// MATMUL-NOT: reduction_loops","values
+
+// Attention's head dim feeds matrix products whole: it cannot be looped, so
+// it is no parameter.
+// ATTENTION: "default": {{.*}}"reduction_loops":[null]
+// ATTENTION-NOT: "key":"reduction_loops"

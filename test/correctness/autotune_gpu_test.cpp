@@ -1,0 +1,166 @@
+//===- autotune_gpu_test.cpp - the autotuner on the GPU -------------------===//
+//
+// softmax (examples/, captured by kite_add_kernels) tuned with effort quick
+// into a fresh cache directory, with one candidate made to fault on purpose:
+// the fault is reported and skipped, the worker restarts, the tuning ends
+// with a winner at least as fast as the default config, and that winner
+// computes softmax. Then a second process launches softmax from the cache:
+// it compiles nothing, and its first launch is fast. Skips without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "autotune/Tuner.h"
+#include "autotune/Worker.h"
+#include "lowering/Compiler.h"
+#include "runtime/CompilerHook.h"
+
+#include "../reference/compare.hpp"
+
+#include <kite/cache.hpp>
+#include <kite/runtime.hpp>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+
+kite::Tensor softmax(kite::Tensor x);
+
+using namespace kite;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<int64_t> kSizes = {512, 3000};
+
+std::string gSelf; // this executable, for the second process
+
+fs::path freshDir(const char *name) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("kite-{}-{}", name, ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+/// The second process: launch softmax from the cache in `dir`, print what
+/// it took, and exit.
+int childLaunch(const char *dir) {
+  cache::set_directory(dir);
+  Tensor host = randn(kSizes, bf16, 9);
+  Tensor x = cuda::to_device(host);
+  cuda::synchronize(); // the context exists; what follows is the launch
+  auto start = std::chrono::steady_clock::now();
+  Tensor y = launch(softmax, x);
+  cuda::synchronize();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count();
+  bool ok = (bool)kite_test::allClose(cuda::to_host(y), softmax(host), kite_test::toleranceFor(bf16));
+  std::printf("compiles=%llu first_launch_ms=%.3f correct=%d\n",
+              (unsigned long long)runtime::compileCount(), ms, ok ? 1 : 0);
+  return 0;
+}
+
+class AutotuneGpu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!gpu_available())
+      GTEST_SKIP() << "no CUDA GPU (" << gpu_unavailable_reason() << ")";
+  }
+};
+
+TEST_F(AutotuneGpu, TunesSoftmaxSurvivesAFaultAndServesASecondProcess) {
+  const KernelSource *source = lookup_kernel(softmax);
+  ASSERT_NE(source, nullptr);
+  fs::path dir = freshDir("autotune");
+  cache::set_directory(dir.string());
+  std::vector<ArgSpec> specs = {ArgSpec::tensor("x", bf16, kSizes, {}, 16)};
+
+  autotune::TuneRequest request;
+  request.kernel = *source;
+  request.args = specs;
+  request.space = configSpaceOf(*source, specs);
+  request.compile = [&](const std::string &config) {
+    return compileToPlan(*source, specs, Options{{}, config});
+  };
+  autotune::TuneOptions options;
+  options.effort = autotune::Effort::quick;
+  options.budgetSeconds = 20;
+  options.injectFaultAt = 2;
+  std::vector<std::string> lines;
+  options.log = [&](const std::string &l) {
+    lines.push_back(l);
+    std::fprintf(stderr, "%s\n", l.c_str());
+  };
+  autotune::TuneResult r = autotune::tune(request, options);
+
+  // The faulting candidate is reported and skipped; the worker restarted.
+  EXPECT_GE(r.stats.failed, 1);
+  ASSERT_FALSE(r.failures.empty());
+  bool faultReported = false;
+  for (const std::string &f : r.failures)
+    faultReported |= f.find("ILLEGAL_ADDRESS") != std::string::npos ||
+                     f.find("worker died") != std::string::npos;
+  EXPECT_TRUE(faultReported) << r.failures[0];
+  EXPECT_GE(r.workerStarts, 2);
+  EXPECT_GT(r.stats.tried, 10);
+  EXPECT_GT(r.ms, 0);
+  EXPECT_GT(r.defaultMs, 0);
+  EXPECT_LE(r.ms, r.defaultMs * 1.05) << "the winner is no slower than the default";
+  EXPECT_LT(r.seconds, 60);
+  EXPECT_FALSE(lines.empty());
+
+  // The winner computes softmax.
+  Tensor host = randn(kSizes, bf16, 5);
+  std::vector<Tensor> got = run_plan(r.plan, {cuda::to_device(host)});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(kite_test::allClose(cuda::to_host(got[0]), softmax(host),
+                                  kite_test::toleranceFor(bf16)));
+
+  // It is in the cache, as a tuned entry.
+  bool tuned = false;
+  for (const cache::Listed &l : cache::list(dir))
+    tuned |= l.entry && l.entry->kernel == "softmax" && l.entry->source == cache::Source::tuned &&
+             l.entry->config == r.config;
+  EXPECT_TRUE(tuned);
+
+  // A second process compiles nothing and launches at once.
+  std::string command = fmt::format("'{}' --launch-child '{}'", gSelf, dir.string());
+  FILE *p = ::popen(command.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char line[512] = {0};
+  std::string out;
+  while (std::fgets(line, sizeof line, p))
+    out += line;
+  EXPECT_EQ(::pclose(p), 0) << out;
+  unsigned long long compiles = 99;
+  double ms = -1;
+  int correct = 0;
+  const char *at = std::strstr(out.c_str(), "compiles=");
+  ASSERT_NE(at, nullptr) << out;
+  ASSERT_EQ(std::sscanf(at, "compiles=%llu first_launch_ms=%lf correct=%d", &compiles, &ms, &correct),
+            3)
+      << out;
+  std::fprintf(stderr, "second process: %s", at);
+  EXPECT_EQ(compiles, 0u);
+  EXPECT_EQ(correct, 1);
+  EXPECT_LT(ms, 10.0) << "the first launch from a warm cache";
+  fs::remove_all(dir);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (std::optional<int> worker = autotune::maybeRunWorker(argc, argv))
+    return *worker;
+  if (argc == 3 && std::strcmp(argv[1], "--launch-child") == 0)
+    return childLaunch(argv[2]);
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  gSelf = n > 0 ? std::string(self, (size_t)n) : argv[0];
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
