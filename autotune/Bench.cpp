@@ -81,14 +81,15 @@ extern "C" __global__ void kite_compare(const void *a, const void *b, i64 n, int
   u64 bad = 0, worst = 0, big = 0;
   for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
     double x = load(a, i, dtype), y = load(b, i, dtype);
+    const double inf = __longlong_as_double(0x7ff0000000000000ll);
     double err;
     bool wrong;
     if (isnan(x) || isnan(y)) {
       wrong = isnan(x) != isnan(y);
-      err = wrong ? INFINITY : 0.0;
+      err = wrong ? inf : 0.0;
     } else if (isinf(x) || isinf(y)) {
       wrong = x != y;
-      err = wrong ? INFINITY : 0.0;
+      err = wrong ? inf : 0.0;
     } else {
       err = fabs(x - y);
       wrong = err > atol + rtol * fabs(y);
@@ -105,6 +106,14 @@ extern "C" __global__ void kite_compare(const void *a, const void *b, i64 n, int
 }
 )";
 
+} // namespace
+
+std::vector<uint8_t> kite::autotune::compileBenchHelpers(std::string_view arch) {
+  return rt::compileToCubin(kHelperSource, "kite_autotune_helpers", arch).binary;
+}
+
+namespace {
+
 /// The helper kernels, compiled once per process and loaded per context.
 struct Helpers {
   rt::Module module;
@@ -119,8 +128,7 @@ Helpers &helpers(const rt::DeviceContext &dc) {
   auto &h = loaded[dc.ordinal()];
   if (!h) {
     if (cubin.empty())
-      cubin = rt::compileToCubin(kHelperSource, "kite_autotune_helpers", dc.properties().arch())
-                  .binary;
+      cubin = compileBenchHelpers(dc.properties().arch());
     rt::ContextScope scope(dc);
     h = std::make_unique<Helpers>();
     h->module = rt::Module(cubin.data(), "the autotuner's helper kernels");

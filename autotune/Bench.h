@@ -78,6 +78,10 @@ private:
   bool broken_ = false;
 };
 
+/// The cubin of PlanBench's fill and compare kernels for `arch` (NVRTC, no
+/// GPU needed); throws kite::Error naming the NVRTC error.
+std::vector<uint8_t> compileBenchHelpers(std::string_view arch);
+
 /// The device-to-device copy bandwidth of GPU `device` in GB/s (a 1 GiB
 /// cuMemcpyDtoD, median of 10), measured once per process.
 double copyBandwidthGBs(int device = 0);

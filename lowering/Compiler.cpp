@@ -13,6 +13,7 @@
 #include "lowering/Passes.h"
 #include "lowering/Pipeline.h"
 
+#include "autotune/Tuner.h"
 #include "runtime/CompilerHook.h"
 #include "runtime/Nvrtc.h"
 
@@ -22,6 +23,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 using namespace mlir;
@@ -201,11 +204,55 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
   return plan;
 }
 
+kite::cache::Entry kite::tuneForLaunch(const KernelSource &kernel,
+                                       const std::vector<ArgSpec> &args, const Options &options,
+                                       const cache::Target &target) {
+  autotune::TuneRequest request;
+  request.kernel = kernel;
+  request.args = args;
+  request.space = configSpaceOf(kernel, args);
+  request.compile = [&](const std::string &config) {
+    return compileToPlan(kernel, args, Options{options.stream, config});
+  };
+  autotune::TuneOptions tune;
+  tune.store = false; // the launch path stores the entry
+  if (const char *e = std::getenv("KITE_AUTOTUNE_EFFORT"); e && *e) {
+    std::optional<autotune::Effort> effort = autotune::parseEffort(e);
+    if (!effort)
+      throw Error(std::string("KITE_AUTOTUNE_EFFORT must be none, quick or full, not '") + e +
+                  "'");
+    tune.effort = *effort;
+  }
+  if (const char *b = std::getenv("KITE_AUTOTUNE_BUDGET"); b && *b)
+    tune.budgetSeconds = std::atof(b);
+  // A faulting candidate must not take the application's CUDA context with
+  // it: benchmark in a `kite` worker process where one is named.
+  const char *worker = std::getenv("KITE_AUTOTUNE_WORKER");
+  tune.isolate = worker && *worker;
+  if (tune.isolate)
+    tune.workerExecutable = worker;
+  if (const char *v = std::getenv("KITE_AUTOTUNE_VERBOSE"); v && *v && *v != '0')
+    tune.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  autotune::TuneResult r = autotune::tune(request, tune);
+  cache::Entry e;
+  e.kernel = std::string(kernel.name);
+  e.irHash = std::string(kernel.irHash);
+  e.target = target;
+  e.source = cache::Source::tuned;
+  e.plan = std::move(r.plan);
+  e.config = r.config;
+  e.timeMs = r.ms;
+  e.configsSearched = (uint32_t)r.stats.tried;
+  e.tuningSeconds = r.seconds;
+  return e;
+}
+
 void kite::installCompiler() {
   static std::once_flag once;
   std::call_once(once, [] {
     runtime::setCompiler([](const KernelSource &k, const std::vector<ArgSpec> &args,
                             const Options &o) { return compileToPlan(k, args, o); });
+    runtime::setTuner(tuneForLaunch);
   });
 }
 

@@ -14,6 +14,7 @@
 
 #include "lowering/EmitCuda.h"
 
+#include <kite/cache.hpp>
 #include <kite/runtime.hpp>
 
 namespace kite {
@@ -41,8 +42,19 @@ KernelPlan compileToPlan(const KernelSource &kernel, const std::vector<ArgSpec> 
 /// lowering/ConfigSpace.h for its form). Throws kite::Error.
 std::string configSpaceOf(const KernelSource &kernel, const std::vector<ArgSpec> &args);
 
-/// Installs compileToPlan as the runtime's compiler. Linking kite_compiler
-/// does this at start-up; call it to be explicit.
+/// The autotuner as kite::launch runs it for Options::Tuning::tune: tunes on
+/// random inputs of these specs and returns the winner as a cache entry.
+/// The environment steers it: KITE_AUTOTUNE_EFFORT (none, quick (default),
+/// full), KITE_AUTOTUNE_BUDGET (seconds), KITE_AUTOTUNE_WORKER (a `kite`
+/// executable to benchmark in, so that a faulting candidate cannot break
+/// the application's CUDA context; without it, benchmarks run in-process),
+/// KITE_AUTOTUNE_VERBOSE=1 (progress on stderr).
+cache::Entry tuneForLaunch(const KernelSource &kernel, const std::vector<ArgSpec> &args,
+                           const Options &options, const cache::Target &target);
+
+/// Installs compileToPlan as the runtime's compiler and tuneForLaunch as its
+/// autotuner. Linking kite_compiler does this at start-up; call it to be
+/// explicit.
 void installCompiler();
 
 } // namespace kite

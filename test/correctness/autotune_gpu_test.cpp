@@ -151,6 +151,37 @@ TEST_F(AutotuneGpu, TunesSoftmaxSurvivesAFaultAndServesASecondProcess) {
   fs::remove_all(dir);
 }
 
+TEST_F(AutotuneGpu, LaunchWithTuningTunesOnceAndCachesTheWinner) {
+  fs::path dir = freshDir("launch-tune");
+  cache::set_directory(dir.string());
+  ::setenv("KITE_AUTOTUNE_BUDGET", "8", 1);
+  ::setenv("KITE_AUTOTUNE_WORKER", gSelf.c_str(), 1); // this binary serves as the worker
+  Tensor host = randn({300, 1000}, bf16, 21);
+  Tensor x = cuda::to_device(host);
+  Options tune;
+  tune.tuning = Options::Tuning::tune;
+  auto start = std::chrono::steady_clock::now();
+  Tensor y = launch(softmax, tune, x);
+  cuda::synchronize();
+  double first = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(kite_test::allClose(cuda::to_host(y), softmax(host), kite_test::toleranceFor(bf16)));
+  int tuned = 0;
+  for (const cache::Listed &l : cache::list(dir))
+    tuned += l.entry && l.entry->kernel == "softmax" && l.entry->source == cache::Source::tuned &&
+             l.entry->configsSearched > 1 && l.entry->timeMs.value_or(0) > 0;
+  EXPECT_EQ(tuned, 1);
+  // The same shapes again: the plan is in memory; no second tuning.
+  start = std::chrono::steady_clock::now();
+  Tensor y2 = launch(softmax, tune, x);
+  cuda::synchronize();
+  double second = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(second, 0.05) << "first launch (tuning) took " << first << " s";
+  EXPECT_TRUE(kite_test::allClose(cuda::to_host(y2), softmax(host), kite_test::toleranceFor(bf16)));
+  ::unsetenv("KITE_AUTOTUNE_BUDGET");
+  ::unsetenv("KITE_AUTOTUNE_WORKER");
+  fs::remove_all(dir);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {

@@ -6,8 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autotune/Bench.h"
 #include "autotune/Search.h"
 #include "autotune/Space.h"
+
+#include "runtime/Nvrtc.h"
 
 #include <kite/runtime.hpp>
 
@@ -219,6 +222,16 @@ TEST(Search, ProgressAfterEveryBatch) {
   ASSERT_EQ((int)tried.size(), bowl.calls);
   EXPECT_TRUE(std::is_sorted(tried.begin(), tried.end()));
   EXPECT_EQ(tried.back(), r.stats.tried);
+}
+
+/// The benchmark's fill and compare kernels compile with NVRTC (no GPU).
+TEST(Bench, HelperKernelsCompile) {
+  if (!kite::runtime::nvrtcAvailable())
+    GTEST_SKIP() << "NVRTC is not available: " << kite::runtime::nvrtcUnavailableReason();
+  std::vector<uint8_t> cubin = compileBenchHelpers("sm_90a");
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(cubin[0], 0x7f); // an ELF
+  EXPECT_EQ(cubin[1], 'E');
 }
 
 } // namespace
