@@ -62,9 +62,13 @@ public:
     }
     evaluateBatch(seeds);
     // 2. Pattern search from the best seeds.
-    int restarts = full ? 3 : 1;
+    // Quick restarts from the next-best seeds too while it has used less
+    // than 40% of its budget (a cheap kernel converges in seconds).
+    int restarts = 3;
     std::set<Point> started;
     for (int r = 0; r < restarts && !outOfTime(); ++r) {
+      if (!full && r > 0 && elapsed() > 0.4 * options.budgetSeconds)
+        break;
       std::optional<Point> from;
       for (const auto &[p, ms] : ranked())
         if (!started.count(p)) {
@@ -124,6 +128,8 @@ private:
     for (size_t i = 0; i < fresh.size(); ++i) {
       Evaluation e = i < results.size() ? results[i]
                                         : Evaluation{Evaluation::Status::failed, 0, "not evaluated"};
+      if (e.status == Evaluation::Status::skipped)
+        continue;
       ++stats.tried;
       switch (e.status) {
       case Evaluation::Status::ok:
@@ -138,6 +144,8 @@ private:
         break;
       case Evaluation::Status::wrong:
         ++stats.wrong;
+        break;
+      case Evaluation::Status::skipped:
         break;
       }
       if ((e.status == Evaluation::Status::failed || e.status == Evaluation::Status::wrong) &&

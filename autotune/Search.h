@@ -9,8 +9,9 @@
 //      keeps its default with some probability);
 //   2. pattern search from the best: every point one parameter away (up to
 //      `radius` steps), moving while a move is faster by more than the
-//      noise margin; full effort then also tries moves of two parameters at
-//      once and restarts from the next-best seeds;
+//      noise margin; full effort also tries moves of two parameters at
+//      once; both restart from the next-best seeds (up to 3 descents; quick
+//      only while it has used less than 40% of its budget);
 //   3. stop when converged or when the wall-clock budget is spent (checked
 //      between batches).
 //
@@ -41,6 +42,7 @@ struct Evaluation {
     rejected, // the compiler refused the config with a reason (does not fit)
     failed,   // a compile error, a launch failure or a fault
     wrong,    // ran, but its output differs from the reference
+    skipped,  // not run (out of time): neither counted nor remembered
   };
   Status status = Status::failed;
   double ms = 0;

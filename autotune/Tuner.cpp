@@ -73,11 +73,16 @@ private:
 /// Compiles `configs` on `threads` threads; each result is a plan or the
 /// evaluation that says why there is none.
 std::vector<std::variant<KernelPlan, Evaluation>>
-compileAll(const TuneRequest &request, const std::vector<std::string> &configs, int threads) {
+compileAll(const TuneRequest &request, const std::vector<std::string> &configs, int threads,
+           std::chrono::steady_clock::time_point deadline) {
   std::vector<std::variant<KernelPlan, Evaluation>> out(configs.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < configs.size();) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        out[i] = Evaluation{Evaluation::Status::skipped, 0, "out of time"};
+        continue;
+      }
       try {
         out[i] = request.compile(configs[i]);
       } catch (const std::exception &e) {
@@ -157,13 +162,18 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
     return b;
   }();
 
+  double budget = options.budgetSeconds > 0 ? options.budgetSeconds
+                  : options.effort == Effort::full ? 170
+                                                   : 25;
+  // Candidates still compiling or waiting at the deadline are skipped.
+  auto deadline = start + std::chrono::milliseconds((int64_t)(budget * 1000));
   std::map<Point, KernelPlan> plans;
   int evaluations = 0;
   EvaluateFn evaluate = [&](const std::vector<Point> &points) {
     std::vector<std::string> configs;
     for (const Point &p : points)
       configs.push_back(space.configText(p));
-    auto compiled = compileAll(request, configs, threads);
+    auto compiled = compileAll(request, configs, threads, deadline);
     std::vector<Evaluation> out;
     for (size_t i = 0; i < points.size(); ++i) {
       if (auto *e = std::get_if<Evaluation>(&compiled[i])) {
@@ -172,6 +182,10 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
         continue;
       }
       KernelPlan &plan = std::get<KernelPlan>(compiled[i]);
+      if (std::chrono::steady_clock::now() > deadline && !plans.empty()) {
+        out.push_back(Evaluation{Evaluation::Status::skipped, 0, "out of time"});
+        continue;
+      }
       bool fault = options.injectFaultAt && *options.injectFaultAt == evaluations;
       ++evaluations;
       Evaluation e = bench.evaluate(plan, fault);
@@ -184,9 +198,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
 
   SearchOptions search;
   search.effort = options.effort;
-  search.budgetSeconds = options.budgetSeconds > 0 ? options.budgetSeconds
-                         : options.effort == Effort::full ? 170
-                                                          : 25;
+  search.budgetSeconds = budget;
   search.seed = std::hash<std::string>{}(name);
   search.progress = [&](const SearchStats &s) {
     log(fmt::format("kite autotune: {}: {} configs tried ({} rejected, {} failed, {} wrong), "
@@ -238,7 +250,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
     cache::Entry entry;
     entry.kernel = name;
     entry.irHash = std::string(request.kernel.irHash);
-    entry.target = cache::device_target(options.device);
+    entry.target = cache::compiler_target(options.device);
     entry.source = cache::Source::tuned;
     entry.pinnedConfig = request.pinned;
     entry.plan = result.plan;

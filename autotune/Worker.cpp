@@ -151,6 +151,8 @@ const char *statusName(Evaluation::Status s) {
     return "failed";
   case Evaluation::Status::wrong:
     return "wrong";
+  case Evaluation::Status::skipped:
+    return "skipped";
   }
   return "failed";
 }
@@ -162,6 +164,8 @@ Evaluation::Status statusFrom(const std::string &s) {
     return Evaluation::Status::rejected;
   if (s == "wrong")
     return Evaluation::Status::wrong;
+  if (s == "skipped")
+    return Evaluation::Status::skipped;
   return Evaluation::Status::failed;
 }
 

@@ -238,6 +238,7 @@ kite::cache::Entry kite::tuneForLaunch(const KernelSource &kernel,
   e.kernel = std::string(kernel.name);
   e.irHash = std::string(kernel.irHash);
   e.target = target;
+  e.target.nvrtcVersion = cache::compiler_target().nvrtcVersion;
   e.source = cache::Source::tuned;
   e.plan = std::move(r.plan);
   e.config = r.config;

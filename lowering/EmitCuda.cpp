@@ -249,7 +249,7 @@ private:
   /// Fills in register extents and strides, names and declares the array.
   /// Most elements one thread may hold for one tile: beyond this the
   /// unrolled code is too big to compile in reasonable time, and spills.
-  static constexpr int64_t kMaxRegistersPerTile = 256;
+  static constexpr int64_t kMaxRegistersPerTile = 128;
   std::string tooBig; // set when a tile exceeds kMaxRegistersPerTile
 
   Tile declare(Type elem, Context *ctx, SmallVector<Dim> dims,

@@ -72,10 +72,13 @@ cache::Target cache::device_target(int device) {
   t.arch = props.arch();
   t.smCount = props.smCount;
   t.driverVersion = props.driverVersion;
-  // NVRTC is loaded only when a compiler could use it: an application that
-  // runs from a bundle never loads it, and then any NVRTC version matches.
+  return t;
+}
+
+cache::Target cache::compiler_target(int device) {
+  Target t = device_target(device);
   static const int nvrtc = [] {
-    if (!hasCompiler() || !nvrtcAvailable())
+    if (!nvrtcAvailable())
       return 0;
     auto [major, minor] = nvrtcVersion();
     return 1000 * major + 10 * minor;
@@ -707,6 +710,11 @@ ResolvedPlan kite::runtime::resolvePlan(const KernelSource &kernel,
     e.irHash = std::string(kernel.irHash);
     e.kiteVersion = version();
     e.target = target;
+    if (target.nvrtcVersion == 0 && nvrtcAvailable()) {
+      // The compile has loaded NVRTC: record its version.
+      auto [major, minor] = nvrtcVersion();
+      e.target.nvrtcVersion = 1000 * major + 10 * minor;
+    }
     if (!plan.arch.empty())
       e.target.arch = plan.arch;
     e.source = pinned ? cache::Source::pinned : cache::Source::default_config;

@@ -69,8 +69,14 @@ struct Target {
   friend bool operator==(const Target &, const Target &) = default;
 };
 
-/// The target of a CUDA device (throws kite::Error without a GPU).
+/// The target of a CUDA device as a launch looks it up (throws kite::Error
+/// without a GPU). `nvrtcVersion` is 0, which matches entries built by any
+/// NVRTC: a cubin does not depend on the NVRTC that built it, and loading
+/// NVRTC only to read its version costs a launch 7 ms (135 ms cold).
 Target device_target(int device = 0);
+/// device_target with the NVRTC version filled in (loading NVRTC), as an
+/// entry that was just compiled records it.
+Target compiler_target(int device = 0);
 
 /// One cached plan and how it was chosen.
 struct Entry {
