@@ -52,34 +52,17 @@ public:
       evaluateBatch({space.defaults()});
       return result();
     }
-    // 1. Seeds.
-    std::vector<Point> seeds = {space.defaults()};
-    int randomSeeds = full ? 63 : 23;
-    for (int i = 0; i < randomSeeds * 4 && (int)seeds.size() <= randomSeeds; ++i) {
-      Point p = space.random(rng, full ? 0.25 : 0.4);
-      if (std::find(seeds.begin(), seeds.end(), p) == seeds.end())
-        seeds.push_back(p);
-    }
-    evaluateBatch(seeds);
-    // 2. Pattern search from the best seeds.
-    // Quick restarts from the next-best seeds too while it has used less
-    // than 40% of its budget (a cheap kernel converges in seconds).
-    int restarts = 3;
-    std::set<Point> started;
-    for (int r = 0; r < restarts && !outOfTime(); ++r) {
-      if (!full && r > 0 && elapsed() > 0.4 * options.budgetSeconds)
-        break;
-      std::optional<Point> from;
-      for (const auto &[p, ms] : ranked())
-        if (!started.count(p)) {
-          from = p;
-          break;
-        }
-      if (!from)
-        break;
-      started.insert(*from);
-      descend(*from, full);
-    }
+    // Quick: seeds near the default, then descents (radius 1) from the
+    // best seeds, restarting only while cheap. Full runs the same first
+    // (same seeds; with its larger budget, at least as many restarts), so it
+    // never ends worse than quick, then goes on: more seeds
+    // further from the default, and descents with radius 2 and moves of two
+    // parameters at once from the best points.
+    seedAndDescend(/*seeds=*/23, /*keep=*/0.4, /*radius=*/1, /*pairs=*/false,
+                   /*cheapRestartsOnly=*/true);
+    if (full && !outOfTime())
+      seedAndDescend(/*seeds=*/40, /*keep=*/0.25, /*radius=*/2, /*pairs=*/true,
+                     /*cheapRestartsOnly=*/false);
     return result();
   }
 
@@ -159,18 +142,48 @@ private:
     return true;
   }
 
+  std::set<Point> started;
+
+  /// Evaluates `count` new random seeds (and the default), then descends
+  /// from the best points not descended from yet, up to 3 times.
+  void seedAndDescend(int count, double keep, int radius, bool pairs, bool cheapRestartsOnly) {
+    std::vector<Point> seeds = {space.defaults()};
+    for (int i = 0; i < count * 4 && (int)seeds.size() <= count; ++i) {
+      Point p = space.random(rng, keep);
+      if (!seen.count(p) && std::find(seeds.begin(), seeds.end(), p) == seeds.end())
+        seeds.push_back(p);
+    }
+    evaluateBatch(seeds);
+    for (int r = 0; r < 3 && !outOfTime(); ++r) {
+      // A cheap kernel converges in seconds: quick restarts while it has
+      // used less than 40% of its budget.
+      if (cheapRestartsOnly && r > 0 && elapsed() > 0.4 * options.budgetSeconds)
+        break;
+      std::optional<Point> from;
+      for (const auto &[p, ms] : ranked())
+        if (!started.count(p)) {
+          from = p;
+          break;
+        }
+      if (!from)
+        break;
+      started.insert(*from);
+      descend(*from, radius, pairs);
+    }
+  }
+
   /// Pattern search: move to the fastest neighbor while it beats the
   /// current point by more than the margin.
-  void descend(Point current, bool full) {
+  void descend(Point current, int radius, bool pairs) {
     for (;;) {
       std::optional<double> now = timeOf(current);
       if (!now)
         return;
-      std::vector<Point> next = space.neighbors(current, full ? 2 : 1);
+      std::vector<Point> next = space.neighbors(current, radius);
       if (!evaluateBatch(next))
         return;
       std::optional<Point> better = bestAmong(next, *now);
-      if (!better && full) {
+      if (!better && pairs) {
         std::vector<Point> pairs = space.pairNeighbors(current);
         if (!evaluateBatch(pairs))
           return;

@@ -7,13 +7,15 @@
 //
 //   1. seeds: the default config and random points near it (each parameter
 //      keeps its default with some probability);
-//   2. pattern search from the best: every point one parameter away (up to
-//      `radius` steps), moving while a move is faster by more than the
-//      noise margin; full effort also tries moves of two parameters at
-//      once; both restart from the next-best seeds (up to 3 descents; quick
-//      only while it has used less than 40% of its budget);
-//   3. stop when converged or when the wall-clock budget is spent (checked
-//      between batches).
+//   2. pattern search from the best: every point one parameter away,
+//      moving while a move is faster by more than the noise margin;
+//      restarts from the next-best seeds (up to 3 descents; quick only
+//      while it has used less than 40% of its budget);
+//   3. full effort does all of that first (so it never ends worse than
+//      quick), then more seeds further from the default and descents that
+//      move one parameter by up to two steps or two parameters at once;
+//   4. stop when converged or when the wall-clock budget is spent (checked
+//      between batches; the tuner also skips candidates past it).
 //
 // The evaluation of a point is cached: no point is evaluated twice.
 //

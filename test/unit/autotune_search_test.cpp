@@ -183,6 +183,21 @@ TEST(Search, FullIsAtLeastAsGoodAsQuickAndCountsFailures) {
   EXPECT_NE(full.best[0].first, fullBowl.opt);
 }
 
+TEST(Search, FullEvaluatesEverythingQuickDoes) {
+  SearchSpace space(rowSpace());
+  for (Point opt : {Point{5, 3, 3, 1, 1}, Point{0, 6, 5, 0, 3}, Point{7, 0, 1, 2, 2}}) {
+    Bowl quickBowl, fullBowl;
+    quickBowl.opt = fullBowl.opt = opt;
+    SearchOptions o;
+    o.effort = Effort::quick;
+    search(space, quickBowl.fn(), o);
+    o.effort = Effort::full;
+    search(space, fullBowl.fn(), o);
+    for (const Point &p : quickBowl.seen)
+      EXPECT_TRUE(fullBowl.seen.count(p)) << "full skipped a point quick evaluated";
+  }
+}
+
 TEST(Search, NoneEvaluatesTheDefaultOnly) {
   SearchSpace space(rowSpace());
   Bowl bowl;
