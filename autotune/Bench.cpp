@@ -375,7 +375,7 @@ double PlanBench::time(const KernelPlan &plan, int runs) {
   return impl_->timeRuns(plan, std::max(1, runs), results);
 }
 
-uint64_t PlanBench::bytesMoved(const KernelPlan &plan) const {
+uint64_t kite::autotune::bytesMoved(const KernelPlan &plan) {
   uint64_t bytes = 0;
   for (const ArgSpec &a : plan.args)
     if (a.is_tensor()) {

@@ -69,14 +69,16 @@ public:
 
   /// True after a fault: this process can launch nothing more.
   bool broken() const { return broken_; }
-  /// Bytes the kernel's arguments and outputs hold (for GB/s).
-  uint64_t bytesMoved(const KernelPlan &plan) const;
 
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   bool broken_ = false;
 };
+
+/// Bytes a plan's tensor arguments and outputs hold: what a memory-bound
+/// kernel moves at least once (for GB/s).
+uint64_t bytesMoved(const KernelPlan &plan);
 
 /// The cubin of PlanBench's fill and compare kernels for `arch` (NVRTC, no
 /// GPU needed); throws kite::Error naming the NVRTC error.

@@ -144,23 +144,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
   bench.setReference(reference);
 
   TuneResult result;
-  result.bytes = [&] {
-    uint64_t b = 0;
-    for (const ArgSpec &a : reference.args)
-      if (a.is_tensor()) {
-        uint64_t n = element_size(a.dtype);
-        for (int64_t d : a.sizes)
-          n *= (uint64_t)d;
-        b += n;
-      }
-    for (const OutputSpec &o : reference.outputs) {
-      uint64_t n = element_size(o.dtype);
-      for (int64_t d : o.sizes)
-        n *= (uint64_t)d;
-      b += n;
-    }
-    return b;
-  }();
+  result.bytes = bytesMoved(reference);
 
   double budget = options.budgetSeconds > 0 ? options.budgetSeconds
                   : options.effort == Effort::full ? 170
