@@ -47,22 +47,20 @@ public:
         start(std::chrono::steady_clock::now()), rng(options.seed * 0x9E3779B97F4A7C15ull + 7) {}
 
   SearchResult run() {
-    bool full = options.effort == Effort::full;
     if (options.effort == Effort::none) {
       evaluateBatch({space.defaults()});
       return result();
     }
-    // Quick: seeds near the default, then descents (radius 1) from the
-    // best seeds, restarting only while cheap. Full runs the same first
-    // (same seeds; with its larger budget, at least as many restarts), so it
-    // never ends worse than quick, then goes on: more seeds
-    // further from the default, and descents with radius 2 and moves of two
-    // parameters at once from the best points.
-    seedAndDescend(/*seeds=*/23, /*keep=*/0.4, /*radius=*/1, /*pairs=*/false,
-                   /*cheapRestartsOnly=*/true);
-    if (full && !outOfTime())
-      seedAndDescend(/*seeds=*/40, /*keep=*/0.25, /*radius=*/2, /*pairs=*/true,
-                     /*cheapRestartsOnly=*/false);
+    // Both efforts run the same sequence: seeds near the default and
+    // descents (radius 1) from the best of them, then seeds further out and
+    // descents that move one parameter up to two steps or two parameters at
+    // once. Quick stops starting descents once it has used 40% of its
+    // budget (a cheap kernel gets through most of the sequence in seconds);
+    // full runs it to the end. So full evaluates everything quick does and
+    // never ends worse.
+    seedAndDescend(/*seeds=*/23, /*keep=*/0.4, /*radius=*/1, /*pairs=*/false);
+    if (!outOfTime() && !pastSoftLimit())
+      seedAndDescend(/*seeds=*/40, /*keep=*/0.25, /*radius=*/2, /*pairs=*/true);
     return result();
   }
 
@@ -146,7 +144,12 @@ private:
 
   /// Evaluates `count` new random seeds (and the default), then descends
   /// from the best points not descended from yet, up to 3 times.
-  void seedAndDescend(int count, double keep, int radius, bool pairs, bool cheapRestartsOnly) {
+  /// Quick's point to stop starting descents.
+  bool pastSoftLimit() const {
+    return options.effort != Effort::full && elapsed() > 0.4 * options.budgetSeconds;
+  }
+
+  void seedAndDescend(int count, double keep, int radius, bool pairs) {
     std::vector<Point> seeds = {space.defaults()};
     for (int i = 0; i < count * 4 && (int)seeds.size() <= count; ++i) {
       Point p = space.random(rng, keep);
@@ -155,9 +158,7 @@ private:
     }
     evaluateBatch(seeds);
     for (int r = 0; r < 3 && !outOfTime(); ++r) {
-      // A cheap kernel converges in seconds: quick restarts while it has
-      // used less than 40% of its budget.
-      if (cheapRestartsOnly && r > 0 && elapsed() > 0.4 * options.budgetSeconds)
+      if (r > 0 && pastSoftLimit())
         break;
       std::optional<Point> from;
       for (const auto &[p, ms] : ranked())

@@ -8,14 +8,14 @@
 //   1. seeds: the default config and random points near it (each parameter
 //      keeps its default with some probability);
 //   2. pattern search from the best: every point one parameter away,
-//      moving while a move is faster by more than the noise margin;
-//      restarts from the next-best seeds (up to 3 descents; quick only
-//      while it has used less than 40% of its budget);
-//   3. full effort does all of that first (so it never ends worse than
-//      quick), then more seeds further from the default and descents that
-//      move one parameter by up to two steps or two parameters at once;
-//   4. stop when converged or when the wall-clock budget is spent (checked
-//      between batches; the tuner also skips candidates past it).
+//      moving while a move is faster by more than the noise margin, then
+//      restarts from the next-best seeds (3 descents);
+//   3. more seeds further from the default, and 3 descents that move one
+//      parameter up to two steps or two parameters at once;
+//   4. quick stops starting descents after 40% of its budget, full goes to
+//      the end; both stop at the wall-clock budget (checked between
+//      batches; the tuner also skips candidates past it). Full thus
+//      evaluates everything quick does and never ends worse.
 //
 // The evaluation of a point is cached: no point is evaluated twice.
 //
