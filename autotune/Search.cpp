@@ -51,13 +51,19 @@ public:
       evaluateBatch({space.defaults()});
       return result();
     }
-    // Both efforts run the same sequence: seeds near the default and
-    // descents (radius 1) from the best of them, then seeds further out and
+    // Both efforts run the same sequence: a descent from the default, seeds
+    // near the default and descents (radius 1) from the best of them, then seeds further out and
     // descents that move one parameter up to two steps or two parameters at
     // once. Quick stops starting descents once it has used 40% of its
     // budget (a cheap kernel gets through most of the sequence in seconds);
     // full runs it to the end. So full evaluates everything quick does and
     // never ends worse.
+    // First the default's own neighborhood: where compiles are slow (a
+    // matmul's big tiles take NVRTC seconds), quick may have time for only
+    // a few batches, and the default's neighbors are the likeliest wins.
+    evaluateBatch({space.defaults()});
+    started.insert(space.defaults());
+    descend(space.defaults(), /*radius=*/1, /*pairs=*/false);
     seedAndDescend(/*seeds=*/23, /*keep=*/0.4, /*radius=*/1, /*pairs=*/false);
     if (!outOfTime() && !pastSoftLimit())
       seedAndDescend(/*seeds=*/40, /*keep=*/0.25, /*radius=*/2, /*pairs=*/true);

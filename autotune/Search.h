@@ -5,8 +5,9 @@
 // (the tuner compiles a batch in parallel, then times it) and keeps the
 // best. The strategy:
 //
-//   1. seeds: the default config and random points near it (each parameter
-//      keeps its default with some probability);
+//   0. pattern search from the default (below), before anything random;
+//   1. seeds: random points near the default (each parameter keeps its
+//      default with some probability);
 //   2. pattern search from the best: every point one parameter away,
 //      moving while a move is faster by more than the noise margin, then
 //      restarts from the next-best seeds (3 descents);

@@ -72,17 +72,33 @@ private:
 
 /// Compiles `configs` on `threads` threads; each result is a plan or the
 /// evaluation that says why there is none.
+/// Compiles `configs` on `threads` threads. With `maySkip`, a compile is not
+/// started when the longest compile seen so far (`longest`, seconds, updated
+/// here) would end past the deadline: NVRTC cannot be interrupted, and a big
+/// tile can take it tens of seconds.
 std::vector<std::variant<KernelPlan, Evaluation>>
 compileAll(const TuneRequest &request, const std::vector<std::string> &configs, int threads,
-           std::chrono::steady_clock::time_point deadline) {
+           std::chrono::steady_clock::time_point deadline, std::atomic<double> &longest,
+           bool maySkip) {
   std::vector<std::variant<KernelPlan, Evaluation>> out(configs.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < configs.size();) {
-      if (std::chrono::steady_clock::now() > deadline) {
+      auto begin = std::chrono::steady_clock::now();
+      if (maySkip &&
+          begin + std::chrono::milliseconds((int64_t)(longest.load() * 1000)) > deadline) {
         out[i] = Evaluation{Evaluation::Status::skipped, 0, "out of time"};
         continue;
       }
+      struct Track {
+        std::chrono::steady_clock::time_point begin;
+        std::atomic<double> &longest;
+        ~Track() {
+          double s = since(begin);
+          for (double seen = longest.load(); s > seen && !longest.compare_exchange_weak(seen, s);) {
+          }
+        }
+      } track{begin, longest};
       try {
         out[i] = request.compile(configs[i]);
       } catch (const std::exception &e) {
@@ -153,11 +169,14 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
   auto deadline = start + std::chrono::milliseconds((int64_t)(budget * 1000));
   std::map<Point, KernelPlan> plans;
   int evaluations = 0;
+  std::atomic<double> longestCompile{since(start)}; // the reference's compile, so far
   EvaluateFn evaluate = [&](const std::vector<Point> &points) {
     std::vector<std::string> configs;
     for (const Point &p : points)
       configs.push_back(space.configText(p));
-    auto compiled = compileAll(request, configs, threads, deadline);
+    // Until something ran, nothing is skipped (the search needs a winner).
+    auto compiled = compileAll(request, configs, threads, deadline, longestCompile,
+                               /*maySkip=*/!plans.empty());
     std::vector<Evaluation> out;
     for (size_t i = 0; i < points.size(); ++i) {
       if (auto *e = std::get_if<Evaluation>(&compiled[i])) {
