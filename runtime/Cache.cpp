@@ -27,6 +27,8 @@
 #include "runtime/Nvrtc.h"
 #include "runtime/PlanCache.h"
 
+#include "kite_build_id.h"
+
 #include <kite/cache.hpp>
 
 #include <fmt/format.h>
@@ -56,6 +58,14 @@ using namespace kite;
 using namespace kite::runtime;
 
 const char *kite::version() { return KITE_VERSION; }
+
+const char *kite::build_id() { return KITE_BUILD_ID; }
+
+const std::string &kite::cache::kite_version() {
+  static const std::string v = *build_id() ? std::string(version()) + "+" + build_id()
+                                           : std::string(version());
+  return v;
+}
 
 std::string_view cache::source_name(Source source) {
   switch (source) {
@@ -407,7 +417,7 @@ fs::path cache::store(const Entry &entry, const fs::path &dir) {
                             entry.kernel, entry.plan.name));
   Entry e = entry;
   if (e.kiteVersion.empty())
-    e.kiteVersion = version();
+    e.kiteVersion = cache::kite_version();
   if (e.created == 0)
     e.created = now();
   fs::path file = entry_path(root, e);
@@ -506,7 +516,7 @@ bool cache::matches(const Entry &e, const Query &q, bool exactTarget) {
   if (exactTarget &&
       (e.target.smCount != q.target.smCount || e.target.driverVersion != q.target.driverVersion ||
        (q.target.nvrtcVersion != 0 && e.target.nvrtcVersion != q.target.nvrtcVersion) ||
-       e.kiteVersion != version()))
+       e.kiteVersion != cache::kite_version()))
     return false;
   if (e.plan.args.size() != q.args.size())
     return false;
@@ -708,7 +718,7 @@ ResolvedPlan kite::runtime::resolvePlan(const KernelSource &kernel,
     cache::Entry e;
     e.kernel = std::string(kernel.name);
     e.irHash = std::string(kernel.irHash);
-    e.kiteVersion = version();
+    e.kiteVersion = cache::kite_version();
     e.target = target;
     if (target.nvrtcVersion == 0 && nvrtcAvailable()) {
       // The compile has loaded NVRTC: record its version.

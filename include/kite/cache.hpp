@@ -47,8 +47,17 @@ namespace kite {
 
 /// kite's version ("0.1.0"), from the CMake project; part of every cache key.
 const char *version();
+/// The source tree this kite was built from: the git commit, with a hash of
+/// uncommitted changes to the compiler or runtime ("3f2a9b1c0d4e-dirty-1a2b3c4d");
+/// empty when built outside git.
+const char *build_id();
 
 namespace cache {
+
+/// What an entry's kiteVersion must equal to be trusted: version(), plus
+/// "+build_id()" when there is one, so that entries from another build of
+/// the same version (a changed compiler) are recompiled, not reused.
+const std::string &kite_version();
 
 /// The version of the entry and bundle byte forms this kite reads and writes.
 inline constexpr uint32_t kEntryFormatVersion = 1;
@@ -82,7 +91,7 @@ Target compiler_target(int device = 0);
 struct Entry {
   std::string kernel;      // the kernel's name ("softmax")
   std::string irHash;      // KernelSource::irHash of the captured IR it was compiled from
-  std::string kiteVersion; // kite::version() of the kite that made it
+  std::string kiteVersion; // cache::kite_version() of the kite that made it
   Target target;
   Source source = Source::default_config;
   /// A pinned entry's requested config (Options::config); part of its key.

@@ -40,7 +40,7 @@ cache::Entry makeEntry(std::string kernel, cache::Source source, int64_t rows) {
   cache::Entry e;
   e.kernel = kernel;
   e.irHash = "0123456789abcdef";
-  e.kiteVersion = kite::version();
+  e.kiteVersion = kite::cache::kite_version();
   e.target = {"sm_90a", 132, 13000, 13000};
   e.source = source;
   KernelPlan &p = e.plan;

@@ -64,7 +64,7 @@ cache::Entry entryFor(cache::Source source, std::vector<ArgSpec> specs = launchS
   cache::Entry e;
   e.kernel = "softmax";
   e.irHash = kIrHash;
-  e.kiteVersion = kite::version();
+  e.kiteVersion = kite::cache::kite_version();
   e.target = h200();
   e.source = source;
   e.plan = planFor(specs, source == cache::Source::tuned ? R"({"block_sizes":[64]})" : "");
@@ -137,6 +137,14 @@ void writeBytes(const fs::path &file, std::span<const uint8_t> bytes) {
 
 TEST_F(CacheTest, VersionComesFromTheBuild) {
   EXPECT_STREQ(kite::version(), "0.1.0");
+  // In a git checkout the build id names the commit, and entries carry it.
+  std::string id = kite::build_id();
+  if (id.empty()) {
+    EXPECT_EQ(cache::kite_version(), "0.1.0");
+  } else {
+    EXPECT_GE(id.size(), 12u);
+    EXPECT_EQ(cache::kite_version(), "0.1.0+" + id);
+  }
 }
 
 TEST_F(CacheTest, DirectoryFromOverrideEnvironmentAndOff) {
@@ -175,7 +183,7 @@ TEST_F(CacheTest, EntryRoundTripsThroughAFile) {
   cache::Entry back = cache::read_entry(file);
   EXPECT_EQ(back.kernel, "softmax");
   EXPECT_EQ(back.irHash, kIrHash);
-  EXPECT_EQ(back.kiteVersion, "0.1.0");
+  EXPECT_EQ(back.kiteVersion, cache::kite_version());
   EXPECT_EQ(back.target, h200());
   EXPECT_EQ(back.source, cache::Source::tuned);
   EXPECT_EQ(back.plan, e.plan);
