@@ -313,9 +313,13 @@ void WorkerBench::start() {
     if (sendFrame(process_->toChild, setup))
       reply = receiveFrame(process_->fromChild,
                            std::chrono::steady_clock::now() + std::chrono::seconds(120), timedOut);
-    if (!reply || !reply->meta.value("ok", false)) {
-      std::string why = reply ? reply->meta.value("error", std::string("unknown error"))
-                              : "the worker " + process_->finish(true);
+    if (!reply || reply->kind != kReply || !reply->meta.value("ok", false)) {
+      std::string why =
+          !reply ? "the worker " + process_->finish(true)
+          : reply->kind != kReply
+              ? "it answered with something else than a reply (is " + executable_ +
+                    " a kite program that serves --kite-autotune-worker?)"
+              : reply->meta.value("error", std::string("unknown error"));
       stop();
       throw Error("kite autotune: the benchmark worker could not run the reference config: " +
                   why);

@@ -9,6 +9,7 @@
 #include "autotune/Bench.h"
 #include "autotune/Search.h"
 #include "autotune/Space.h"
+#include "autotune/Worker.h"
 
 #include "runtime/Nvrtc.h"
 
@@ -18,6 +19,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 #include <set>
 #include <thread>
 
@@ -257,6 +261,43 @@ TEST(Search, ProgressAfterEveryBatch) {
   ASSERT_EQ((int)tried.size(), bowl.calls);
   EXPECT_TRUE(std::is_sorted(tried.begin(), tried.end()));
   EXPECT_EQ(tried.back(), r.stats.tried);
+}
+
+/// A worker that is not one (it exits at once, or echoes the request back)
+/// gives a clear error, not a hang or a crash.
+TEST(Worker, ABrokenWorkerIsAnErrorNotAHang) {
+  kite::KernelPlan plan;
+  plan.name = "k";
+  plan.kernelName = "kite_k";
+  plan.arch = "sm_90a";
+  plan.binary = {0x7f, 'E', 'L', 'F'};
+  // A "worker" that sends every frame straight back.
+  std::string echo = (std::filesystem::temp_directory_path() /
+                      ("kite-echo-worker-" + std::to_string(::getpid())))
+                         .string();
+  {
+    std::ofstream f(echo);
+    f << "#!/bin/sh\nexec cat\n";
+  }
+  std::filesystem::permissions(echo, std::filesystem::perms::owner_all);
+  for (std::string exe : {std::string("/bin/true"), echo, std::string("/nonexistent/kite")}) {
+    WorkerBench bench(BenchSettings{}, 0, exe);
+    auto start = std::chrono::steady_clock::now();
+    try {
+      bench.setReference(plan);
+      ADD_FAILURE() << exe << ": no error";
+    } catch (const kite::Error &e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("benchmark worker"), std::string::npos) << exe << ": " << what;
+      if (exe == echo)
+        EXPECT_NE(what.find("serves --kite-autotune-worker"), std::string::npos) << what;
+      if (exe == "/bin/true")
+        EXPECT_NE(what.find("exited with status 0"), std::string::npos) << what;
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(s, 10.0) << exe;
+  }
+  std::filesystem::remove(echo);
 }
 
 /// The benchmark's fill and compare kernels compile with NVRTC (no GPU).
