@@ -10,6 +10,8 @@
 //   cuda         the CUDA C++ the runtime hands to NVRTC
 //   ptx          NVRTC's PTX for the target (--arch, default sm_90a)
 //   config-space the tunable config entries and their values (JSON)
+//   resources    registers, spills, stack, shared memory, barriers (ptxas's
+//                report through NVRTC) and the theoretical occupancy
 //
 // It runs exactly the pipeline the runtime runs (lowering/Pipeline.cpp).
 //
@@ -25,6 +27,7 @@
 #include "lowering/Pipeline.h"
 
 #include "runtime/Nvrtc.h"
+#include "runtime/Resources.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -33,6 +36,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <kite/kite.hpp>
+
+#include <cmath>
 
 namespace {
 
@@ -127,6 +132,41 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
                  << cuda->source;
     return kite::cli::kSuccess;
   }
+  if (opts.emit == "resources") {
+    if (!kite::runtime::nvrtcAvailable())
+      return error("NVRTC is not available: " + kite::runtime::nvrtcUnavailableReason());
+    try {
+      kite::runtime::NvrtcOptions nvrtc;
+      nvrtc.extra.push_back("--ptxas-options=-v");
+      kite::runtime::NvrtcOutput out =
+          kite::runtime::compileToCubin(cuda->source, cuda->symbol, opts.arch, nvrtc);
+      std::optional<kite::runtime::KernelResources> r =
+          kite::runtime::parsePtxasReport(out.log, cuda->symbol);
+      if (!r)
+        return error("NVRTC's report does not describe " + cuda->symbol + ":\n" + out.log);
+      kite::runtime::SmLimits limits = kite::runtime::smLimits(opts.arch);
+      kite::runtime::Occupancy occ = kite::runtime::theoreticalOccupancy(
+          *r, (int)cuda->numThreads, cuda->sharedBytes, limits);
+      auto &os = llvm::outs();
+      os << "kernel         " << cuda->symbol << " (" << opts.arch << ")\n";
+      os << "launch         " << cuda->numPrograms << " programs of " << cuda->numThreads
+         << " threads\n";
+      os << "registers      " << r->registers << " per thread\n";
+      os << "spills         " << r->spillStores << " bytes stored, " << r->spillLoads
+         << " bytes loaded; stack frame " << r->stackBytes << " bytes per thread\n";
+      os << "shared memory  " << r->staticShared << " bytes static + " << cuda->sharedBytes
+         << " bytes dynamic per program\n";
+      os << "barriers       " << r->barriers << "\n";
+      os << "occupancy      " << occ.warpsPerSM << " of " << occ.maxWarpsPerSM
+         << " warps per SM (" << (int)std::lround(100 * occ.fraction()) << "%), "
+         << occ.blocksPerSM << " programs per SM, limited by " << occ.limiter
+         << " (theoretical, from " << (limits.known ? opts.arch : "sm_90")
+         << "'s per-SM limits)\n";
+    } catch (const kite::Error &e) {
+      return error(e.what());
+    }
+    return kite::cli::kSuccess;
+  }
   // ptx
   if (!kite::runtime::nvrtcAvailable())
     return error("NVRTC is not available: " + kite::runtime::nvrtcUnavailableReason());
@@ -162,9 +202,9 @@ void kite::cli::addInspectCommand(CLI::App &app, Context &context) {
   cmd->add_option("--config", opts->config,
                   "The config as JSON (default: the kernel's default config)");
   cmd->add_option("--emit", opts->emit, "What to show")
-      ->check(CLI::IsMember({"ir", "specialized", "lowered", "cuda", "ptx", "config-space"}))
+      ->check(CLI::IsMember({"ir", "specialized", "lowered", "cuda", "ptx", "config-space", "resources"}))
       ->capture_default_str();
-  cmd->add_option("--arch", opts->arch, "The GPU target for --emit=ptx")
+  cmd->add_option("--arch", opts->arch, "The GPU target for --emit=ptx and resources")
       ->capture_default_str();
   cmd->add_flag("--line-directives", opts->lineDirectives,
                 "#line directives to the kernel's source in the CUDA");

@@ -1,0 +1,95 @@
+//===- Resources.cpp - what a compiled kernel uses of an SM ---------------===//
+//
+// This file implements the ptxas report reader and the occupancy
+// calculation (see Resources.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Resources.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+#include <string>
+
+using namespace kite::runtime;
+
+namespace {
+
+/// The number before `unit` in `text` ("32 registers" -> 32), if any.
+std::optional<int64_t> before(const std::string &text, const std::string &unit) {
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex("([0-9]+) " + unit)))
+    return std::stoll(m[1].str());
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<KernelResources> kite::runtime::parsePtxasReport(std::string_view log,
+                                                                std::string_view entry) {
+  // ptxas -v prints, per entry:
+  //   ptxas info    : Function properties for kite_softmax
+  //   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+  //   ptxas info    : Used 32 registers, used 1 barriers, 1024 bytes smem
+  std::string text(log);
+  std::string header = "Function properties for " + std::string(entry);
+  size_t at = text.find(header);
+  if (at == std::string::npos)
+    return std::nullopt;
+  size_t end = text.find("Function properties for ", at + header.size());
+  std::string block = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  KernelResources r;
+  std::optional<int64_t> regs = before(block, "registers");
+  if (!regs)
+    return std::nullopt;
+  r.registers = (int)*regs;
+  r.stackBytes = before(block, "bytes stack frame").value_or(0);
+  r.spillStores = before(block, "bytes spill stores").value_or(0);
+  r.spillLoads = before(block, "bytes spill loads").value_or(0);
+  r.staticShared = before(block, "bytes smem").value_or(0);
+  r.barriers = (int)before(block, "barriers").value_or(0);
+  return r;
+}
+
+SmLimits kite::runtime::smLimits(std::string_view arch) {
+  SmLimits l; // sm_90
+  if (arch.starts_with("sm_80")) {
+    l.sharedBytes = 167936;
+  } else if (arch.starts_with("sm_86") || arch.starts_with("sm_89")) {
+    l.maxWarps = 48;
+    l.maxBlocks = arch.starts_with("sm_86") ? 16 : 24;
+    l.sharedBytes = 101376;
+  } else if (!arch.starts_with("sm_90")) {
+    l.known = false;
+  }
+  return l;
+}
+
+Occupancy kite::runtime::theoreticalOccupancy(const KernelResources &r, int threadsPerBlock,
+                                              int64_t dynamicShared, const SmLimits &limits) {
+  Occupancy o;
+  o.maxWarpsPerSM = limits.maxWarps;
+  int warps = std::max(1, (threadsPerBlock + 31) / 32);
+  struct Limit {
+    int blocks;
+    const char *name;
+  };
+  Limit byWarps{limits.maxWarps / warps, "warps"};
+  Limit byBlocks{limits.maxBlocks, "blocks"};
+  int regsPerWarp = (r.registers * 32 + limits.registerUnit - 1) / limits.registerUnit *
+                    limits.registerUnit;
+  Limit byRegs{regsPerWarp > 0 ? limits.registers / (regsPerWarp * warps) : limits.maxBlocks,
+               "registers"};
+  int64_t shared = r.staticShared + dynamicShared + limits.sharedReserved;
+  Limit byShared{(int)std::min<int64_t>(limits.sharedBytes / shared, limits.maxBlocks),
+                 "shared memory"};
+  Limit least = byWarps;
+  for (const Limit &l : {byBlocks, byRegs, byShared})
+    if (l.blocks < least.blocks)
+      least = l;
+  o.blocksPerSM = std::max(0, least.blocks);
+  o.warpsPerSM = o.blocksPerSM * warps;
+  o.limiter = least.name;
+  return o;
+}
