@@ -240,3 +240,50 @@ TEST_F(CacheCli, RemoveByIdKernelAndAll) {
   r = kite("cache ls" + d());
   EXPECT_NE(r.out.find("no entries"), std::string::npos) << r.out;
 }
+
+/// `kite inspect --emit=config` names the config a launch would use and
+/// where it comes from: a tuned entry of the cache directory for these
+/// arguments (matched by the kernel's IR hash, as kite_add_kernels
+/// registers it), a pinned --config, or the default.
+TEST_F(CacheCli, InspectConfigFindsTheTunedEntry) {
+  const std::string file = std::string(KITE_SRC) + "/examples/softmax.kite.cpp";
+  fs::path registration = root / "softmax.registration.cpp";
+  Result r = kite("compile " + file + " --emit=registration -o " + registration.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The hash follows the IR literal: the first 16-hex-digit string literal.
+  std::string text = readText(registration), hash;
+  for (size_t at = text.find("\"softmax\""); at != std::string::npos && hash.empty();
+       at = text.find('"', at + 1)) {
+    std::string candidate = text.substr(at + 1, 16);
+    if (candidate.size() == 16 && text[at + 17] == '"' &&
+        candidate.find_first_not_of("0123456789abcdef") == std::string::npos)
+      hash = candidate;
+  }
+  ASSERT_EQ(hash.size(), 16u) << text.substr(0, 2000);
+
+  cache::Entry e = makeEntry("softmax", cache::Source::tuned, 64);
+  e.irHash = hash;
+  e.plan.args = {ArgSpec::tensor("x", bf16, {64, 1000}, {}, 16)};
+  e.config = e.plan.config = R"({"block_sizes":[8],"num_warps":2})";
+  cache::store(e, dir);
+
+  std::string inspect = "inspect " + file + " --kernel softmax --arg 'x=bf16[64,1000]' --emit=config";
+  std::string env = "KITE_CACHE_DIR=" + dir.string();
+  r = kite(inspect, env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"block_sizes\":[8]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"num_warps\":2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("source  tuned: cache entry " + cache::entry_id(e)), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("0.1250 ms, 120 configs searched"), std::string::npos) << r.out;
+
+  // Other shapes: no tuned entry, the default.
+  r = kite("inspect " + file + " --kernel softmax --arg 'x=bf16[64,2000]' --emit=config", env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("source  default (no tuned entry"), std::string::npos) << r.out;
+  // A pinned config wins over the cache.
+  r = kite(inspect + " --config '{\"num_warps\":16}'", env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"num_warps\":16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("source  pinned (--config)"), std::string::npos) << r.out;
+}

@@ -53,22 +53,6 @@ int fail(const std::string &msg) {
   return kite::cli::kUserError;
 }
 
-/// `--arg` text to the runtime's argument spec.
-std::optional<kite::ArgSpec> toSpec(const kite::LaunchArg &a, std::string &error) {
-  kite::DType dtype;
-  if (!kite::dtype_from_name(kite::dtypeName(a.dtype), dtype)) {
-    error = "argument '" + a.name + "' has an unsupported dtype";
-    return std::nullopt;
-  }
-  if (!a.isTensor)
-    return kite::ArgSpec::scalar(a.name, dtype, a.value);
-  std::vector<int64_t> strides;
-  if (!a.isContiguous())
-    strides.assign(a.strides.begin(), a.strides.end());
-  return kite::ArgSpec::tensor(a.name, dtype, std::vector<int64_t>(a.sizes.begin(), a.sizes.end()),
-                               strides, a.alignment);
-}
-
 int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) {
   std::optional<kite::autotune::Effort> effort = kite::autotune::parseEffort(opts.effort);
   if (!effort)
@@ -106,7 +90,7 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
     mlir::FailureOr<kite::LaunchArg> parsed = kite::parseLaunchArg(&ctx, a, error);
     if (mlir::failed(parsed))
       return fail("--arg " + a + ": " + error);
-    std::optional<kite::ArgSpec> spec = toSpec(*parsed, error);
+    std::optional<kite::ArgSpec> spec = kite::cli::argSpecOf(*parsed, error);
     if (!spec)
       return fail(error);
     specs.push_back(*spec);
@@ -207,6 +191,21 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
 }
 
 } // namespace
+
+std::optional<kite::ArgSpec> kite::cli::argSpecOf(const kite::LaunchArg &a, std::string &error) {
+  kite::DType dtype;
+  if (!kite::dtype_from_name(kite::dtypeName(a.dtype), dtype)) {
+    error = "argument '" + a.name + "' has an unsupported dtype";
+    return std::nullopt;
+  }
+  if (!a.isTensor)
+    return kite::ArgSpec::scalar(a.name, dtype, a.value);
+  std::vector<int64_t> strides;
+  if (!a.isContiguous())
+    strides.assign(a.strides.begin(), a.strides.end());
+  return kite::ArgSpec::tensor(a.name, dtype, std::vector<int64_t>(a.sizes.begin(), a.sizes.end()),
+                               strides, a.alignment);
+}
 
 void kite::cli::addAutotuneCommand(CLI::App &app, Context &context) {
   auto opts = std::make_shared<AutotuneOptions>();

@@ -12,7 +12,14 @@
 #ifndef KITE_TOOLS_KITE_COMMANDS_H
 #define KITE_TOOLS_KITE_COMMANDS_H
 
+#include "lowering/LaunchArg.h"
+
+#include <kite/runtime.hpp>
+
 #include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
 
 namespace kite::cli {
 
@@ -33,6 +40,10 @@ void addInspectCommand(CLI::App &app, Context &context);
 
 /// `kite autotune FILE --kernel K --arg ... [--effort quick|full] [--budget S]`.
 void addAutotuneCommand(CLI::App &app, Context &context);
+
+/// A parsed `--arg` as the runtime's argument spec; nullopt (with `error`)
+/// for a dtype the runtime does not have.
+std::optional<kite::ArgSpec> argSpecOf(const kite::LaunchArg &arg, std::string &error);
 
 /// `kite cache ls|show|rm|export [--dir DIR] ...`.
 void addCacheCommand(CLI::App &app, Context &context);

@@ -10,6 +10,9 @@
 //   cuda         the CUDA C++ the runtime hands to NVRTC
 //   ptx          NVRTC's PTX for the target (--arch, default sm_90a)
 //   config-space the tunable config entries and their values (JSON)
+//   config       the config a launch would use, and where it comes from:
+//                pinned (--config), tuned (the cache directory's entry for
+//                these arguments on --arch), or the default
 //   resources    registers, spills, stack, shared memory, barriers (ptxas's
 //                report through NVRTC) and the theoretical occupancy
 //
@@ -28,6 +31,9 @@
 
 #include "runtime/Nvrtc.h"
 #include "runtime/Resources.h"
+
+#include <kite/cache.hpp>
+#include "llvm/Support/FormatVariadic.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -86,6 +92,49 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
   std::string argText;
   for (const std::string &a : opts.args)
     argText += (argText.empty() ? "" : " ") + a;
+
+  // --emit=config: which config, from where.
+  std::string config = opts.config, source = opts.config.empty() ? "default" : "pinned (--config)";
+  if (opts.emit == "config" && opts.config.empty()) {
+    std::vector<kite::ArgSpec> specs;
+    for (const std::string &a : opts.args) {
+      std::string why;
+      mlir::FailureOr<kite::LaunchArg> parsed = kite::parseLaunchArg(&ctx, a, why);
+      std::optional<kite::ArgSpec> spec =
+          mlir::succeeded(parsed) ? kite::cli::argSpecOf(*parsed, why) : std::nullopt;
+      if (!spec)
+        return error("--arg " + a + ": " + why);
+      specs.push_back(*spec);
+    }
+    std::string name = opts.kernel;
+    if (name.empty())
+      for (auto fn : m.getOps<mlir::func::FuncOp>())
+        if (fn->hasAttr("kite.kernel"))
+          name = fn.getSymName().str();
+    kite::frontend::KernelText text = kite::frontend::kernelText(m, name);
+    kite::cache::Query q{name, text.hash, specs, kite::cache::Target{opts.arch}, "", false};
+    std::optional<kite::cache::Entry> best;
+    for (const kite::cache::Listed &l : kite::cache::list())
+      if (l.entry && kite::cache::matches(*l.entry, q, /*exactTarget=*/false) &&
+          l.entry->source == kite::cache::Source::tuned &&
+          (!best || l.entry->created > best->created))
+        best = l.entry;
+    if (best) {
+      config = best->config;
+      source = llvm::formatv("tuned: cache entry {0} in {1} ({2:F4} ms, {3} configs searched in "
+                             "{4:F1} s; built by kite {5})",
+                             kite::cache::entry_id(*best), kite::cache::directory().string(),
+                             best->timeMs.value_or(0), best->configsSearched, best->tuningSeconds,
+                             best->kiteVersion)
+                   .str();
+    } else {
+      source = "default (no tuned entry for these arguments on " + opts.arch + " in " +
+               (kite::cache::directory().empty() ? std::string("the cache (it is off)")
+                                                 : kite::cache::directory().string()) +
+               "; kite autotune makes one)";
+    }
+  }
+
   mlir::PassManager pm(&ctx);
   if (opts.emit == "specialized" || opts.emit == "config-space") {
     pm.addPass(kite::createKiteSpecialize({opts.kernel, argText}));
@@ -93,11 +142,20 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
     kite::LoweringOptions lowering;
     lowering.kernel = opts.kernel;
     lowering.args = argText;
-    lowering.config = opts.config;
+    lowering.config = config;
     kite::buildKiteLoweringPipeline(pm, lowering);
   }
   if (mlir::failed(pm.run(m)))
     return kite::cli::kUserError;
+  if (opts.emit == "config") {
+    mlir::FailureOr<mlir::func::FuncOp> kernel = kite::findKernel(m, opts.kernel);
+    if (mlir::failed(kernel))
+      return kite::cli::kUserError;
+    auto resolved = (*kernel)->getAttrOfType<mlir::StringAttr>("kite.config");
+    llvm::outs() << "config  " << (resolved ? resolved.getValue() : llvm::StringRef(config))
+                 << "\nsource  " << source << "\n";
+    return kite::cli::kSuccess;
+  }
   if (opts.emit == "specialized" || opts.emit == "lowered") {
     m.print(llvm::outs());
     llvm::outs() << "\n";
@@ -202,7 +260,7 @@ void kite::cli::addInspectCommand(CLI::App &app, Context &context) {
   cmd->add_option("--config", opts->config,
                   "The config as JSON (default: the kernel's default config)");
   cmd->add_option("--emit", opts->emit, "What to show")
-      ->check(CLI::IsMember({"ir", "specialized", "lowered", "cuda", "ptx", "config-space", "resources"}))
+      ->check(CLI::IsMember({"ir", "specialized", "lowered", "cuda", "ptx", "config-space", "config", "resources"}))
       ->capture_default_str();
   cmd->add_option("--arch", opts->arch, "The GPU target for --emit=ptx and resources")
       ->capture_default_str();
