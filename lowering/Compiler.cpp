@@ -61,6 +61,35 @@ void registerDialects(MLIRContext &ctx) {
   ctx.loadAllAvailableDialects();
 }
 
+/// Parses a captured kernel's IR in a fresh context, runs the passes that
+/// `addPasses` adds, and hands the kernel to `use`. Errors name `doing`
+/// ("compile", "derive the config space of"), the kernel and the arguments,
+/// with the diagnostics at the user's lines.
+template <class F>
+auto withKernel(std::string_view ir, std::string_view name, const std::vector<kite::ArgSpec> &args,
+                const char *doing, llvm::function_ref<void(PassManager &)> addPasses, F use) {
+  MLIRContext ctx(MLIRContext::Threading::DISABLED);
+  registerDialects(ctx);
+  DiagnosticCollector diags(ctx);
+  auto fail = [&](const std::string &what) -> kite::Error {
+    return kite::Error("kite: cannot " + std::string(doing) + " kernel '" + std::string(name) +
+                       "' for (" + joinArgs(args) + "): " + what +
+                       (diags.text.empty() ? "" : "\n") + diags.text);
+  };
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(llvm::StringRef(ir.data(), ir.size()), &ctx);
+  if (!module)
+    throw fail("the captured IR does not parse (was it written by another kite version?)");
+  PassManager pm(&ctx);
+  addPasses(pm);
+  if (failed(pm.run(*module)))
+    throw fail("lowering failed");
+  FailureOr<func::FuncOp> kernel = kite::findKernel(*module, name);
+  if (failed(kernel))
+    throw fail("no such kernel");
+  return use(*kernel, fail);
+}
+
 /// Scalars the kernel specializes on: bools always, others where the
 /// kernel wraps them in specialize().
 std::vector<bool> specializedScalars(func::FuncOp f) {
@@ -80,60 +109,32 @@ kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
                                    const std::vector<ArgSpec> &args,
                                    std::string_view config,
                                    const CompileOptions &options) {
-  MLIRContext ctx(MLIRContext::Threading::DISABLED);
-  registerDialects(ctx);
-  DiagnosticCollector diags(ctx);
-  auto fail = [&](const std::string &what) -> Error {
-    return Error("kite: cannot compile kernel '" + std::string(name) + "' for (" +
-                 joinArgs(args) + "): " + what + (diags.text.empty() ? "" : "\n") +
-                 diags.text);
-  };
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(llvm::StringRef(ir.data(), ir.size()), &ctx);
-  if (!module)
-    throw fail("the captured IR does not parse (was it written by another kite version?)");
-  PassManager pm(&ctx);
   LoweringOptions lowering;
   lowering.kernel = std::string(name);
   lowering.args = joinArgs(args);
   lowering.config = std::string(config);
-  buildKiteLoweringPipeline(pm, lowering);
-  if (failed(pm.run(*module)))
-    throw fail("lowering failed");
-  FailureOr<func::FuncOp> kernel = findKernel(*module, name);
-  if (failed(kernel))
-    throw fail("no such kernel");
-  EmitOptions emit;
-  emit.lineDirectives = options.lineDirectives;
-  if (gpu_available() && device_count() > 0)
-    emit.numSMs = device_properties(0).smCount;
-  FailureOr<CudaKernel> cuda = emitCuda(*kernel, emit);
-  if (failed(cuda))
-    throw fail("CUDA emission failed");
-  return *cuda;
+  return withKernel(
+      ir, name, args, "compile",
+      [&](PassManager &pm) { buildKiteLoweringPipeline(pm, lowering); },
+      [&](func::FuncOp kernel, auto &fail) {
+        EmitOptions emit;
+        emit.lineDirectives = options.lineDirectives;
+        if (gpu_available() && device_count() > 0)
+          emit.numSMs = device_properties(0).smCount;
+        FailureOr<CudaKernel> cuda = emitCuda(kernel, emit);
+        if (failed(cuda))
+          throw fail("CUDA emission failed");
+        return *cuda;
+      });
 }
 
 std::string kite::configSpaceOf(const KernelSource &kernel, const std::vector<ArgSpec> &args) {
-  MLIRContext ctx(MLIRContext::Threading::DISABLED);
-  registerDialects(ctx);
-  DiagnosticCollector diags(ctx);
-  auto fail = [&](const std::string &what) -> Error {
-    return Error("kite: cannot derive the config space of kernel '" + std::string(kernel.name) +
-                 "' for (" + joinArgs(args) + "): " + what + (diags.text.empty() ? "" : "\n") +
-                 diags.text);
-  };
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      llvm::StringRef(kernel.ir.data(), kernel.ir.size()), &ctx);
-  if (!module)
-    throw fail("the captured IR does not parse");
-  PassManager pm(&ctx);
-  pm.addPass(createKiteSpecialize({std::string(kernel.name), joinArgs(args)}));
-  if (failed(pm.run(*module)))
-    throw fail("specialization failed");
-  FailureOr<func::FuncOp> f = findKernel(*module, kernel.name);
-  if (failed(f))
-    throw fail("no such kernel");
-  return deriveConfigSpace(*f).dump();
+  return withKernel(
+      kernel.ir, kernel.name, args, "derive the config space of",
+      [&](PassManager &pm) {
+        pm.addPass(createKiteSpecialize({std::string(kernel.name), joinArgs(args)}));
+      },
+      [](func::FuncOp f, auto &) { return deriveConfigSpace(f).dump(); });
 }
 
 kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
@@ -147,23 +148,12 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
   // Which scalars does the kernel specialize on? Only those keep a value in
   // the plan's specs (others are run-time arguments).
   std::vector<ArgSpec> specs = args;
-  {
-    MLIRContext ctx(MLIRContext::Threading::DISABLED);
-    registerDialects(ctx);
-    DiagnosticCollector diags(ctx);
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-        llvm::StringRef(kernel.ir.data(), kernel.ir.size()), &ctx);
-    if (!module)
-      throw Error("kite: the captured IR of kernel '" + std::string(kernel.name) +
-                  "' does not parse:\n" + diags.text);
-    FailureOr<func::FuncOp> f = findKernel(*module, kernel.name);
-    if (failed(f))
-      throw Error("kite: " + diags.text);
-    std::vector<bool> spec = specializedScalars(*f);
-    for (size_t i = 0; i < specs.size() && i < spec.size(); ++i)
-      if (!specs[i].is_tensor() && !spec[i])
-        specs[i].value.reset();
-  }
+  std::vector<bool> spec = withKernel(
+      kernel.ir, kernel.name, args, "compile", [](PassManager &) {},
+      [](func::FuncOp f, auto &) { return specializedScalars(f); });
+  for (size_t i = 0; i < specs.size() && i < spec.size(); ++i)
+    if (!specs[i].is_tensor() && !spec[i])
+      specs[i].value.reset();
 
   CudaKernel cuda = lowerToCuda(kernel.ir, kernel.name, specs, options.config, compile);
   runtime::NvrtcOutput out = runtime::compileToCubin(cuda.source, cuda.symbol, arch);
@@ -238,7 +228,7 @@ kite::cache::Entry kite::tuneForLaunch(const KernelSource &kernel,
   e.kernel = std::string(kernel.name);
   e.irHash = std::string(kernel.irHash);
   e.target = target;
-  e.target.nvrtcVersion = cache::compiler_target().nvrtcVersion;
+  e.target.nvrtcVersion = cache::loaded_nvrtc_version();
   e.source = cache::Source::tuned;
   e.plan = std::move(r.plan);
   e.config = r.config;
