@@ -85,15 +85,19 @@ cache::Target cache::device_target(int device) {
   return t;
 }
 
-cache::Target cache::compiler_target(int device) {
-  Target t = device_target(device);
+int cache::loaded_nvrtc_version() {
   static const int nvrtc = [] {
     if (!nvrtcAvailable())
       return 0;
     auto [major, minor] = nvrtcVersion();
     return 1000 * major + 10 * minor;
   }();
-  t.nvrtcVersion = nvrtc;
+  return nvrtc;
+}
+
+cache::Target cache::compiler_target(int device) {
+  Target t = device_target(device);
+  t.nvrtcVersion = loaded_nvrtc_version();
   return t;
 }
 
@@ -526,7 +530,8 @@ bool cache::matches(const Entry &e, const Query &q, bool exactTarget) {
   return true;
 }
 
-std::optional<cache::Entry> cache::lookup(const Query &q, const fs::path &dir) {
+std::optional<cache::Entry> cache::lookup(const Query &q, const fs::path &dir,
+                                          bool exactTarget) {
   fs::path root = dir.empty() ? directory() : dir;
   if (root.empty())
     return std::nullopt;
@@ -545,7 +550,7 @@ std::optional<cache::Entry> cache::lookup(const Query &q, const fs::path &dir) {
       report(fmt::format("ignoring {}", err.what()));
       continue;
     }
-    if (matches(e, q, /*exactTarget=*/true) && (!best || rank(e) > rank(*best)))
+    if (matches(e, q, exactTarget) && (!best || rank(e) > rank(*best)))
       best = std::move(e);
   }
   return best;
@@ -720,11 +725,8 @@ ResolvedPlan kite::runtime::resolvePlan(const KernelSource &kernel,
     e.irHash = std::string(kernel.irHash);
     e.kiteVersion = cache::kite_version();
     e.target = target;
-    if (target.nvrtcVersion == 0 && nvrtcAvailable()) {
-      // The compile has loaded NVRTC: record its version.
-      auto [major, minor] = nvrtcVersion();
-      e.target.nvrtcVersion = 1000 * major + 10 * minor;
-    }
+    if (target.nvrtcVersion == 0) // the compile has loaded NVRTC: record its version
+      e.target.nvrtcVersion = cache::loaded_nvrtc_version();
     if (!plan.arch.empty())
       e.target.arch = plan.arch;
     e.source = pinned ? cache::Source::pinned : cache::Source::default_config;

@@ -83,8 +83,10 @@ struct Target {
 /// NVRTC: a cubin does not depend on the NVRTC that built it, and loading
 /// NVRTC only to read its version costs a launch 7 ms (135 ms cold).
 Target device_target(int device = 0);
-/// device_target with the NVRTC version filled in (loading NVRTC), as an
-/// entry that was just compiled records it.
+/// The NVRTC version (1000 * major + 10 * minor) as an entry that was just
+/// compiled records it, loading NVRTC if needed; 0 where it cannot load.
+int loaded_nvrtc_version();
+/// device_target with loaded_nvrtc_version() filled in.
 Target compiler_target(int device = 0);
 
 /// One cached plan and how it was chosen.
@@ -180,7 +182,10 @@ bool matches(const Entry &entry, const Query &query, bool exactTarget);
 /// The best entry in `dir` (default: directory()) for a query: tuned over
 /// default, then the newest. Corrupt or other-version files are reported
 /// and skipped. Reads only the files under the query's lookup key.
-std::optional<Entry> lookup(const Query &query, const std::filesystem::path &dir = {});
+/// `exactTarget` false matches on the architecture only (as bundles do; for
+/// tools that ask without a GPU).
+std::optional<Entry> lookup(const Query &query, const std::filesystem::path &dir = {},
+                            bool exactTarget = true);
 
 //===----------------------------------------------------------------------===//
 // Bundles

@@ -59,42 +59,23 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
     return fail("--effort must be none, quick or full, not '" + opts.effort + "'");
 
   // Capture.
-  kite::frontend::CaptureOptions capture;
-  capture.kernel = opts.kernel;
-  capture.kiteIncludeDir = kite::frontend::defaultIncludeDir(
-      context.argv0, reinterpret_cast<void *>(&runAutotune));
-  capture.includeDirs = opts.includeDirs;
-  capture.resourceDir = kite::frontend::defaultResourceDir(
-      context.argv0, reinterpret_cast<void *>(&runAutotune));
   mlir::MLIRContext ctx;
-  auto module = kite::frontend::captureFile(ctx, opts.file, capture);
+  auto module = kite::frontend::captureFile(
+      ctx, opts.file, kite::cli::captureOptions(context, opts.kernel, opts.includeDirs));
   if (mlir::failed(module))
     return kite::cli::kUserError;
-  std::string name = opts.kernel;
-  if (name.empty()) {
-    std::vector<std::string> names;
-    for (auto fn : (*module)->getOps<mlir::func::FuncOp>())
-      if (fn->hasAttr("kite.kernel"))
-        names.push_back(fn.getSymName().str());
-    if (names.size() != 1)
-      return fail(opts.file + " has " + std::to_string(names.size()) +
-                  " kernels; name one with --kernel");
-    name = names[0];
-  }
+  std::string why;
+  std::optional<std::string> picked = kite::cli::kernelToUse(**module, opts.kernel, opts.file, why);
+  if (!picked)
+    return fail(why);
+  const std::string &name = *picked;
   kite::frontend::KernelText text = kite::frontend::kernelText(**module, name);
+  std::optional<std::vector<kite::ArgSpec>> parsedSpecs =
+      kite::cli::argSpecsOf(&ctx, opts.args, why);
+  if (!parsedSpecs)
+    return fail(why);
+  const std::vector<kite::ArgSpec> &specs = *parsedSpecs;
 
-  // Arguments.
-  std::vector<kite::ArgSpec> specs;
-  for (const std::string &a : opts.args) {
-    std::string error;
-    mlir::FailureOr<kite::LaunchArg> parsed = kite::parseLaunchArg(&ctx, a, error);
-    if (mlir::failed(parsed))
-      return fail("--arg " + a + ": " + error);
-    std::optional<kite::ArgSpec> spec = kite::cli::argSpecOf(*parsed, error);
-    if (!spec)
-      return fail(error);
-    specs.push_back(*spec);
-  }
   kite::autotune::TuneOptions tune;
   for (const std::string &f : opts.fills) {
     // NAME=LO..HI
@@ -191,21 +172,6 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
 }
 
 } // namespace
-
-std::optional<kite::ArgSpec> kite::cli::argSpecOf(const kite::LaunchArg &a, std::string &error) {
-  kite::DType dtype;
-  if (!kite::dtype_from_name(kite::dtypeName(a.dtype), dtype)) {
-    error = "argument '" + a.name + "' has an unsupported dtype";
-    return std::nullopt;
-  }
-  if (!a.isTensor)
-    return kite::ArgSpec::scalar(a.name, dtype, a.value);
-  std::vector<int64_t> strides;
-  if (!a.isContiguous())
-    strides.assign(a.strides.begin(), a.strides.end());
-  return kite::ArgSpec::tensor(a.name, dtype, std::vector<int64_t>(a.sizes.begin(), a.sizes.end()),
-                               strides, a.alignment);
-}
 
 void kite::cli::addAutotuneCommand(CLI::App &app, Context &context) {
   auto opts = std::make_shared<AutotuneOptions>();

@@ -12,7 +12,9 @@
 #ifndef KITE_TOOLS_KITE_COMMANDS_H
 #define KITE_TOOLS_KITE_COMMANDS_H
 
-#include "lowering/LaunchArg.h"
+#include "frontend/Capture.h"
+
+#include "mlir/IR/BuiltinOps.h"
 
 #include <kite/runtime.hpp>
 
@@ -41,9 +43,25 @@ void addInspectCommand(CLI::App &app, Context &context);
 /// `kite autotune FILE --kernel K --arg ... [--effort quick|full] [--budget S]`.
 void addAutotuneCommand(CLI::App &app, Context &context);
 
-/// A parsed `--arg` as the runtime's argument spec; nullopt (with `error`)
-/// for a dtype the runtime does not have.
-std::optional<kite::ArgSpec> argSpecOf(const kite::LaunchArg &arg, std::string &error);
+// What several subcommands share (Common.cpp).
+
+/// The capture options subcommands start from: kite's include directory and
+/// Clang's resource directory beside this executable (or as built), the
+/// user's `-I` directories, and only `kernel` when one is named.
+kite::frontend::CaptureOptions captureOptions(const Context &context, const std::string &kernel,
+                                              const std::vector<std::string> &includeDirs);
+
+/// The kernel a subcommand works on: `requested`, else the module's only
+/// kernel; nullopt (with `error`) when `file` has none or several.
+std::optional<std::string> kernelToUse(mlir::ModuleOp module, const std::string &requested,
+                                       const std::string &file, std::string &error);
+
+/// `--arg` texts as the runtime's argument specs; nullopt (with `error`
+/// naming the argument) for one that does not parse or whose dtype the
+/// runtime does not have.
+std::optional<std::vector<kite::ArgSpec>> argSpecsOf(mlir::MLIRContext *ctx,
+                                                     const std::vector<std::string> &args,
+                                                     std::string &error);
 
 /// `kite cache ls|show|rm|export [--dir DIR] ...`.
 void addCacheCommand(CLI::App &app, Context &context);

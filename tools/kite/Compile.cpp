@@ -184,18 +184,12 @@ bool writeRegistration(mlir::ModuleOp module, const CompileOptions &opts,
 }
 
 int runCompile(const CompileOptions &opts, const kite::cli::Context &context) {
-  kite::frontend::CaptureOptions capture;
-  capture.kernel = opts.kernel;
-  capture.kiteIncludeDir = kite::frontend::defaultIncludeDir(
-      context.argv0, reinterpret_cast<void *>(&runCompile));
   // -I directories come first, so they can override kite's own headers.
-  capture.includeDirs = opts.includeDirs;
+  kite::frontend::CaptureOptions capture =
+      kite::cli::captureOptions(context, opts.kernel, opts.includeDirs);
   capture.defines = opts.defines;
-  capture.resourceDir =
-      !opts.resourceDir.empty()
-          ? opts.resourceDir
-          : kite::frontend::defaultResourceDir(
-                context.argv0, reinterpret_cast<void *>(&runCompile));
+  if (!opts.resourceDir.empty())
+    capture.resourceDir = opts.resourceDir;
 
   std::vector<kite::frontend::CaptureOptions::KernelDecl> decls;
   capture.kernelDecls = &decls;

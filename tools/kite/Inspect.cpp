@@ -63,16 +63,9 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
     llvm::WithColor::error(llvm::errs(), "kite inspect") << msg << "\n";
     return kite::cli::kUserError;
   };
-  kite::frontend::CaptureOptions capture;
-  capture.kernel = opts.kernel;
-  capture.kiteIncludeDir = kite::frontend::defaultIncludeDir(
-      context.argv0, reinterpret_cast<void *>(&runInspect));
-  capture.includeDirs = opts.includeDirs;
-  capture.resourceDir = kite::frontend::defaultResourceDir(
-      context.argv0, reinterpret_cast<void *>(&runInspect));
-
   mlir::MLIRContext ctx;
-  auto module = kite::frontend::captureFile(ctx, opts.file, capture);
+  auto module = kite::frontend::captureFile(
+      ctx, opts.file, kite::cli::captureOptions(context, opts.kernel, opts.includeDirs));
   if (mlir::failed(module))
     return kite::cli::kUserError;
   mlir::ModuleOp m = **module;
@@ -96,29 +89,17 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
   // --emit=config: which config, from where.
   std::string config = opts.config, source = opts.config.empty() ? "default" : "pinned (--config)";
   if (opts.emit == "config" && opts.config.empty()) {
-    std::vector<kite::ArgSpec> specs;
-    for (const std::string &a : opts.args) {
-      std::string why;
-      mlir::FailureOr<kite::LaunchArg> parsed = kite::parseLaunchArg(&ctx, a, why);
-      std::optional<kite::ArgSpec> spec =
-          mlir::succeeded(parsed) ? kite::cli::argSpecOf(*parsed, why) : std::nullopt;
-      if (!spec)
-        return error("--arg " + a + ": " + why);
-      specs.push_back(*spec);
-    }
-    std::string name = opts.kernel;
-    if (name.empty())
-      for (auto fn : m.getOps<mlir::func::FuncOp>())
-        if (fn->hasAttr("kite.kernel"))
-          name = fn.getSymName().str();
-    kite::frontend::KernelText text = kite::frontend::kernelText(m, name);
-    kite::cache::Query q{name, text.hash, specs, kite::cache::Target{opts.arch}, "", false};
-    std::optional<kite::cache::Entry> best;
-    for (const kite::cache::Listed &l : kite::cache::list())
-      if (l.entry && kite::cache::matches(*l.entry, q, /*exactTarget=*/false) &&
-          l.entry->source == kite::cache::Source::tuned &&
-          (!best || l.entry->created > best->created))
-        best = l.entry;
+    std::string why;
+    std::optional<std::vector<kite::ArgSpec>> specs = kite::cli::argSpecsOf(&ctx, opts.args, why);
+    if (!specs)
+      return error(why);
+    std::optional<std::string> name = kite::cli::kernelToUse(m, opts.kernel, opts.file, why);
+    if (!name)
+      return error(why);
+    kite::frontend::KernelText text = kite::frontend::kernelText(m, *name);
+    kite::cache::Query q{*name, text.hash, *specs, kite::cache::Target{opts.arch}, "",
+                         /*tunedOnly=*/true};
+    std::optional<kite::cache::Entry> best = kite::cache::lookup(q, {}, /*exactTarget=*/false);
     if (best) {
       config = best->config;
       source = llvm::formatv("tuned: cache entry {0} in {1} ({2:F4} ms, {3} configs searched in "

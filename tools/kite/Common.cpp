@@ -1,0 +1,70 @@
+//===- Common.cpp - what the kite CLI's subcommands share -----------------===//
+//
+// This file implements the helpers Commands.h declares for several
+// subcommands: capture options, picking the kernel, and `--arg` parsing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "lowering/LaunchArg.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+kite::frontend::CaptureOptions
+kite::cli::captureOptions(const Context &context, const std::string &kernel,
+                          const std::vector<std::string> &includeDirs) {
+  // Any function of this executable locates it.
+  void *self = reinterpret_cast<void *>(&kite::cli::captureOptions);
+  kite::frontend::CaptureOptions capture;
+  capture.kernel = kernel;
+  capture.kiteIncludeDir = kite::frontend::defaultIncludeDir(context.argv0, self);
+  capture.includeDirs = includeDirs;
+  capture.resourceDir = kite::frontend::defaultResourceDir(context.argv0, self);
+  return capture;
+}
+
+std::optional<std::string> kite::cli::kernelToUse(mlir::ModuleOp module,
+                                                  const std::string &requested,
+                                                  const std::string &file, std::string &error) {
+  if (!requested.empty())
+    return requested;
+  std::vector<std::string> names;
+  for (auto fn : module.getOps<mlir::func::FuncOp>())
+    if (fn->hasAttr("kite.kernel"))
+      names.push_back(fn.getSymName().str());
+  if (names.size() == 1)
+    return names[0];
+  error = file + " has " + std::to_string(names.size()) + " kernels; name one with --kernel";
+  return std::nullopt;
+}
+
+std::optional<std::vector<kite::ArgSpec>>
+kite::cli::argSpecsOf(mlir::MLIRContext *ctx, const std::vector<std::string> &args,
+                      std::string &error) {
+  std::vector<kite::ArgSpec> specs;
+  for (const std::string &text : args) {
+    std::string why;
+    mlir::FailureOr<kite::LaunchArg> a = kite::parseLaunchArg(ctx, text, why);
+    if (mlir::failed(a)) {
+      error = "--arg " + text + ": " + why;
+      return std::nullopt;
+    }
+    kite::DType dtype;
+    if (!kite::dtype_from_name(kite::dtypeName(a->dtype), dtype)) {
+      error = "argument '" + a->name + "' has an unsupported dtype";
+      return std::nullopt;
+    }
+    if (!a->isTensor) {
+      specs.push_back(kite::ArgSpec::scalar(a->name, dtype, a->value));
+      continue;
+    }
+    std::vector<int64_t> strides;
+    if (!a->isContiguous())
+      strides.assign(a->strides.begin(), a->strides.end());
+    specs.push_back(kite::ArgSpec::tensor(
+        a->name, dtype, std::vector<int64_t>(a->sizes.begin(), a->sizes.end()), strides,
+        a->alignment));
+  }
+  return specs;
+}
