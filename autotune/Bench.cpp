@@ -163,12 +163,33 @@ std::pair<double, double> tolerance(DType t) {
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 } // namespace
+
+double kite::autotune::timeLaunches(const std::function<void()> &launch, const Tensor *flush,
+                                    int warmup, int runs) {
+  for (int i = 0; i < warmup; ++i)
+    launch();
+  std::vector<std::unique_ptr<rt::Event>> start, stop;
+  for (int i = 0; i < runs; ++i) {
+    start.push_back(std::make_unique<rt::Event>());
+    stop.push_back(std::make_unique<rt::Event>());
+  }
+  for (int i = 0; i < runs; ++i) {
+    if (flush)
+      rt::check(rt::cu().cuMemsetD8Async(dptr(*flush), uint8_t(i), flush->numel(), nullptr),
+                "flushing L2");
+    start[i]->record();
+    launch();
+    stop[i]->record();
+  }
+  stop.back()->synchronize();
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i)
+    ms.push_back(stop[i]->elapsedMsSince(*start[i]));
+  std::sort(ms.begin(), ms.end());
+  size_t n = ms.size();
+  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+}
 
 struct PlanBench::Impl {
   rt::DeviceContext &dc;
@@ -260,24 +281,8 @@ struct PlanBench::Impl {
   }
 
   double timeRuns(const KernelPlan &plan, int runs, std::span<Tensor> results) {
-    std::vector<std::unique_ptr<rt::Event>> start, stop;
-    for (int i = 0; i < runs; ++i) {
-      start.push_back(std::make_unique<rt::Event>());
-      stop.push_back(std::make_unique<rt::Event>());
-    }
-    for (int i = 0; i < runs; ++i) {
-      if (flush)
-        rt::check(rt::cu().cuMemsetD8Async(dptr(*flush), uint8_t(i), flush->numel(), nullptr),
-                  "flushing L2");
-      start[i]->record();
-      run_plan(plan, args, results);
-      stop[i]->record();
-    }
-    stop.back()->synchronize();
-    std::vector<double> ms;
-    for (int i = 0; i < runs; ++i)
-      ms.push_back(stop[i]->elapsedMsSince(*start[i]));
-    return median(ms);
+    return timeLaunches([&] { run_plan(plan, args, results); }, flush ? &*flush : nullptr, 0,
+                        runs);
   }
 };
 
@@ -285,8 +290,6 @@ PlanBench::PlanBench(std::vector<ArgSpec> specs, BenchSettings settings, int dev
     : impl_(std::make_unique<Impl>(device, std::move(specs), std::move(settings))) {}
 
 PlanBench::~PlanBench() = default;
-
-bool PlanBench::hasReference() const { return !impl_->reference.empty() || false; }
 
 void PlanBench::setReference(const KernelPlan &plan) {
   rt::ContextScope scope(impl_->dc);
@@ -404,18 +407,13 @@ double kite::autotune::copyBandwidthGBs(int device) {
   const int64_t bytes = int64_t(1) << 30;
   Tensor a = cuda::empty({bytes}, DType::i8, {}, Device::cuda(device));
   Tensor b = cuda::empty({bytes}, DType::i8, {}, Device::cuda(device));
-  std::vector<double> ms;
-  for (int i = 0; i < 12; ++i) {
-    rt::Event start, stop;
-    start.record();
-    rt::check(rt::cu().cuMemcpyDtoDAsync(dptr(b), dptr(a), bytes, nullptr), "timing a copy");
-    stop.record();
-    stop.synchronize();
-    if (i >= 2)
-      ms.push_back(stop.elapsedMsSince(start));
-  }
+  double ms = timeLaunches(
+      [&] {
+        rt::check(rt::cu().cuMemcpyDtoDAsync(dptr(b), dptr(a), bytes, nullptr), "timing a copy");
+      },
+      nullptr, 2, 10);
   // A copy reads and writes every byte.
-  double gbs = 2.0 * bytes / (median(ms) * 1e-3) / 1e9;
+  double gbs = 2.0 * bytes / (ms * 1e-3) / 1e9;
   measured[device] = gbs;
   return gbs;
 }

@@ -21,6 +21,7 @@
 
 #include <kite/runtime.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -59,7 +60,6 @@ public:
   /// Runs `plan` once and keeps its outputs as the reference. Throws
   /// kite::Error if it fails.
   void setReference(const KernelPlan &plan);
-  bool hasReference() const;
 
   /// Runs, checks and times a candidate. `injectFault` (a test hook) makes
   /// the launch write through a bad pointer.
@@ -75,6 +75,13 @@ private:
   std::unique_ptr<Impl> impl_;
   bool broken_ = false;
 };
+
+/// Times `launch` with CUDA events on the default stream of the current
+/// context: `warmup` launches, then `runs` launches, each after `flush` (if
+/// given) is overwritten outside the timed interval, emptying the L2.
+/// Returns the median in ms.
+double timeLaunches(const std::function<void()> &launch, const Tensor *flush, int warmup,
+                    int runs);
 
 /// Bytes a plan's tensor arguments and outputs hold: what a memory-bound
 /// kernel moves at least once (for GB/s).

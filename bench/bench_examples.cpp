@@ -193,38 +193,6 @@ const char *irOf(const std::string &file) {
   return nullptr;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/// Times `launch` with CUDA events on the default stream: `warmup` launches,
-/// then `runs` launches, each after an L2 flush (a memset of `flush`, outside
-/// the timed interval). Returns the median in ms.
-double timeMs(const std::function<void()> &launch, const Tensor *flush, int warmup, int runs) {
-  for (int i = 0; i < warmup; ++i)
-    launch();
-  cuda::synchronize();
-  std::vector<std::unique_ptr<rt::Event>> start, stop;
-  for (int i = 0; i < runs; ++i) {
-    start.push_back(std::make_unique<rt::Event>());
-    stop.push_back(std::make_unique<rt::Event>());
-  }
-  for (int i = 0; i < runs; ++i) {
-    if (flush)
-      rt::check(rt::cu().cuMemsetD8Async(dptr(*flush), uint8_t(i), flush->numel(), nullptr), "flushing L2");
-    start[i]->record();
-    launch();
-    stop[i]->record();
-  }
-  stop.back()->synchronize();
-  std::vector<double> ms;
-  for (int i = 0; i < runs; ++i)
-    ms.push_back(stop[i]->elapsedMsSince(*start[i]));
-  return median(ms);
-}
-
 std::string oneLine(std::string s) {
   for (char &c : s)
     if (c == '\n')
@@ -364,7 +332,7 @@ int main(int argc, char **argv) {
     {
       const int64_t bytes = int64_t(1) << 30;
       Tensor src = cuda::zeros({bytes}, DType::i8), dst = cuda::empty({bytes}, DType::i8);
-      double ms = timeMs(
+      double ms = autotune::timeLaunches(
           [&] {
             rt::check(rt::cu().cuMemcpyDtoDAsync(dptr(dst), dptr(src), bytes, nullptr), "copying 1 GiB");
           },
@@ -454,9 +422,9 @@ int main(int argc, char **argv) {
             std::vector<Tensor> results(plan.results.size());
             auto launch = [&] { run_plan(plan, kargs, results); };
             // A slow kernel (matmul on CUDA cores) gets fewer runs, never under 50.
-            double once = timeMs(launch, nullptr, 1, 1);
+            double once = autotune::timeLaunches(launch, nullptr, 1, 1);
             bool slow = once > 10.0;
-            double ms = timeMs(launch, &flush, slow ? 2 : s.warmup, slow ? std::min(s.runs, 50) : s.runs);
+            double ms = autotune::timeLaunches(launch, &flush, slow ? 2 : s.warmup, slow ? std::min(s.runs, 50) : s.runs);
             c["ms"] = ms;
             if (config.empty())
               defaultMs = ms;
@@ -492,7 +460,7 @@ int main(int argc, char **argv) {
         // The winner again: the same version timed twice shows the noise.
         std::vector<Tensor> results(bestPlan->results.size());
         bool slow = bestMs > 10.0;
-        double again = timeMs([&] { run_plan(*bestPlan, kargs, results); }, &flush, slow ? 2 : s.warmup,
+        double again = autotune::timeLaunches([&] { run_plan(*bestPlan, kargs, results); }, &flush, slow ? 2 : s.warmup,
                               slow ? std::min(s.runs, 50) : s.runs);
         double gbps = b.bytes / (bestMs * 1e-3) / 1e9;
         k["ms"] = bestMs;
