@@ -79,14 +79,21 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
   return c;
 }
 
-namespace {
-SmallVector<BlockSizeOp> blockSizeOps(func::FuncOp kernel) {
+SmallVector<BlockSizeOp> kite::blockSizeOps(func::FuncOp kernel) {
   SmallVector<BlockSizeOp> ops;
   kernel.walk([&](BlockSizeOp op) { ops.push_back(op); });
   llvm::sort(ops, [](BlockSizeOp a, BlockSizeOp b) { return a.getId() < b.getId(); });
   return ops;
 }
-} // namespace
+
+std::pair<TileForOp, int64_t> kite::loopOfBlockSize(BlockSizeOp op) {
+  for (Operation *user : op->getUsers())
+    if (auto loop = dyn_cast<TileForOp>(user))
+      for (auto [d, b] : llvm::enumerate(loop.getBlockSizes()))
+        if (b == op.getResult())
+          return {loop, (int64_t)d};
+  return {TileForOp(), 0};
+}
 
 LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
                                    std::string &error) {
@@ -228,16 +235,8 @@ Config kite::defaultConfig(func::FuncOp kernel) {
     int64_t extent = ShapedType::kDynamic;
     if (op.getExtent())
       extent = getConstantIntValue(op.getExtent()).value_or(ShapedType::kDynamic);
-    TileForOp loop;
-    for (Operation *user : op->getUsers())
-      if (auto l = dyn_cast<TileForOp>(user))
-        loop = l;
+    auto [loop, loopDim] = loopOfBlockSize(op);
     int64_t target = 64;
-    int64_t loopDim = 0;
-    if (loop)
-      for (auto [d, b] : llvm::enumerate(loop.getBlockSizes()))
-        if (b == op.getResult())
-          loopDim = d;
     if (hasMatmul) {
       // Output tiles of 64x64, K in steps of 32; batch dims one at a time.
       if (!loop || !loop.isTopLevel())

@@ -47,6 +47,13 @@ mlir::FailureOr<Config> parseConfig(llvm::StringRef json, std::string &error);
 mlir::LogicalResult validateConfig(mlir::func::FuncOp kernel,
                                    const Config &config, std::string &error);
 
+/// The kernel's `kite.block_size` ops, by id.
+llvm::SmallVector<BlockSizeOp> blockSizeOps(mlir::func::FuncOp kernel);
+
+/// The tile loop a block size sizes, and which of its dims (the first such
+/// loop; a null loop if none).
+std::pair<TileForOp, int64_t> loopOfBlockSize(BlockSizeOp op);
+
 /// The kernel's reduction dimensions: the distinct sizes of tensor
 /// dims that a load inside a loop reads whole (`x[tn, all]`, or dims left
 /// unsubscripted), in the order they first appear. `reduction_loops[i]`

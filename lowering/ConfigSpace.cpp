@@ -60,16 +60,6 @@ SmallVector<TileForOp> topLevelLoops(func::FuncOp kernel) {
   return loops;
 }
 
-/// The loop that a block size sizes, and which of its dims.
-std::pair<TileForOp, int64_t> loopOf(BlockSizeOp op) {
-  for (Operation *user : op->getUsers())
-    if (auto loop = dyn_cast<TileForOp>(user))
-      for (auto [d, b] : llvm::enumerate(loop.getBlockSizes()))
-        if (b == op.getResult())
-          return {loop, (int64_t)d};
-  return {TileForOp(), 0};
-}
-
 } // namespace
 
 json kite::deriveConfigSpace(func::FuncOp kernel) {
@@ -77,11 +67,8 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
   json params = json::array();
 
   // Block sizes: powers of two within the registered bounds and the extent.
-  SmallVector<BlockSizeOp> blockSizes;
-  kernel.walk([&](BlockSizeOp op) { blockSizes.push_back(op); });
-  llvm::sort(blockSizes, [](BlockSizeOp a, BlockSizeOp b) { return a.getId() < b.getId(); });
-  for (BlockSizeOp op : blockSizes) {
-    auto [loop, dim] = loopOf(op);
+  for (BlockSizeOp op : blockSizeOps(kernel)) {
+    auto [loop, dim] = loopOfBlockSize(op);
     int64_t cap = loop && !loop.isTopLevel() ? 4096 : 1024;
     if (op.getExtent())
       if (std::optional<int64_t> e = getConstantIntValue(op.getExtent()))

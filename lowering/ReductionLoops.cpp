@@ -124,23 +124,26 @@ private:
   SetVector<Block *> blocks() {
     SetVector<Block *> result;
     kernel.walk([&](LoadOp load) {
-      if (sourceAxis(load))
+      if (isSource(load))
         result.insert(load->getBlock());
     });
     return result;
   }
 
-  /// The result axis of a load that reads the whole dimension, if it does.
-  std::optional<int64_t> sourceAxis(LoadOp load) {
+  /// The result axes at which a load reads the whole dimension (none for a
+  /// load with gathers).
+  SmallVector<int64_t> sourceAxes(LoadOp load) {
     SmallVector<std::pair<int64_t, int64_t>> dims;
+    SmallVector<int64_t> axes;
     if (!wholeDims(load, load.getTensor(), load.getSubscripts(), dims))
-      return std::nullopt;
+      return axes;
     auto type = cast<kite::TensorType>(load.getTensor().getType());
     for (auto [dim, axis] : dims)
       if (type.getShape()[dim] == size)
-        return axis;
-    return std::nullopt;
+        axes.push_back(axis);
+    return axes;
   }
+  bool isSource(LoadOp load) { return !sourceAxes(load).empty(); }
 
   LogicalResult unsupported(Operation *op, StringRef why) {
     if (!quiet)
@@ -159,18 +162,13 @@ private:
         for (Value i : load.getIndices())
           if (axes.count(i))
             return unsupported(load, "a load is indexed by a whole-row value");
-        if (std::optional<int64_t> axis = sourceAxis(load)) {
-          SmallVector<std::pair<int64_t, int64_t>> dims;
-          wholeDims(load, load.getTensor(), load.getSubscripts(), dims);
-          auto type = cast<kite::TensorType>(load.getTensor().getType());
-          int count = 0;
-          for (auto [dim, _] : dims)
-            count += type.getShape()[dim] == size;
-          if (count > 1)
-            return unsupported(load, "the load reads two dimensions of that size");
+        SmallVector<int64_t> whole = sourceAxes(load);
+        if (whole.size() > 1)
+          return unsupported(load, "the load reads two dimensions of that size");
+        if (!whole.empty()) {
           if (load.getMask())
             return unsupported(load, "the load has a mask");
-          axes[load.getResult()] = *axis;
+          axes[load.getResult()] = whole.front();
         }
         continue;
       }
@@ -352,7 +350,7 @@ private:
   /// chunk `span` of the dimension.
   void cloneSlice(ArrayRef<Operation *> ops, Value span, IRMapping &map) {
     for (Operation *op : ops) {
-      if (auto load = dyn_cast<LoadOp>(op); load && sourceAxis(load)) {
+      if (auto load = dyn_cast<LoadOp>(op); load && isSource(load)) {
         SmallVector<Value> indices;
         SmallVector<int32_t> layout;
         chunkSubscript(load, load.getTensor(), load.getSubscripts(), span, indices, layout);
