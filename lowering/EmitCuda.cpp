@@ -40,6 +40,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <numeric>
+
 using namespace mlir;
 using namespace kite;
 
@@ -87,13 +89,15 @@ struct TensorRef {
   std::string ptr;
   Type elem;
   SmallVector<int64_t> sizes, strides;
+  int64_t align = 16; // bytes the data pointer is aligned to
 };
 
 /// The scalars of a tile loop variable.
 struct SpanVars {
   std::string begin, valid, id, count;
   int64_t blockSize = 1;
-  bool exact = false; // every tile is full: no mask needed
+  bool exact = false;     // every tile is full: no mask needed
+  int64_t alignElems = 1; // every begin is a multiple of this
 };
 
 std::string cType(Type t) {
@@ -127,6 +131,15 @@ std::string computeType(Type t) {
 /// i64 for integer sums).
 std::string accType(Type t) { return computeType(t); }
 
+/// Bytes of one element in global memory (0 if unknown).
+int64_t elemBytes(Type t) {
+  if (t.isInteger(1))
+    return 1;
+  if (t.isIntOrFloat())
+    return t.getIntOrFloatBitWidth() / 8;
+  return 0;
+}
+
 int64_t pow2(int64_t n) { return n <= 1 ? 1 : (int64_t)llvm::PowerOf2Ceil(n); }
 
 std::string floatLiteral(double v) {
@@ -157,6 +170,10 @@ private:
   EmitOptions options;
   CudaKernel result;
   int64_t numThreads = 128;
+  /// Contiguous elements a thread holds along a context's innermost dim: 16
+  /// bytes of the kernel's narrowest tensor element, so loads and stores of
+  /// contiguous rows can be 16-byte vectors.
+  int64_t vecElems = 4;
   std::string body;
   int indent = 1;
   int nextName = 0;
@@ -198,7 +215,7 @@ private:
     ctx->tstride.assign(r, 1);
     int64_t remaining = numThreads, stride = 1;
     for (int64_t d = r - 1; d >= 0; --d) {
-      int64_t v = d == r - 1 ? std::min<int64_t>(shape[d], 4) : 1;
+      int64_t v = d == r - 1 ? std::min<int64_t>(shape[d], vecElems) : 1;
       ctx->vec[d] = v;
       ctx->tpd[d] = std::max<int64_t>(1, std::min(shape[d] / v, remaining));
       ctx->tstride[d] = stride;
@@ -281,23 +298,26 @@ private:
   }
 
   /// Emits nested loops over a tile's per-thread elements; `emitBody`
-  /// receives the per-dim index expressions.
+  /// receives the per-dim index expressions. With `step` > 1 the last dim
+  /// advances `step` elements at a time (a vector access).
   void forEach(const Tile &t,
-               llvm::function_ref<void(ArrayRef<std::string>)> emitBody) {
+               llvm::function_ref<void(ArrayRef<std::string>)> emitBody,
+               int64_t step = 1) {
     SmallVector<std::string> k;
     int opened = 0;
-    for (const Dim &d : t.dims) {
-      if (d.regExtent == 1) {
+    for (auto [i, d] : llvm::enumerate(t.dims)) {
+      int64_t s = (int64_t)i == t.rank() - 1 ? step : 1;
+      if (d.regExtent == s) {
         k.push_back("0");
         continue;
       }
       std::string var = fresh("k");
       line("#pragma unroll");
       line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", var,
-                         d.regExtent));
+                         d.regExtent / s));
       ++indent;
       ++opened;
-      k.push_back(var);
+      k.push_back(s == 1 ? var : llvm::formatv("({0} * {1})", var, s).str());
     }
     emitBody(k);
     for (int i = 0; i < opened; ++i) {
@@ -549,6 +569,7 @@ private:
                                  ArrayRef<Subscript> subs, Type resultElem,
                                  SmallVector<int64_t> &shape,
                                  SmallVector<std::string> &extents);
+  int64_t vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs, const Tile &t);
   LogicalResult emitAccess(Operation *op, Value tensor, ArrayRef<Subscript> subs,
                            Value mask, Value value, Value result,
                            std::optional<AtomicKind> atomic);
@@ -582,6 +603,22 @@ FailureOr<CudaKernel> Emitter::run() {
                                                 nullptr, false);
   numThreads = 32 * config.value("num_warps", 4);
   result.numThreads = numThreads;
+  int64_t narrowest = 0;
+  kernel.walk([&](Operation *op) {
+    auto visit = [&](Type t) {
+      if (auto tt = dyn_cast<kite::TensorType>(t))
+        if (int64_t b = elemBytes(tt.getElementType()))
+          narrowest = narrowest ? std::min(narrowest, b) : b;
+    };
+    for (Type t : op->getResultTypes())
+      visit(t);
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (BlockArgument a : b.getArguments())
+          visit(a.getType());
+  });
+  if (narrowest)
+    vecElems = std::clamp<int64_t>(16 / narrowest, 1, 8);
 
   // Every type must be static by now.
   WalkResult walk = kernel.walk([&](Operation *op) {
@@ -663,6 +700,8 @@ LogicalResult Emitter::emitPrologue() {
       ref.sizes.assign(t.getShape().begin(), t.getShape().end());
       if (auto s = kernel.getArgAttrOfType<DenseI64ArrayAttr>(i, "kite.strides"))
         ref.strides.assign(s.asArrayRef().begin(), s.asArrayRef().end());
+      if (auto a = kernel.getArgAttrOfType<IntegerAttr>(i, "kite.align"))
+        ref.align = a.getInt();
       tensors[arg] = ref;
       result.params.push_back({CudaKernel::Param::Kind::ArgData, i});
     } else {
@@ -711,6 +750,7 @@ void Emitter::defineSpan(Value span, StringRef begin, StringRef upper, int64_t b
   v.count = count.str();
   v.blockSize = bs;
   v.exact = upperConst >= 0 && lower >= 0 && (upperConst - lower) % bs == 0;
+  v.alignElems = lower >= 0 ? (int64_t)std::gcd(lower, bs) : 1;
   line(llvm::formatv("const i64 {0} = {1};", v.begin, begin));
   line(llvm::formatv("const i64 {0} = min((i64){1}, (i64)({2}) - {3});", v.valid,
                      bs, upper, v.begin));
@@ -1585,6 +1625,93 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
   return Tile();
 }
 
+/// How many consecutive elements of tile `t`'s last dim an access of `ref`
+/// at `subs` can move as one vector (1: element by element). A vector needs
+/// the dim to run along the tensor's contiguous last dim, the thread's run
+/// of elements there (its context's `vec`), a start that is a multiple of
+/// the width in elements (pointer alignment, span begins, the other dims'
+/// strides), and a valid extent that is a multiple of it, so that a mask is
+/// the same for the whole vector.
+int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
+                             const Tile &t) {
+  int64_t bytes = elemBytes(ref.elem);
+  if (t.rank() == 0 || !bytes)
+    return 1;
+  int64_t last = t.rank() - 1;
+  const Dim &d = t.dims[last];
+  if (d.ctxDim < 0)
+    return 1;
+  int64_t w = std::min(t.ctx->vec[d.ctxDim], std::max<int64_t>(1, 16 / bytes));
+  auto divides = [&](int64_t m) {
+    while (w > 1 && m % w != 0)
+      w /= 2;
+  };
+  divides(std::max<int64_t>(1, ref.align / bytes));
+  int64_t rank = ref.sizes.size();
+  int64_t rd = 0, tdim = 0;
+  bool found = false;
+  // A tile dim indexing tensor dim `tdim` (an `all` or a span starting at
+  // multiples of `begin`); any other dim only offsets by its stride.
+  auto indexed = [&](int64_t begin, int64_t block) {
+    if (rd == last) {
+      if (tdim != rank - 1 || ref.strides[tdim] != 1)
+        return false;
+      found = true;
+      divides(begin);
+      divides(block);
+      divides(ref.sizes[tdim]);
+    } else {
+      divides(ref.strides[tdim]);
+    }
+    ++rd;
+    ++tdim;
+    return true;
+  };
+  for (size_t p = 0; p < subs.size(); ++p) {
+    const Subscript &s = subs[p];
+    switch (s.kind) {
+    case Subscript::Kind::NewAxis:
+      if (rd == last)
+        return 1;
+      ++rd;
+      break;
+    case Subscript::Kind::All:
+      if (!indexed(0, ref.sizes[tdim]))
+        return 1;
+      break;
+    case Subscript::Kind::Span: {
+      const SpanVars &sv = spans[s.value];
+      if (!indexed(sv.alignElems, sv.blockSize))
+        return 1;
+      break;
+    }
+    case Subscript::Kind::Scalar:
+      divides(ref.strides[tdim]);
+      ++tdim;
+      break;
+    case Subscript::Kind::Gather: {
+      size_t q = p;
+      int64_t groupRank = 0;
+      for (; q < subs.size() && subs[q].kind == Subscript::Kind::Gather; ++q) {
+        groupRank = std::max<int64_t>(
+            groupRank, cast<TileType>(subs[q].value.getType()).getRank());
+        divides(ref.strides[tdim]);
+        ++tdim;
+      }
+      if (last >= rd && last < rd + groupRank)
+        return 1;
+      rd += groupRank;
+      p = q - 1;
+      break;
+    }
+    }
+  }
+  for (; tdim < rank;)
+    if (!indexed(0, ref.sizes[tdim]))
+      return 1;
+  return found ? w : 1;
+}
+
 LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
                                   ArrayRef<Subscript> subs, Value mask, Value value,
                                   Value resultValue,
@@ -1670,6 +1797,7 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
     valueTile = readableAt(*stored, t, t.rank() - stored->rank());
 
   std::string own = isLoad ? "" : owner(t);
+  int64_t width = (maskTile || atomic) ? 1 : vectorWidth(ref, subs, t);
   forEach(t, [&](ArrayRef<std::string> k) {
     // The element's offset in the tensor.
     std::string offset = "0";
@@ -1723,6 +1851,33 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
       conds.push_back("cvt<bool>(" + at(*maskTile, k, t.rank() - maskTile->rank()) + ")");
     std::string cond = llvm::join(conds, " && ");
     std::string ptr = llvm::formatv("{0}[{1}]", ref.ptr, offset);
+    if (width > 1) {
+      // One vector: the mask is the same for all its elements.
+      if (isLoad) {
+        std::string dst = llvm::formatv("&{0}[{1}]", t.name, flat(t, k));
+        std::string load = llvm::formatv("load_vec<{0}>({1}, &{2});", width, dst, ptr);
+        line(cond.empty() ? load
+                          : llvm::formatv("if ({0}) {1} else zero_vec<{2}>({3});", cond,
+                                          load, width, dst)
+                                .str());
+        return;
+      }
+      if (!own.empty())
+        cond = cond.empty() ? own : own + " && " + cond;
+      SmallVector<std::string> elems;
+      SmallVector<std::string> ki(k.begin(), k.end());
+      for (int64_t e = 0; e < width; ++e) {
+        ki.back() = llvm::formatv("{0} + {1}", k.back(), e);
+        elems.push_back(llvm::formatv(
+            "cvt<{0}>({1})", cType(ref.elem),
+            valueTile ? at(*valueTile, ki, t.rank() - valueTile->rank()) : scalar(value)));
+      }
+      std::string store =
+          llvm::formatv("store_vec<{0}>(&{1}, Vec<{2}, {0}>{{{{{3}}});", width, ptr, cType(ref.elem),
+                        llvm::join(elems, ", "));
+      line(cond.empty() ? store : llvm::formatv("if ({0}) {1}", cond, store).str());
+      return;
+    }
     if (isLoad) {
       if (cond.empty())
         line(llvm::formatv("{0}[{1}] = {2};", t.name, flat(t, k), ptr));
@@ -1746,7 +1901,7 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
       stmt = llvm::formatv("{0}(&{1}, cvt<{2}>({3}));", fn, ptr, cType(ref.elem), v);
     }
     line(cond.empty() ? stmt : llvm::formatv("if ({0}) {1}", cond, stmt).str());
-  });
+  }, width);
   if (isLoad)
     tiles[resultValue] = t;
   return success();

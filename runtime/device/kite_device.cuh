@@ -96,6 +96,44 @@ template <class To, class From> __device__ __forceinline__ To cvt(From x) {
 }
 
 //===----------------------------------------------------------------------===//
+// Vector loads and stores
+//===----------------------------------------------------------------------===//
+
+/// An unsigned type of `Bytes` bytes, to move that many bytes in one access.
+template <int Bytes> struct Bits;
+template <> struct Bits<2> { typedef unsigned short type; };
+template <> struct Bits<4> { typedef unsigned int type; };
+template <> struct Bits<8> { typedef uint2 type; };
+template <> struct Bits<16> { typedef uint4 type; };
+
+/// Copies `N` consecutive elements from global memory at `src` (aligned to
+/// the vector's size) into registers `dst[0..N)` with one load.
+template <int N, class T> __device__ __forceinline__ void load_vec(T *dst, const T *src) {
+  typedef typename Bits<N * sizeof(T)>::type V;
+  V v = *reinterpret_cast<const V *>(src);
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    dst[i] = reinterpret_cast<const T *>(&v)[i];
+}
+
+template <int N, class T> __device__ __forceinline__ void zero_vec(T *dst) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    dst[i] = cvt<T>(0);
+}
+
+/// A vector of `N` elements to store with one access.
+template <class T, int N> struct Vec {
+  T e[N];
+};
+
+/// Stores `N` elements at `dst` (aligned to the vector's size) with one store.
+template <int N, class T> __device__ __forceinline__ void store_vec(T *dst, Vec<T, N> v) {
+  typedef typename Bits<N * sizeof(T)>::type V;
+  *reinterpret_cast<V *>(dst) = *reinterpret_cast<const V *>(&v);
+}
+
+//===----------------------------------------------------------------------===//
 // Math with PyTorch's semantics (on the compute type)
 //===----------------------------------------------------------------------===//
 
@@ -244,19 +282,28 @@ __device__ __forceinline__ T warp_reduce(T v) {
   return v;
 }
 
-/// The same across warps, through `scratch` (blockDim.x elements): each
-/// thread combines the partials of its group in thread order.
+/// The same across warps. The lanes of one warp combine with shuffles first;
+/// then one partial per warp goes through `scratch` (blockDim.x elements),
+/// and each thread combines its group's partials in warp order, so every
+/// thread of a group gets the same result.
 template <class Op, int Stride, int Count, class T>
 __device__ __forceinline__ T block_reduce(T v, T *scratch) {
+  constexpr int InWarp = Stride >= 32 ? 1 : (Stride * Count <= 32 ? Count : 32 / Stride);
+  constexpr int Across = Count / InWarp;        // partials left per group
+  constexpr int AcrossStride = Stride * InWarp; // thread distance between them
+  if constexpr (InWarp > 1)
+    v = warp_reduce<Op, Stride, InWarp>(v);
+  if constexpr (Across == 1)
+    return v;
   const int tid = threadIdx.x;
   __syncthreads();
   scratch[tid] = v;
   __syncthreads();
-  const int base = tid - ((tid / Stride) % Count) * Stride;
+  const int base = tid - ((tid / AcrossStride) % Across) * AcrossStride;
   T r = scratch[base];
-#pragma unroll 4
-  for (int j = 1; j < Count; ++j)
-    r = Op::combine(r, scratch[base + j * Stride]);
+#pragma unroll
+  for (int j = 1; j < Across; ++j)
+    r = Op::combine(r, scratch[base + j * AcrossStride]);
   return r;
 }
 

@@ -1,14 +1,15 @@
 // The CUDA for softmax: four rows of 1024 per program by default, a block reduction
-// across 4 warps, masks where 1000 columns pad to 1024.
+// across 4 warps, masks where 1000 columns pad to 1024, 16-byte loads and stores
+// (1000 is a multiple of 8 bf16 elements, so a mask holds for a whole vector).
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,1000]' --emit=cuda | FileCheck %s
 // CHECK: // launch: 16 programs of 128 threads
 // CHECK: extern "C" __global__ void __launch_bounds__(128) kite_softmax(bf16* __restrict__ a0, bf16* __restrict__ o0)
 // CHECK: bf16 [[ROW:v[0-9]+]][32]; // (4, 1024) in context 0
-// CHECK: < 1000) ? a0[
+// CHECK: < 1000) load_vec<8>({{.*}}, &a0[{{.*}}]); else zero_vec<8>(
 // CHECK: block_reduce<MaxOp, 1, 128>
 // CHECK: k_exp(
 // CHECK: block_reduce<SumOp, 1, 128>
-// CHECK: o0[{{.*}}] = cvt<bf16>(
+// CHECK: store_vec<8>(&o0[{{.*}}], Vec<bf16, 8>{{[{][{]}}cvt<bf16>(
 
 // A config: two rows per program, 8 warps.
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,1000]' --config '{"block_sizes":[2],"num_warps":8}' --emit=cuda | FileCheck %s --check-prefix=CONFIG

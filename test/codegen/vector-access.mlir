@@ -1,0 +1,36 @@
+// Loads and stores move 16 bytes at a time where the row is contiguous and
+// the pointer, the row stride, the span begins and the valid extent are
+// multiples of the vector; narrower vectors where only a smaller power of
+// two divides them; element by element otherwise.
+//
+// bf16, 1000 columns (2000-byte rows): 8-element vectors.
+// RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --kernel rmsnorm --arg 'x=bf16[64,1000]' --arg 'weight=bf16[1000]' --arg eps=f64 --emit=cuda | FileCheck %s --check-prefix=BF16
+// BF16: load_vec<8>({{.*}}&a0[
+// BF16: load_vec<8>({{.*}}&a1[
+// BF16: store_vec<8>(&o0[
+//
+// f32: 16 bytes are 4 elements.
+// RUN: kite inspect %kite_src/examples/add.kite.cpp --kernel add --arg 'x=f32[64,1000]' --arg 'y=f32[64,1000]' --emit=cuda | FileCheck %s --check-prefix=F32
+// F32: load_vec<4>({{.*}}&a0[
+// F32: load_vec<4>({{.*}}&a1[
+// F32: store_vec<4>(&o0[
+//
+// 1004 columns: 1004 = 4 * 251, so 4-element (8-byte) vectors.
+// RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --kernel rmsnorm --arg 'x=bf16[64,1004]' --arg 'weight=bf16[1004]' --arg eps=f64 --emit=cuda | FileCheck %s --check-prefix=NARROW
+// NARROW: load_vec<4>({{.*}}&a0[
+// NARROW-NOT: load_vec<8>
+//
+// 4097 columns: rows start at odd elements; no vectors.
+// RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --kernel rmsnorm --arg 'x=bf16[64,4097]' --arg 'weight=bf16[4097]' --arg eps=f64 --emit=cuda | FileCheck %s --check-prefix=ODD
+// ODD-NOT: _vec<
+// ODD: = cvt<bf16>(
+//
+// A pointer aligned to 4 bytes only: 2-element vectors for x, 8 for weight.
+// RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --kernel rmsnorm --arg 'x=bf16[64,1000]:align4' --arg 'weight=bf16[1000]' --arg eps=f64 --emit=cuda | FileCheck %s --check-prefix=ALIGN
+// ALIGN: load_vec<2>({{.*}}&a0[
+// ALIGN: load_vec<8>({{.*}}&a1[
+//
+// A transposed view (column stride 64): the last dim is not contiguous.
+// RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --kernel rmsnorm --arg 'x=bf16[64,1000]:strides[1,64]' --arg 'weight=bf16[1000]' --arg eps=f64 --emit=cuda | FileCheck %s --check-prefix=STRIDED
+// STRIDED-NOT: load_vec<{{.*}}&a0[
+// STRIDED: load_vec<8>({{.*}}&a1[
