@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -61,6 +62,7 @@ struct Settings {
   bool quick = false; // default configs only
   bool compileOnly = false;
   std::string filter;
+  std::string samplesDir;        // --samples: rows of inputs and outputs for the cross-check
   std::vector<std::string> tune; // efforts, in order
   double budget = 0;             // 0: the effort's default
 };
@@ -101,16 +103,20 @@ Tensor randomDevice(const std::vector<int64_t> &sizes, DType dtype, uint64_t see
 
 /// A benchmark: an example kernel at one shape.
 struct Bench {
-  std::string name;   // the key shared with torch_baseline.py ("softmax")
+  std::string name;   // the kernel's name shared with torch_baseline.py ("softmax")
   std::string file;   // example file stem
   std::string kernel; // kernel name in that file
-  std::string dtype, shape;
+  std::string dtype, shape; // name + " " + shape is the key shared with torch_baseline.py
   double bytes = 0;   // read + write
   double flops = 0;   // matmul only
   std::function<std::vector<DevArg>()> inputs;
   std::vector<std::string> configs; // the first is "" (default)
   std::vector<ArgSpec> specs;       // what `inputs` makes, for --compile-only
   std::map<std::string, std::pair<int64_t, int64_t>> intRanges; // index inputs, for tuning
+  int64_t rows = 0;   // row-wise kernels: the row count (inputs and outputs whose
+                      // dim 0 has it are sampled by rows for the cross-check)
+  bool sweep = false; // one of issue 5's sweep shapes (not GPU.md's table)
+  std::string key() const { return name + " " + shape; }
 };
 
 std::vector<std::string> rowConfigs() {
@@ -121,64 +127,154 @@ std::vector<std::string> rowConfigs() {
   return c;
 }
 
+/// A row-wise example at [n, m]: its inputs (x first) and argument specs.
+Bench rowBench(const std::string &name, const std::string &kernel, int64_t n, int64_t m, bool sweep) {
+  auto T = [](std::string nm, Tensor t) { return DevArg{std::move(nm), std::move(t)}; };
+  auto S = [](std::string nm, double v) { return DevArg{std::move(nm), std::nullopt, v, DType::f64}; };
+  auto t = [](const char *nm, DType d, std::vector<int64_t> s) { return ArgSpec::tensor(nm, d, s, {}, 16); };
+  auto eps = [](double v) { return ArgSpec::scalar("eps", DType::f64, v); };
+  std::string shape = std::to_string(n) + "x" + std::to_string(m);
+  Bench b;
+  b.name = name;
+  b.file = name;
+  b.kernel = kernel;
+  b.dtype = "bf16";
+  b.rows = n;
+  b.sweep = sweep;
+  b.configs = rowConfigs();
+  double x = double(n) * m;
+  if (name == "add") {
+    b.dtype = "f32";
+    b.bytes = 3.0 * x * 4;
+    b.inputs = [=] { return std::vector<DevArg>{T("x", randomDevice({n, m}, f32, 1)), T("y", randomDevice({n, m}, f32, 2))}; };
+    b.specs = {t("x", f32, {n, m}), t("y", f32, {n, m})};
+    b.configs = {"", R"({"block_sizes":[8,256],"num_warps":4})", R"({"block_sizes":[4,512],"num_warps":4})",
+                 R"({"block_sizes":[16,256],"num_warps":8})", R"({"block_sizes":[2,1024],"num_warps":8})"};
+  } else if (name == "softmax") {
+    b.bytes = 2.0 * x * 2;
+    b.inputs = [=] { return std::vector<DevArg>{T("x", randomDevice({n, m}, bf16, 3))}; };
+    b.specs = {t("x", bf16, {n, m})};
+  } else if (name == "layernorm") {
+    shape += " (+w, b)";
+    b.bytes = 2.0 * x * 2 + 2.0 * m * 2 + 2.0 * n * 4;
+    b.inputs = [=] {
+      return std::vector<DevArg>{T("x", randomDevice({n, m}, bf16, 4)), T("weight", randomDevice({m}, bf16, 5)),
+                                 T("bias", randomDevice({m}, bf16, 6)), S("eps", 1e-5)};
+    };
+    b.specs = {t("x", bf16, {n, m}), t("weight", bf16, {m}), t("bias", bf16, {m}), eps(1e-5)};
+  } else if (name == "rmsnorm") {
+    shape += " (+w)";
+    b.bytes = 2.0 * x * 2 + 1.0 * m * 2;
+    b.inputs = [=] {
+      return std::vector<DevArg>{T("x", randomDevice({n, m}, bf16, 7)), T("weight", randomDevice({m}, bf16, 8)),
+                                 S("eps", 1e-6)};
+    };
+    b.specs = {t("x", bf16, {n, m}), t("weight", bf16, {m}), eps(1e-6)};
+  } else if (name == "sum") {
+    b.dtype = "f32";
+    b.bytes = x * 4 + 1.0 * n * 4;
+    b.inputs = [=] { return std::vector<DevArg>{T("x", randomDevice({n, m}, f32, 9))}; };
+    b.specs = {t("x", f32, {n, m})};
+  } else if (name == "cross_entropy") {
+    b.bytes = x * 2 + 1.0 * n * 8 + 1.0 * n * 4;
+    b.inputs = [=] {
+      return std::vector<DevArg>{T("logits", randomDevice({n, m}, bf16, 10)),
+                                 T("target", randomDevice({n}, DType::i64, 11, m))};
+    };
+    b.specs = {t("logits", bf16, {n, m}), t("target", DType::i64, {n})};
+    b.intRanges["target"] = {0, m};
+  }
+  b.shape = shape;
+  return b;
+}
+
+/// GPU.md's table, then issue 5's sweeps (softmax 4096 x {1024, 4096,
+/// 16384, 65536}; layernorm and rmsnorm 16384 x {768, 4096, 12288};
+/// cross-entropy 4096 x {32000, 128256}; add f32 at 2^20 and 2^28 elements).
 std::vector<Bench> benches() {
   const int64_t N = 8192, M = 8192, V = 32768, MM = 4096;
   auto T = [](std::string name, Tensor t) { return DevArg{std::move(name), std::move(t)}; };
-  auto S = [](std::string name, double v) { return DevArg{std::move(name), std::nullopt, v, DType::f64}; };
   std::vector<Bench> b;
-  b.push_back({"add", "add", "add", "f32", "8192x8192", 3.0 * N * M * 4, 0,
-               [=] {
-                 return std::vector<DevArg>{T("x", randomDevice({N, M}, f32, 1)),
-                                            T("y", randomDevice({N, M}, f32, 2))};
-               },
-               {"", R"({"block_sizes":[8,256],"num_warps":4})", R"({"block_sizes":[4,512],"num_warps":4})",
-                R"({"block_sizes":[16,256],"num_warps":8})", R"({"block_sizes":[2,1024],"num_warps":8})"}});
-  b.push_back({"softmax", "softmax", "softmax", "bf16", "8192x8192", 2.0 * N * M * 2, 0,
-               [=] { return std::vector<DevArg>{T("x", randomDevice({N, M}, bf16, 3))}; }, rowConfigs()});
-  b.push_back({"layernorm", "layernorm", "layernorm", "bf16", "8192x8192 (+w, b)",
-               2.0 * N * M * 2 + 2.0 * M * 2 + 2.0 * N * 4, 0,
-               [=] {
-                 return std::vector<DevArg>{T("x", randomDevice({N, M}, bf16, 4)),
-                                            T("weight", randomDevice({M}, bf16, 5)),
-                                            T("bias", randomDevice({M}, bf16, 6)), S("eps", 1e-5)};
-               },
-               rowConfigs()});
-  b.push_back({"rmsnorm", "rmsnorm", "rmsnorm", "bf16", "8192x8192 (+w)", 2.0 * N * M * 2 + 1.0 * M * 2, 0,
-               [=] {
-                 return std::vector<DevArg>{T("x", randomDevice({N, M}, bf16, 7)),
-                                            T("weight", randomDevice({M}, bf16, 8)), S("eps", 1e-6)};
-               },
-               rowConfigs()});
-  b.push_back({"sum", "sum", "sum_kernel", "f32", "8192x8192", 1.0 * N * M * 4 + 1.0 * N * 4, 0,
-               [=] { return std::vector<DevArg>{T("x", randomDevice({N, M}, f32, 9))}; }, rowConfigs()});
-  b.push_back({"cross_entropy", "cross_entropy", "cross_entropy", "bf16", "8192x32768",
-               1.0 * N * V * 2 + 1.0 * N * 8 + 1.0 * N * 4, 0,
-               [=] {
-                 return std::vector<DevArg>{T("logits", randomDevice({N, V}, bf16, 10)),
-                                            T("target", randomDevice({N}, DType::i64, 11, V))};
-               },
-               rowConfigs()});
-  b.push_back({"matmul", "matmul", "matmul", "bf16", "4096x4096x4096", 3.0 * MM * MM * 2,
-               2.0 * MM * MM * MM,
-               [=] {
-                 return std::vector<DevArg>{T("x", randomDevice({MM, MM}, bf16, 12)),
-                                            T("y", randomDevice({MM, MM}, bf16, 13))};
-               },
-               {"", R"({"block_sizes":[64,64,32],"num_warps":4})", R"({"block_sizes":[128,128,32],"num_warps":8})",
-                R"({"block_sizes":[128,64,32],"num_warps":4})"}});
-  // The argument specs, for --compile-only (no GPU needed): contiguous,
-  // 16-byte aligned, as the device allocations are.
-  auto t = [](const char *n, DType d, std::vector<int64_t> s) { return ArgSpec::tensor(n, d, s, {}, 16); };
-  auto eps = [](double v) { return ArgSpec::scalar("eps", DType::f64, v); };
-  b[0].specs = {t("x", f32, {N, M}), t("y", f32, {N, M})};
-  b[1].specs = {t("x", bf16, {N, M})};
-  b[2].specs = {t("x", bf16, {N, M}), t("weight", bf16, {M}), t("bias", bf16, {M}), eps(1e-5)};
-  b[3].specs = {t("x", bf16, {N, M}), t("weight", bf16, {M}), eps(1e-6)};
-  b[4].specs = {t("x", f32, {N, M})};
-  b[5].specs = {t("logits", bf16, {N, V}), t("target", DType::i64, {N})};
-  b[5].intRanges["target"] = {0, V};
-  b[6].specs = {t("x", bf16, {MM, MM}), t("y", bf16, {MM, MM})};
+  b.push_back(rowBench("add", "add", N, M, false));
+  b.push_back(rowBench("softmax", "softmax", N, M, false));
+  b.push_back(rowBench("layernorm", "layernorm", N, M, false));
+  b.push_back(rowBench("rmsnorm", "rmsnorm", N, M, false));
+  b.push_back(rowBench("sum", "sum_kernel", N, M, false));
+  b.push_back(rowBench("cross_entropy", "cross_entropy", N, V, false));
+  Bench mm;
+  mm.name = mm.file = mm.kernel = "matmul";
+  mm.dtype = "bf16";
+  mm.shape = "4096x4096x4096";
+  mm.bytes = 3.0 * MM * MM * 2;
+  mm.flops = 2.0 * MM * MM * MM;
+  mm.inputs = [=] {
+    return std::vector<DevArg>{T("x", randomDevice({MM, MM}, bf16, 12)), T("y", randomDevice({MM, MM}, bf16, 13))};
+  };
+  mm.configs = {"", R"({"block_sizes":[64,64,32],"num_warps":4})", R"({"block_sizes":[128,128,32],"num_warps":8})",
+                R"({"block_sizes":[128,64,32],"num_warps":4})"};
+  mm.specs = {ArgSpec::tensor("x", bf16, {MM, MM}, {}, 16), ArgSpec::tensor("y", bf16, {MM, MM}, {}, 16)};
+  b.push_back(mm);
+  for (int64_t m : {1024, 4096, 16384, 65536})
+    b.push_back(rowBench("softmax", "softmax", 4096, m, true));
+  for (const char *k : {"layernorm", "rmsnorm"})
+    for (int64_t m : {768, 4096, 12288})
+      b.push_back(rowBench(k, k, 16384, m, true));
+  for (int64_t m : {32000, 128256})
+    b.push_back(rowBench("cross_entropy", "cross_entropy", 4096, m, true));
+  b.push_back(rowBench("add", "add", 1024, 1024, true));
+  b.push_back(rowBench("add", "add", 16384, 16384, true));
   return b;
+}
+
+/// --filter: comma-separated substrings of "name shape"; any one selects.
+bool selected(const std::string &filter, const Bench &b) {
+  if (filter.empty())
+    return true;
+  for (size_t at = 0; at <= filter.size();) {
+    size_t comma = std::min(filter.find(',', at), filter.size());
+    std::string part = filter.substr(at, comma - at);
+    if (!part.empty() && b.key().find(part) != std::string::npos)
+      return true;
+    at = comma + 1;
+  }
+  return false;
+}
+
+/// Writes the first `rows` rows of the row inputs of `args` (x, y, logits,
+/// target; the others, weights and biases, whole) and of `output` into
+/// `path`, one after another, and returns their layout (name, dtype, shape,
+/// byte offset) for torch_baseline.py to read back.
+json writeSample(const std::string &path, const Bench &b, const std::vector<DevArg> &args, const Tensor &output,
+                 int64_t rows) {
+  std::ofstream f(path, std::ios::binary);
+  json layout = {{"file", path}, {"rows", rows}, {"inputs", json::array()}};
+  int64_t offset = 0;
+  auto put = [&](const std::string &name, const Tensor &t) {
+    std::vector<int64_t> sizes = t.sizes();
+    bool byRow = name == "x" || name == "y" || name == "logits" || name == "target" || name == "out";
+    if (byRow && !sizes.empty() && sizes[0] == b.rows)
+      sizes[0] = std::min(rows, sizes[0]);
+    int64_t n = 1;
+    for (int64_t d : sizes)
+      n *= d;
+    std::vector<char> host(size_t(n * element_size(t.dtype())));
+    rt::check(rt::cu().cuMemcpyDtoHAsync(host.data(), dptr(t), host.size(), nullptr), "copying a benchmark sample");
+    cuda::synchronize();
+    f.write(host.data(), (std::streamsize)host.size());
+    json e = {{"name", name}, {"dtype", dtype_name(t.dtype())}, {"shape", sizes}, {"offset", offset}};
+    offset += (int64_t)host.size();
+    return e;
+  };
+  for (const DevArg &a : args) {
+    if (a.tensor)
+      layout["inputs"].push_back(put(a.name, *a.tensor));
+    else
+      layout["inputs"].push_back({{"name", a.name}, {"scalar", a.scalar}});
+  }
+  layout["output"] = put("out", output);
+  if (!f)
+    throw Error("could not write " + path);
+  return layout;
 }
 
 /// --compile-only: every config of every benchmark through the compiler and
@@ -218,6 +314,8 @@ int parseArgs(int argc, char **argv, Settings &s) {
       s.warmup = std::max(0, std::stoi(value("--warmup")));
     else if (a == "--filter")
       s.filter = value("--filter");
+    else if (a == "--samples")
+      s.samplesDir = value("--samples");
     else if (a == "--quick")
       s.quick = true;
     else if (a == "--compile-only")
@@ -238,10 +336,12 @@ int parseArgs(int argc, char **argv, Settings &s) {
       s.budget = std::stod(value("--budget"));
     else if (a == "-h" || a == "--help") {
       std::puts("usage: kite_bench [--json PATH] [--runs N (100)] [--warmup N (10)] [--quick] [--filter S]\n"
-                "                  [--compile-only]\n"
+                "                  [--compile-only] [--samples DIR]\n"
                 "  Times the memory-bound example kernels and matmul on GPU 0 (CUDA events, median,\n"
                 "  L2 flushed before each run) and the 1 GiB device-to-device copy bandwidth.\n"
-                "  --quick: default configs only; --filter: only kernels whose name contains S;\n"
+                "  --quick: default configs only; --filter S[,S...]: only kernels whose \"name shape\" contains an S;\n"
+                "  --samples DIR: write the first rows of each row-wise kernel's inputs and first output\n"
+                "  to DIR, for torch_baseline.py --check-against to compare with PyTorch;\n"
                 "  --compile-only: compile every config for sm_90a at the benchmark shapes (no GPU).\n"
                 "  --tune quick|full|quick,full [--budget S]: autotune each kernel at each effort\n"
                 "  instead of trying the fixed configs.");
@@ -266,7 +366,7 @@ void writeJson(const Settings &s, const json &j) {
 int compileOnly(const std::string &filter) {
   int rc = 0;
   for (const Bench &b : benches()) {
-    if (!filter.empty() && b.name.find(filter) == std::string::npos)
+    if (!selected(filter, b))
       continue;
     const char *ir = irOf(b.file);
     if (!ir) {
@@ -346,9 +446,9 @@ int main(int argc, char **argv) {
 
     out["kernels"] = json::array();
     for (const Bench &b : benches()) {
-      if (!s.filter.empty() && b.name.find(s.filter) == std::string::npos)
+      if (!selected(s.filter, b))
         continue;
-      json k = {{"name", b.name}, {"kernel", b.kernel}, {"file", b.file}, {"dtype", b.dtype},
+      json k = {{"name", b.name}, {"key", b.key()}, {"sweep", b.sweep}, {"kernel", b.kernel}, {"file", b.file}, {"dtype", b.dtype},
                 {"shape", b.shape}, {"bytes", b.bytes}, {"flops", b.flops}};
       try {
         const char *ir = irOf(b.file);
@@ -462,6 +562,13 @@ int main(int argc, char **argv) {
         bool slow = bestMs > 10.0;
         double again = autotune::timeLaunches([&] { run_plan(*bestPlan, kargs, results); }, &flush, slow ? 2 : s.warmup,
                               slow ? std::min(s.runs, 50) : s.runs);
+        if (!s.samplesDir.empty() && b.rows > 0 && !results.empty()) {
+          std::string file = b.key();
+          for (char &c : file)
+            if (!std::isalnum((unsigned char)c))
+              c = '_';
+          k["sample"] = writeSample(s.samplesDir + "/" + file + ".bin", b, args, results[0], 4);
+        }
         double gbps = b.bytes / (bestMs * 1e-3) / 1e9;
         k["ms"] = bestMs;
         k["repeat_ms"] = again;

@@ -4,7 +4,9 @@
     python3 bench/report.py --kite kite.json --torch torch.json [--md OUT.md]
 
 Prints the table (kernel, shape, kite ms, GB/s, % of the copy bandwidth,
-eager ms, torch.compile ms, kite / best torch) and saves it as markdown.
+eager ms, torch.compile ms, kite / best torch, the correctness cross-check)
+and saves it as markdown; then, over the sweep shapes, the geometric mean
+of kite's time over torch.compile's and the worst ratio.
 Either file may be missing or say "no GPU"; the table shows what there is.
 """
 
@@ -44,13 +46,14 @@ def main():
         if d is not None and d.get("error"):
             notes.append(f"{name}: {d['error']}")
 
-    kk = {k["name"]: k for k in (kite or {}).get("kernels", [])}
-    tk = {k["name"]: k for k in (torch or {}).get("kernels", [])}
+    kk = {k.get("key", k["name"]): k for k in (kite or {}).get("kernels", [])}
+    tk = {k.get("key", k["name"]): k for k in (torch or {}).get("kernels", [])}
     names = list(kk) + [n for n in tk if n not in kk]
 
     header = ["kernel", "shape", "kite ms", "GB/s", "% copy", "eager ms", "compile ms",
-              "kite/best torch", "kite config"]
+              "kite/best torch", "check", "kite config"]
     rows = []
+    sweep = []  # kite ms / torch.compile ms over the sweep shapes
     for n in names:
         k, t = kk.get(n, {}), tk.get(n, {})
         kms = k.get("ms")
@@ -71,8 +74,21 @@ def main():
                 config += f" (default {k['default_ms']:.3f} ms)"
         shape = k.get("shape") or t.get("shape", "")
         dtype = k.get("dtype") or t.get("dtype")
-        rows.append([n, f"{dtype} {shape}" if dtype else shape, ms(kms), gbps, pct,
-                     ms(t.get("eager_ms")), ms(t.get("compile_ms")), ratio, config])
+        checks = []
+        for what, c in (("kite", t.get("kite_vs_eager")), ("compile", t.get("compile_vs_eager"))):
+            if c is None:
+                continue
+            if c.get("ok"):
+                checks.append(f"{what} ok")
+            else:
+                checks.append(f"{what} WRONG")
+                notes.append(f"{n}: {what} differs from eager: " + json.dumps(c)[:200])
+        if k.get("sweep") and kms and isinstance(t.get("compile_ms"), (int, float)):
+            sweep.append(kms / t["compile_ms"])
+        name = k.get("name") or t.get("name") or n
+        rows.append([name, f"{dtype} {shape}" if dtype else shape, ms(kms), gbps, pct,
+                     ms(t.get("eager_ms")), ms(t.get("compile_ms")), ratio,
+                     ", ".join(checks) or "-", config])
 
     rows = [[" ".join(str(c).split()).replace("|", "/") for c in r] for r in rows]
     notes = [" ".join(x.split()) for x in notes]
@@ -95,6 +111,15 @@ def main():
     md += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     text = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths))]
     text += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
+    if sweep:
+        geo = 1.0
+        for r in sweep:
+            geo *= r
+        geo **= 1.0 / len(sweep)
+        summary = (f"Sweeps ({len(sweep)} shapes): geometric mean of kite / torch.compile "
+                   f"{geo:.3f}, worst {max(sweep):.2f}x.")
+        text += ["", summary]
+        md += ["", summary]
 
     print("\n".join(lines + text))
     if args.md:

@@ -6,8 +6,14 @@ same way: CUDA events, warm-up first (which also compiles for torch.compile),
 then the median of many runs, each after an L2 flush (a 256 MiB fill outside
 the timed interval). Writes JSON for bench/report.py.
 
+Correctness, each against the other: torch.compile's output is compared with
+eager's on the benchmark inputs, and with --check-against (kite_bench's JSON
+written with --samples) eager runs on the rows kite_bench saved and is
+compared with kite's output for those rows.
+
     python3 bench/torch_baseline.py [--json PATH] [--runs N] [--warmup N]
                                     [--filter S] [--no-compile]
+                                    [--check-against KITE_JSON]
 
 Without torch or without a GPU it says so, writes {"gpu": false, ...} and
 exits 0.
@@ -26,8 +32,10 @@ def main():
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=10)
-    ap.add_argument("--filter", default="", help="only kernels whose name contains this")
+    ap.add_argument("--filter", default="",
+                    help="comma-separated; only kernels whose 'name shape' contains one")
     ap.add_argument("--no-compile", action="store_true", help="eager only")
+    ap.add_argument("--check-against", help="kite_bench's JSON with samples (--samples)")
     args = ap.parse_args()
 
     def write(out):
@@ -91,24 +99,55 @@ def main():
         # bf16 logits, per-row losses (kite returns them in f32).
         return F.cross_entropy(logits, target, reduction="none")
 
-    benches = [
-        ("add", "8192x8192", lambda: (randn(N, M, dtype=f32), randn(N, M, dtype=f32)),
-         lambda x, y: x + y),
-        ("softmax", "8192x8192", lambda: (randn(N, M, dtype=bf16),),
-         lambda x: torch.softmax(x, dim=1)),
-        ("layernorm", "8192x8192 (+w, b)",
-         lambda: (randn(N, M, dtype=bf16), randn(M, dtype=bf16), randn(M, dtype=bf16)),
-         lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)),
-        ("rmsnorm", "8192x8192 (+w)", lambda: (randn(N, M, dtype=bf16), randn(M, dtype=bf16)),
-         lambda x, w: rmsnorm(x, w, 1e-6)),
-        ("sum", "8192x8192", lambda: (randn(N, M, dtype=f32),), lambda x: x.sum(dim=1)),
-        ("cross_entropy", "8192x32768",
-         lambda: (randn(N, V, dtype=bf16),
-                  torch.randint(0, V, (N,), device=dev, dtype=torch.int64, generator=g)),
-         cross_entropy),
-        ("matmul", "4096x4096x4096", lambda: (randn(MM, MM, dtype=bf16), randn(MM, MM, dtype=bf16)),
-         lambda x, y: x @ y),
-    ]
+    fns = {
+        "add": lambda x, y: x + y,
+        "softmax": lambda x: torch.softmax(x, dim=1),
+        "layernorm": lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, 1e-5),
+        "rmsnorm": lambda x, w: rmsnorm(x, w, 1e-6),
+        "sum": lambda x: x.sum(dim=1),
+        "cross_entropy": cross_entropy,
+        "matmul": lambda x, y: x @ y,
+    }
+
+    def row_bench(name, n, m):
+        """(name, shape text, make inputs, function), as kite_bench's rowBench."""
+        shape = f"{n}x{m}"
+        if name == "add":
+            make = lambda: (randn(n, m, dtype=f32), randn(n, m, dtype=f32))
+        elif name == "sum":
+            make = lambda: (randn(n, m, dtype=f32),)
+        elif name == "softmax":
+            make = lambda: (randn(n, m, dtype=bf16),)
+        elif name == "layernorm":
+            shape += " (+w, b)"
+            make = lambda: (randn(n, m, dtype=bf16), randn(m, dtype=bf16), randn(m, dtype=bf16))
+        elif name == "rmsnorm":
+            shape += " (+w)"
+            make = lambda: (randn(n, m, dtype=bf16), randn(m, dtype=bf16))
+        else:  # cross_entropy
+            make = lambda: (randn(n, m, dtype=bf16),
+                            torch.randint(0, m, (n,), device=dev, dtype=torch.int64, generator=g))
+        return (name, shape, make, fns[name])
+
+    # GPU.md's table, then the sweeps (bench/bench_examples.cpp's order).
+    benches = [row_bench(k, N, V if k == "cross_entropy" else M)
+               for k in ("add", "softmax", "layernorm", "rmsnorm", "sum", "cross_entropy")]
+    benches.append(("matmul", "4096x4096x4096",
+                    lambda: (randn(MM, MM, dtype=bf16), randn(MM, MM, dtype=bf16)), fns["matmul"]))
+    benches += [row_bench("softmax", 4096, m) for m in (1024, 4096, 16384, 65536)]
+    benches += [row_bench(k, 16384, m) for k in ("layernorm", "rmsnorm") for m in (768, 4096, 12288)]
+    benches += [row_bench("cross_entropy", 4096, m) for m in (32000, 128256)]
+    benches += [row_bench("add", 1024, 1024), row_bench("add", 16384, 16384)]
+
+    samples = {}
+    if args.check_against:
+        try:
+            with open(args.check_against) as f:
+                for k in json.load(f).get("kernels", []):
+                    if "sample" in k:
+                        samples[k.get("key", k["name"])] = k["sample"]
+        except Exception as e:
+            print(f"torch_baseline: cannot read {args.check_against} ({e}); no cross-check")
 
     out = {
         "gpu": True,
@@ -120,10 +159,43 @@ def main():
         "kernels": [],
     }
     dtypes = {"add": "f32", "sum": "f32"}
+    torch_dtypes = {"bf16": bf16, "f16": torch.float16, "f32": f32, "f64": torch.float64,
+                    "i8": torch.int8, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
+
+    def compare(got, want):
+        """Max abs error of `got` against `want`, within the coarser dtype's tolerance."""
+        coarse = any(t in (got.dtype, want.dtype) for t in (torch.bfloat16, torch.float16))
+        atol, rtol = (2e-2, 2e-2) if coarse else (1e-3, 1e-3)
+        g64, w64 = got.double(), want.double()
+        if g64.shape != w64.shape:
+            return {"ok": False, "error": f"shape {list(g64.shape)} vs {list(w64.shape)}"}
+        err = (g64 - w64).abs()
+        bad = int((err > atol + rtol * w64.abs()).sum())
+        return {"ok": bad == 0, "max_abs_err": float(err.max()) if err.numel() else 0.0,
+                "bad": bad, "n": err.numel(), "atol": atol, "rtol": rtol}
+
+    def check_sample(sample, fn):
+        """Runs `fn` on kite_bench's saved input rows; compares with kite's rows."""
+        with open(sample["file"], "rb") as f:
+            blob = f.read()
+
+        def tensor(e):
+            dt = torch_dtypes[e["dtype"]]
+            n = 1
+            for d in e["shape"]:
+                n *= d
+            size = n * torch.empty((), dtype=dt).element_size()
+            t = torch.frombuffer(bytearray(blob[e["offset"]:e["offset"] + size]), dtype=dt)
+            return t.reshape(e["shape"]).to(dev)
+
+        ins = [tensor(e) for e in sample["inputs"] if "scalar" not in e]
+        return compare(tensor(sample["output"]), fn(*ins))
+
     for name, shape, make, fn in benches:
-        if args.filter and args.filter not in name:
+        key = f"{name} {shape}"
+        if args.filter and not any(f and f in key for f in args.filter.split(",")):
             continue
-        k = {"name": name, "dtype": dtypes.get(name, "bf16"), "shape": shape}
+        k = {"name": name, "key": key, "dtype": dtypes.get(name, "bf16"), "shape": shape}
         inputs = None
         try:
             inputs = make()
@@ -143,9 +215,15 @@ def main():
                 torch.cuda.synchronize()
                 k["compile_s"] = time.time() - t0
                 k["compile_ms"] = time_ms(lambda: cfn(*inputs), args.warmup, args.runs)
+                k["compile_vs_eager"] = compare(cfn(*inputs), fn(*inputs))
             except Exception as e:
                 k["compile_error"] = f"{type(e).__name__}: {e}"[:300]
                 traceback.print_exc()
+        if key in samples:
+            try:
+                k["kite_vs_eager"] = check_sample(samples[key], fn)
+            except Exception as e:
+                k["kite_vs_eager"] = {"ok": False, "error": f"{type(e).__name__}: {e}"[:300]}
         em, cm = k.get("eager_ms"), k.get("compile_ms")
         fmt = lambda v: f"{v:9.3f}" if v is not None else "      n/a"
         print(f"{name:14} {shape:18} eager {fmt(em)} ms  compile {fmt(cm)} ms", flush=True)

@@ -7,6 +7,9 @@
 #                           and the benchmarks from bundle/, logs and JSON to OUT
 #                           (KITE_SKIP_BENCH=1: no benchmarks; KITE_BENCH_TUNE=quick
 #                           or quick,full: kite_bench autotunes each kernel)
+#   tools/gpu.sh bench [OUT]  on a GPU host: the benchmarks only
+#                           (KITE_BENCH_FILTER=S: only kernels whose name and
+#                           shape contain S)
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
 # The bundle holds stripped binaries only (no object files); the GPU host
@@ -52,16 +55,20 @@ run_bench() {
   echo "== benchmarks (kite_bench, torch_baseline.py; logs in $out/bench_*.log)"
   rm -f "$out/bench_kite.json" "$out/bench_torch.json" "$out/bench.txt" "$out/bench.md"
   if [ -x "$bin/kite_bench" ]; then
-    local tune=()
+    local tune=() filter=()
     [ -n "${KITE_BENCH_TUNE:-}" ] && tune=(--tune "$KITE_BENCH_TUNE")
-    timeout "$limit" "$bin/kite_bench" --json "$out/bench_kite.json" "${tune[@]}" > "$out/bench_kite.log" 2>&1 ||
+    [ -n "${KITE_BENCH_FILTER:-}" ] && filter=(--filter "$KITE_BENCH_FILTER")
+    rm -rf "$out/samples"; mkdir -p "$out/samples"
+    timeout "$limit" "$bin/kite_bench" --json "$out/bench_kite.json" --samples "$out/samples" "${tune[@]}" \
+      "${filter[@]}" > "$out/bench_kite.log" 2>&1 ||
       { rc=$?; ok=1; echo "kite_bench: FAILED (exit $rc); tail of bench_kite.log:"; tail -5 "$out/bench_kite.log"; }
   else
     ok=1; echo "kite_bench: not in $bin"
   fi
   if [ -f "$benchdir/torch_baseline.py" ]; then
     TORCHINDUCTOR_CACHE_DIR="$out/inductor-cache" timeout "$limit" \
-      python3 "$benchdir/torch_baseline.py" --json "$out/bench_torch.json" > "$out/bench_torch.log" 2>&1 ||
+      python3 "$benchdir/torch_baseline.py" --json "$out/bench_torch.json" \
+      --check-against "$out/bench_kite.json" "${filter[@]}" > "$out/bench_torch.log" 2>&1 ||
       { rc=$?; ok=1; echo "torch_baseline.py: FAILED (exit $rc); tail of bench_torch.log:"; tail -5 "$out/bench_torch.log"; }
     python3 "$benchdir/report.py" --kite "$out/bench_kite.json" --torch "$out/bench_torch.json" \
       --md "$out/bench.md" > "$out/bench.txt" 2>&1 ||
@@ -136,6 +143,11 @@ run_bundle() {
 case "${1:-all}" in
   bundle) build_bundle ;;
   run) shift; run_bundle "$@" ;;
+  bench)
+    out="${2:-$root/gpu-out}"; mkdir -p "$out"
+    bin="$bundle/bin"; [ -d "$bin" ] || bin="$root/bin"
+    run_bench "$bin" "$out" || echo "benchmarks: incomplete (see $out/bench_*.log)"
+    [ -f "$out/bench.txt" ] && cat "$out/bench.txt" ;;
   all) build_bundle; run_bundle "${2:-}" ;;
-  *) echo "usage: tools/gpu.sh [bundle|run [OUT]]" >&2; exit 2 ;;
+  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]]" >&2; exit 2 ;;
 esac
