@@ -29,6 +29,8 @@ std::string Config::toJson() const {
     red.push_back(r ? json(*r) : json(nullptr));
   j["reduction_loops"] = red;
   j["indexing"] = indexing;
+  if (inner_threads)
+    j["inner_threads"] = *inner_threads;
   return j.dump();
 }
 
@@ -58,6 +60,9 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.l2_groupings = value.get<std::vector<int64_t>>();
       else if (key == "indexing")
         c.indexing = value.get<std::string>();
+      else if (key == "inner_threads")
+        c.inner_threads =
+            value.is_null() ? std::nullopt : std::optional(value.get<int64_t>());
       else if (key == "reduction_loops") {
         if (!value.is_array())
           throw json::type_error::create(302, "expected an array", nullptr);
@@ -68,7 +73,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
       } else {
         error = "unknown config key '" + key +
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
-                "loop_orders, l2_groupings, reduction_loops, indexing)";
+                "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads)";
         return failure();
       }
     } catch (const json::exception &e) {
@@ -123,6 +128,12 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
   if (c.num_warps < 1 || c.num_warps > 32 || !llvm::isPowerOf2_64(c.num_warps)) {
     error = "num_warps = " + std::to_string(c.num_warps) +
             " must be a power of two from 1 to 32 (at most 1024 threads)";
+    return failure();
+  }
+  if (c.inner_threads &&
+      (*c.inner_threads < 1 || *c.inner_threads > 1024 || !llvm::isPowerOf2_64(*c.inner_threads))) {
+    error = "inner_threads = " + std::to_string(*c.inner_threads) +
+            " must be a power of two from 1 to 1024 (or null)";
     return failure();
   }
   if (c.num_stages < 1 || c.num_stages > 8) {

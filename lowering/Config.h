@@ -34,6 +34,10 @@ struct Config {
   std::vector<std::optional<int64_t>> reduction_loops;
   /// pointer or tma.
   std::string indexing = "pointer";
+  /// Threads along a tile's innermost dim (a power of two); the others
+  /// take the outer dims (with 32, a warp per row). Unset: as many as the
+  /// dim has 16-byte vectors for, up to all of them.
+  std::optional<int64_t> inner_threads;
 
   std::string toJson() const;
 };

@@ -88,6 +88,11 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
 
   params.push_back(parameter("num_warps", std::nullopt, {1, 2, 4, 8, 16, 32}, def.num_warps,
                              "warps per program (32 threads each)"));
+  if (!reductionDims(kernel).empty())
+    params.push_back(parameter("inner_threads", std::nullopt,
+                               {nullptr, 1, 2, 4, 8, 16, 32, 64, 128, 256}, nullptr,
+                               "threads along a tile's innermost dim, the rest on rows "
+                               "(null: as many as it has 16-byte vectors)"));
 
   SmallVector<TileForOp> loops = topLevelLoops(kernel);
   std::vector<json> pids = {"flat", "persistent_blocked", "persistent_interleaved"};
@@ -158,5 +163,7 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
   config["loop_orders"] = defaultOrders;
   config["l2_groupings"] = defaultGroups;
   config["reduction_loops"] = defaultReductions;
+  if (!reductionDims(kernel).empty())
+    config["inner_threads"] = nullptr;
   return json{{"default", config}, {"parameters", params}};
 }

@@ -174,6 +174,9 @@ private:
   /// bytes of the kernel's narrowest tensor element, so loads and stores of
   /// contiguous rows can be 16-byte vectors.
   int64_t vecElems = 4;
+  /// The config's inner_threads: at most this many threads along a
+  /// context's innermost dim (0: no limit).
+  int64_t innerThreads = 0;
   std::string body;
   int indent = 1;
   int nextName = 0;
@@ -217,7 +220,10 @@ private:
     for (int64_t d = r - 1; d >= 0; --d) {
       int64_t v = d == r - 1 ? std::min<int64_t>(shape[d], vecElems) : 1;
       ctx->vec[d] = v;
-      ctx->tpd[d] = std::max<int64_t>(1, std::min(shape[d] / v, remaining));
+      int64_t limit = remaining;
+      if (d == r - 1 && innerThreads > 0)
+        limit = std::min(limit, innerThreads);
+      ctx->tpd[d] = std::max<int64_t>(1, std::min(shape[d] / v, limit));
       ctx->tstride[d] = stride;
       stride *= ctx->tpd[d];
       remaining /= ctx->tpd[d];
@@ -603,6 +609,8 @@ FailureOr<CudaKernel> Emitter::run() {
                                                 nullptr, false);
   numThreads = 32 * config.value("num_warps", 4);
   result.numThreads = numThreads;
+  if (auto it = config.find("inner_threads"); it != config.end() && it->is_number_integer())
+    innerThreads = it->get<int64_t>();
   int64_t narrowest = 0;
   kernel.walk([&](Operation *op) {
     auto visit = [&](Type t) {
@@ -1471,6 +1479,23 @@ LogicalResult Emitter::emitOp(Operation *op) {
         case BinaryKind::and_: expr = infix("&"); break;
         case BinaryKind::or_: expr = infix("|"); break;
         case BinaryKind::xor_: expr = infix("^"); break;
+        }
+        // Division by a value broadcast along the result (softmax's `e /
+        // sum`): one reciprocal per divisor element, then multiplies, as
+        // Triton's default division does (within 1.5 ulp in f32).
+        auto lhsTile = tiles.find(b.getLhs()), rhsTile = tiles.find(b.getRhs());
+        if (b.getKind() == BinaryKind::div && ct == "float" && lhsTile != tiles.end() &&
+            rhsTile != tiles.end() && rhsTile->second.regCount < lhsTile->second.regCount) {
+          Tile divisor = rhsTile->second;
+          Tile rcp = declare(Float32Type::get(op->getContext()), divisor.ctx, divisor.dims);
+          forEach(rcp, [&](ArrayRef<std::string> k) {
+            line(llvm::formatv("{0}[{1}] = 1.0f / cvt<float>({2}[{1}]);", rcp.name, flat(rcp, k),
+                               divisor.name));
+          });
+          tiles[b.getRhs()] = rcp;
+          LogicalResult r = emitElementwise(b, {b.getLhs(), b.getRhs()}, infix("*"), out);
+          tiles[b.getRhs()] = divisor;
+          return r;
         }
         return emitElementwise(b, {b.getLhs(), b.getRhs()}, expr, out);
       })

@@ -8,16 +8,18 @@
 //
 // Softmax over rows of 65536 with chunk 4096, schematically:
 //
-//   %row = load x[%tn, all]                 %m = tile_for %tc in [0, 65536) step 4096
-//   %m   = reduce amax %row                        iter_args(%a = -inf) {
-//   %e   = exp(%row - %m)          ==>        %p = reduce amax (load x[%tn, %tc])
-//   %s   = reduce sum %e                      yield maximum(%a, %p) }
-//   store %e / %s, out[%tn, all]            %s = tile_for ... { sum of exp(load - %m) }
+//   %row = load x[%tn, all]                 %a = tile_for %tc in [0, 65536) step 4096
+//   %m   = reduce amax %row                        iter_args(%a = full(-inf, [1, 4096])) {
+//   %e   = exp(%row - %m)          ==>        yield maximum(%a, load x[%tn, %tc]) }
+//   %s   = reduce sum %e                    %m = reduce amax %a
+//   store %e / %s, out[%tn, all]            %s = ... the same for sum of exp(load - %m)
 //                                           tile_for ... { store exp(load - %m) / %s }
 //
-// Each loop reloads its inputs (memory traffic grows with the number of
-// reductions, as in Helion's looped reductions); the loads of later passes
-// usually hit in L2.
+// A reduction's loop combines chunks elementwise into a chunk-shaped
+// accumulator and reduces it once after the loop, so a chunk costs no
+// cross-thread step. Each loop reloads its inputs (memory traffic grows with
+// the number of reductions, as in Helion's looped reductions); the loads of
+// later passes usually hit in L2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -402,17 +404,25 @@ private:
                                inits);
   }
 
+  /// A reduction becomes a loop that combines each chunk elementwise into a
+  /// chunk-shaped accumulator (no cross-thread step per chunk), then one
+  /// reduction of the accumulator after the loop. Lanes of a last, partial
+  /// chunk hold the reduction's identity.
   void rewriteReduce(ReduceOp r, const AxisMap &axes) {
     Location loc = r.getLoc();
     auto resultType = cast<TileType>(r.getType());
     Type elem = resultType.getElementType();
-    // Half-precision partial results accumulate in f32 across chunks.
+    // Half-precision values accumulate in f32 across chunks.
     Type accElem = elem.isF16() || elem.isBF16() ? b.getF32Type() : elem;
-    auto accType = TileType::get(b.getContext(), resultType.getShape(), accElem);
+    auto operandType = cast<TileType>(r.getOperand().getType());
+    int64_t dim = normalizeDim(r.getDim(), operandType.getRank());
+    SmallVector<int64_t> chunkShape(operandType.getShape());
+    chunkShape[dim] = chunk;
+    auto accType = TileType::get(b.getContext(), chunkShape, accElem);
     b.setInsertionPoint(r);
     Value accDType = b.create<DTypeConstOp>(loc, TypeAttr::get(accElem));
     SmallVector<Value> dims;
-    for (int64_t d : resultType.getShape())
+    for (int64_t d : chunkShape)
       dims.push_back(i64(loc, d));
     Value init;
     ReduceKind kind = r.getKind();
@@ -432,27 +442,40 @@ private:
     Block *body = loop.getBodyBlock();
     b.setInsertionPointToStart(body);
     IRMapping map;
-    cloneSlice(slice(r, axes), loop.getSpans()[0], map);
-    ReduceKind partialKind = kind == ReduceKind::mean ? ReduceKind::sum : kind;
+    Value span = loop.getSpans()[0];
+    cloneSlice(slice(r, axes), span, map);
     Value operand = map.lookupOrDefault(r.getOperand());
-    if (accElem != elem) {
-      // Reduce each chunk in f32 too: a bf16 partial sum would round.
-      auto operandType = cast<TileType>(operand.getType());
-      operand = b.create<CastOp>(
-          loc, TileType::get(b.getContext(), operandType.getShape(), accElem), operand, accDType);
+    if (accElem != operandType.getElementType())
+      operand = b.create<CastOp>(loc, accType, operand, accDType);
+    if (size % chunk != 0) {
+      // The last chunk is partial: its lanes past the row hold the identity.
+      auto i1 = b.getI1Type();
+      Value index = b.create<SpanIndexOp>(
+          loc, TileType::get(b.getContext(), {chunk}, b.getI64Type()), span);
+      Value valid = b.create<CompareOp>(loc, TileType::get(b.getContext(), {chunk}, i1),
+                                        CompareKindAttr::get(b.getContext(), CompareKind::lt),
+                                        index, i64(loc, size));
+      SmallVector<int64_t> shape = {chunk};
+      for (int64_t d = dim + 1; d < operandType.getRank(); ++d) {
+        shape.push_back(1);
+        valid = b.create<UnsqueezeOp>(loc, TileType::get(b.getContext(), shape, i1), valid,
+                                      b.getI64IntegerAttr(-1));
+      }
+      operand = b.create<WhereOp>(loc, accType, valid, operand, init);
     }
-    Value partial = b.create<ReduceOp>(loc, accType,
-                                       ReduceKindAttr::get(b.getContext(), partialKind), operand,
-                                       r.getDimAttr(), r.getKeepdimAttr());
     Value next = b.create<BinaryOp>(
         loc, accType, BinaryKindAttr::get(b.getContext(), *combineKind(kind)),
-        body->getArgument(1), partial);
+        body->getArgument(1), operand);
     b.create<YieldOp>(loc, next);
     b.setInsertionPointAfter(loop);
-    Value result = loop.getResult(0);
+    ReduceKind finalKind = kind == ReduceKind::mean ? ReduceKind::sum : kind;
+    auto reducedType = TileType::get(b.getContext(), resultType.getShape(), accElem);
+    Value result = b.create<ReduceOp>(loc, reducedType,
+                                      ReduceKindAttr::get(b.getContext(), finalKind),
+                                      loop.getResult(0), r.getDimAttr(), r.getKeepdimAttr());
     if (kind == ReduceKind::mean)
       result = b.create<BinaryOp>(
-          loc, accType, BinaryKindAttr::get(b.getContext(), BinaryKind::div), result,
+          loc, reducedType, BinaryKindAttr::get(b.getContext(), BinaryKind::div), result,
           b.create<arith::ConstantFloatOp>(loc, APFloat((double)size), b.getF64Type()));
     if (accElem != elem)
       result = b.create<CastOp>(loc, resultType, result,

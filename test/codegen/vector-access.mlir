@@ -34,3 +34,19 @@
 // RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --kernel rmsnorm --arg 'x=bf16[64,1000]:strides[1,64]' --arg 'weight=bf16[1000]' --arg eps=f64 --emit=cuda | FileCheck %s --check-prefix=STRIDED
 // STRIDED-NOT: load_vec<{{.*}}&a0[
 // STRIDED: load_vec<8>({{.*}}&a1[
+//
+// inner_threads 32 with 4 rows of 1024 and 4 warps: a warp per row, each
+// lane four 16-byte vectors, reductions by shuffles only (no shared memory).
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[4096,1024]' --config '{"block_sizes":[4],"num_warps":4,"inner_threads":32}' --emit=cuda | FileCheck %s --check-prefix=WARP
+// WARP: 0 bytes of dynamic shared memory
+// WARP: const int c0_t0 = (threadIdx.x / 32) % 4;
+// WARP: const int c0_t1 = (threadIdx.x / 1) % 32;
+// WARP: load_vec<8>(
+// WARP: warp_reduce<MaxOp, 1, 32>
+// WARP-NOT: block_reduce
+// WARP: warp_reduce<SumOp, 1, 32>
+// WARP-NOT: block_reduce
+//
+// A bad inner_threads is refused with its reason.
+// RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[4096,1024]' --config '{"inner_threads":48}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: inner_threads = 48 must be a power of two from 1 to 1024 (or null)

@@ -5,17 +5,22 @@
 // RUN: kite-opt %s --kite-specialize="kernel=norm args='x=bf16[8,65536]'" --kite-apply-config | FileCheck %s --check-prefix=DEFAULT
 
 // x - mean(x) over rows, stored, with sum(x)/n as a second output: the mean
-// becomes a loop carrying an f32 sum (bf16 accumulates in f32) divided by
-// the row length after it, and the store a loop that recomputes the row.
+// becomes a loop that adds each chunk elementwise into a chunk-shaped f32
+// accumulator (bf16 accumulates in f32; lanes past the 1000th hold 0), one
+// sum of the accumulator after it divided by the row length, and the store
+// a loop that recomputes the row.
 // CHECK-LABEL: func.func @norm
 // CHECK: kite.tile_for (%[[T:.*]]) = {{.*}} block (%c2_i64)
-// CHECK: %[[INIT:.*]] = kite.full {{.*}} -> !kite.tile<2x1xf32>
-// CHECK: %[[SUM:.*]] = kite.tile_for (%[[C:.*]]) = ({{.*}}) to ({{%c1000_i64.*}}) block ({{%c256_i64.*}}) iter_args(%[[ACC:.*]] = %[[INIT]])
+// CHECK: %[[INIT:.*]] = kite.full {{.*}} -> !kite.tile<2x256xf32>
+// CHECK: %[[ACCS:.*]] = kite.tile_for (%[[C:.*]]) = ({{.*}}) to ({{%c1000_i64.*}}) block ({{%c256_i64.*}}) iter_args(%[[ACC:.*]] = %[[INIT]])
 // CHECK: kite.load %arg0[%[[T]], %[[C]]] {{.*}} -> !kite.tile<2x256xbf16>
-// CHECK: kite.cast {{.*}} !kite.tile<2x256xbf16> -> !kite.tile<2x256xf32>
-// CHECK: %[[P:.*]] = kite.reduce sum {{.*}} : !kite.tile<2x256xf32> -> !kite.tile<2x1xf32>
-// CHECK: %[[N:.*]] = kite.binary add %[[ACC]], %[[P]]
+// CHECK: %[[X:.*]] = kite.cast {{.*}} !kite.tile<2x256xbf16> -> !kite.tile<2x256xf32>
+// CHECK: %[[I:.*]] = kite.span_index %[[C]] : !kite.tile<256xi64>
+// CHECK: %[[V:.*]] = kite.compare lt %[[I]], %c1000_i64
+// CHECK: %[[XV:.*]] = kite.where %[[V]], %[[X]], %{{.*}} -> !kite.tile<2x256xf32>
+// CHECK: %[[N:.*]] = kite.binary add %[[ACC]], %[[XV]]
 // CHECK: kite.yield %[[N]]
+// CHECK: %[[SUM:.*]] = kite.reduce sum %[[ACCS]] {{.*}} : !kite.tile<2x256xf32> -> !kite.tile<2x1xf32>
 // CHECK: %[[MEANF:.*]] = kite.binary div %[[SUM]], %{{.*}} : !kite.tile<2x1xf32>, f64
 // CHECK: %[[MEAN:.*]] = kite.cast %[[MEANF]], {{.*}} -> !kite.tile<2x1xbf16>
 // CHECK: kite.tile_for (%[[C2:.*]]) = ({{.*}}) to ({{%c1000_i64.*}}) block ({{%c256_i64.*}}) {
