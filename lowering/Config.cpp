@@ -31,6 +31,8 @@ std::string Config::toJson() const {
   j["indexing"] = indexing;
   if (inner_threads)
     j["inner_threads"] = *inner_threads;
+  if (fast_math)
+    j["fast_math"] = true;
   return j.dump();
 }
 
@@ -60,6 +62,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.l2_groupings = value.get<std::vector<int64_t>>();
       else if (key == "indexing")
         c.indexing = value.get<std::string>();
+      else if (key == "fast_math")
+        c.fast_math = value.get<bool>();
       else if (key == "inner_threads")
         c.inner_threads =
             value.is_null() ? std::nullopt : std::optional(value.get<int64_t>());
@@ -73,7 +77,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
       } else {
         error = "unknown config key '" + key +
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
-                "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads)";
+                "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math)";
         return failure();
       }
     } catch (const json::exception &e) {

@@ -38,6 +38,9 @@ struct Config {
   /// take the outer dims (with 32, a warp per row). Unset: as many as the
   /// dim has 16-byte vectors for, up to all of them.
   std::optional<int64_t> inner_threads;
+  /// exp on f32 through the hardware's approximate exp2 (`__expf`, as
+  /// Triton's tl.exp), about 2 ulp plus the rounding of x * log2(e).
+  bool fast_math = false;
 
   std::string toJson() const;
 };

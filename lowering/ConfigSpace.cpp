@@ -36,6 +36,13 @@ std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
 }
 
 /// A parameter whose default is `value`; added to `values` if missing.
+/// True if the kernel computes exp (fast_math applies).
+bool usesExp(func::FuncOp kernel) {
+  bool found = false;
+  kernel.walk([&](UnaryOp u) { found |= u.getKind() == UnaryKind::exp; });
+  return found;
+}
+
 json parameter(std::string key, std::optional<int64_t> index, std::vector<json> values,
                const json &value, std::string doc) {
   auto it = std::find(values.begin(), values.end(), value);
@@ -88,6 +95,10 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
 
   params.push_back(parameter("num_warps", std::nullopt, {1, 2, 4, 8, 16, 32}, def.num_warps,
                              "warps per program (32 threads each)"));
+  if (usesExp(kernel))
+    params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,
+                               "exp on f32 by the approximate hardware exp2 (the tuner keeps "
+                               "it only if the outputs match the default config's)"));
   if (!reductionDims(kernel).empty())
     params.push_back(parameter("inner_threads", std::nullopt,
                                {nullptr, 1, 2, 4, 8, 16, 32, 64, 128, 256}, nullptr,
@@ -165,5 +176,7 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
   config["reduction_loops"] = defaultReductions;
   if (!reductionDims(kernel).empty())
     config["inner_threads"] = nullptr;
+  if (usesExp(kernel))
+    config["fast_math"] = false;
   return json{{"default", config}, {"parameters", params}};
 }

@@ -177,6 +177,8 @@ private:
   /// The config's inner_threads: at most this many threads along a
   /// context's innermost dim (0: no limit).
   int64_t innerThreads = 0;
+  /// The config's fast_math.
+  bool fastMath = false;
   std::string body;
   int indent = 1;
   int nextName = 0;
@@ -611,6 +613,7 @@ FailureOr<CudaKernel> Emitter::run() {
   result.numThreads = numThreads;
   if (auto it = config.find("inner_threads"); it != config.end() && it->is_number_integer())
     innerThreads = it->get<int64_t>();
+  fastMath = config.value("fast_math", false);
   int64_t narrowest = 0;
   kernel.walk([&](Operation *op) {
     auto visit = [&](Type t) {
@@ -1423,7 +1426,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
         std::string fn;
         switch (u.getKind()) {
         case UnaryKind::neg: fn = "-"; break;
-        case UnaryKind::exp: fn = "k_exp"; break;
+        case UnaryKind::exp: fn = fastMath && ct == "float" ? "__expf" : "k_exp"; break;
         case UnaryKind::exp2: fn = "k_exp2"; break;
         case UnaryKind::log: fn = "k_log"; break;
         case UnaryKind::log2: fn = "k_log2"; break;
@@ -1823,12 +1826,20 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
 
   std::string own = isLoad ? "" : owner(t);
   int64_t width = (maskTile || atomic) ? 1 : vectorWidth(ref, subs, t);
+  // Offsets in 32-bit arithmetic where none can overflow it: the tensor's
+  // reach, with a tile running past its end (masked lanes), stays far
+  // below 2^31 elements.
+  int64_t reach = 0;
+  for (auto [size, stride] : llvm::zip(ref.sizes, ref.strides))
+    reach += size * std::abs(stride);
+  bool narrow = 4 * reach < std::numeric_limits<int32_t>::max();
   forEach(t, [&](ArrayRef<std::string> k) {
     // The element's offset in the tensor.
     std::string offset = "0";
     int64_t rd = 0, tdim = 0;
     auto addIndex = [&](const std::string &idx) {
-      offset = llvm::formatv("{0} + (i64)({1}) * {2}LL", offset, idx, ref.strides[tdim]);
+      offset = narrow ? llvm::formatv("{0} + (int)({1}) * {2}", offset, idx, ref.strides[tdim]).str()
+                      : llvm::formatv("{0} + (i64)({1}) * {2}LL", offset, idx, ref.strides[tdim]).str();
       ++tdim;
     };
     for (const Subscript &s : subs) {

@@ -119,7 +119,9 @@ std::vector<Case> cases() {
                [](const std::vector<Arg> &a) { return one(softmax(*a[0].tensor)); },
                {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
                 R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[1],"num_warps":1})",
-                R"({"block_sizes":[2],"pid_type":"persistent_interleaved"})", R"({"block_sizes":[1],"reduction_loops":[256]})", R"({"block_sizes":[2],"num_warps":2,"reduction_loops":[64]})"}});
+                R"({"block_sizes":[2],"pid_type":"persistent_interleaved"})", R"({"block_sizes":[1],"reduction_loops":[256]})", R"({"block_sizes":[2],"num_warps":2,"reduction_loops":[64]})",
+                R"({"block_sizes":[4],"num_warps":4,"inner_threads":32,"fast_math":true})",
+                R"({"block_sizes":[2],"num_warps":2,"inner_threads":8,"reduction_loops":[256],"fast_math":true})"}});
   c.push_back({"softmax", "softmax_two_pass", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({19, n}, f, s))}; },
                [](const std::vector<Arg> &a) { return one(softmax_two_pass(*a[0].tensor)); },
@@ -134,7 +136,8 @@ std::vector<Case> cases() {
                  return many(layernorm(*a[0].tensor, *a[1].tensor, *a[2].tensor, a[3].scalar));
                },
                {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
-                R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})", R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[8],"num_warps":4})", R"({"block_sizes":[1],"reduction_loops":[128]})", R"({"block_sizes":[4],"num_warps":8,"reduction_loops":[512]})"}});
+                R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})", R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[8],"num_warps":4})", R"({"block_sizes":[1],"reduction_loops":[128]})", R"({"block_sizes":[4],"num_warps":8,"reduction_loops":[512]})",
+                R"({"block_sizes":[8],"num_warps":4,"inner_threads":32})"}});
   c.push_back({"rmsnorm", "rmsnorm", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({13, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
@@ -142,13 +145,15 @@ std::vector<Case> cases() {
                },
                [](const std::vector<Arg> &a) { return one(rmsnorm(*a[0].tensor, *a[1].tensor, a[2].scalar)); },
                {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
-                R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})", R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[16],"num_warps":4})", R"({"block_sizes":[1],"reduction_loops":[256]})", R"({"block_sizes":[2],"num_warps":16,"reduction_loops":[1024]})"}});
+                R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})", R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[16],"num_warps":4})", R"({"block_sizes":[1],"reduction_loops":[256]})", R"({"block_sizes":[2],"num_warps":16,"reduction_loops":[1024]})",
+                R"({"block_sizes":[2],"num_warps":1,"inner_threads":16,"reduction_loops":[256]})"}});
   c.push_back({"sum", "sum_kernel", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({21, n}, f, s))}; },
                [](const std::vector<Arg> &a) { return one(sum_kernel(*a[0].tensor)); },
                {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
                 R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})", R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[8],"num_warps":2})",
-                R"({"block_sizes":[1],"reduction_loops":[64]})", R"({"block_sizes":[4],"num_warps":2,"reduction_loops":[512]})"}, 30.0});
+                R"({"block_sizes":[1],"reduction_loops":[64]})", R"({"block_sizes":[4],"num_warps":2,"reduction_loops":[512]})",
+                R"({"block_sizes":[8],"num_warps":4,"inner_threads":16})"}, 30.0});
   c.push_back({"long_sum", "long_sum", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({21, n}, f, s))}; },
                [](const std::vector<Arg> &a) { return one(long_sum(*a[0].tensor)); },
@@ -161,7 +166,9 @@ std::vector<Case> cases() {
                },
                [](const std::vector<Arg> &a) { return one(cross_entropy(*a[0].tensor, *a[1].tensor)); },
                {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
-                R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})", R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[8]})", R"({"block_sizes":[1],"reduction_loops":[256]})", R"({"block_sizes":[2],"num_warps":8,"reduction_loops":[2048]})"}});
+                R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})", R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[8]})", R"({"block_sizes":[1],"reduction_loops":[256]})", R"({"block_sizes":[2],"num_warps":8,"reduction_loops":[2048]})",
+                R"({"block_sizes":[4],"num_warps":4,"inner_threads":32,"fast_math":true})",
+                R"({"block_sizes":[1],"num_warps":16,"reduction_loops":[512],"fast_math":true})"}});
   c.push_back({"embedding", "embedding", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("ids", randint(0, 1000, {n}, DType::i64, s)),

@@ -1,0 +1,18 @@
+// fast_math: exp on f32 goes through __expf (the hardware's approximate
+// exp2); without it, k_exp (expf). The config space offers it only to
+// kernels that compute exp.
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,1000]' --config '{"fast_math":true}' --emit=cuda | FileCheck %s --check-prefix=FAST
+// FAST: "fast_math":true
+// FAST: __expf(
+// FAST-NOT: k_exp(
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,1000]' --emit=cuda | FileCheck %s --check-prefix=EXACT
+// EXACT-NOT: fast_math
+// EXACT: k_exp(
+// EXACT-NOT: __expf(
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,1000]' --emit=config-space | FileCheck %s --check-prefix=SPACE
+// SPACE: "fast_math":false
+// SPACE: "key":"fast_math","values":[false,true]
+// RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --kernel rmsnorm --arg 'x=bf16[64,1000]' --arg 'weight=bf16[1000]' --arg eps=f64 --emit=config-space | FileCheck %s --check-prefix=NOEXP
+// NOEXP-NOT: fast_math
+// RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,1000]' --config '{"fast_math":1}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: config key 'fast_math' has the wrong type: 1
