@@ -303,7 +303,7 @@ void PlanBench::setReference(const KernelPlan &plan) {
   }
 }
 
-Evaluation PlanBench::evaluate(const KernelPlan &plan, bool injectFault) {
+Evaluation PlanBench::evaluate(const KernelPlan &plan, bool injectFault, double cutoffMs) {
   Evaluation e;
   if (broken_) {
     e.message = "the CUDA context is unusable after an earlier fault";
@@ -364,6 +364,13 @@ Evaluation PlanBench::evaluate(const KernelPlan &plan, bool injectFault) {
   // Warm up, estimate one run, then time enough runs.
   const BenchSettings &s = impl_->settings;
   double one = impl_->timeRuns(plan, std::max(1, s.warmup), results);
+  if (cutoffMs > 0 && one > cutoffMs) {
+    e.ms = one;
+    e.status = Evaluation::Status::ok;
+    e.message = fmt::format("slower than the cutoff of {:.4g} ms: timed by its warm-up runs only",
+                            cutoffMs);
+    return e;
+  }
   int runs = one > 0 ? (int)std::ceil(s.targetMs / one) : s.maxRuns;
   runs = std::clamp(runs, s.minRuns, s.maxRuns);
   e.ms = impl_->timeRuns(plan, runs, results);

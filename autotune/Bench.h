@@ -62,8 +62,10 @@ public:
   void setReference(const KernelPlan &plan);
 
   /// Runs, checks and times a candidate. `injectFault` (a test hook) makes
-  /// the launch write through a bad pointer.
-  Evaluation evaluate(const KernelPlan &plan, bool injectFault = false);
+  /// the launch write through a bad pointer. A candidate whose warm-up runs
+  /// take longer than `cutoffMs` each (0: no cutoff) gets that time without
+  /// the timed runs: it cannot win, and timing it would spend the budget.
+  Evaluation evaluate(const KernelPlan &plan, bool injectFault = false, double cutoffMs = 0);
   /// Times a plan again with `runs` runs (no check); the median in ms.
   double time(const KernelPlan &plan, int runs);
 

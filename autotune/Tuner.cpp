@@ -45,14 +45,14 @@ public:
     local = std::make_unique<PlanBench>(plan.args, settings, device);
     local->setReference(plan);
   }
-  Evaluation evaluate(const KernelPlan &plan, bool fault) {
+  Evaluation evaluate(const KernelPlan &plan, bool fault, double timeoutSeconds, double cutoffMs) {
     if (worker)
-      return worker->evaluate(plan, fault);
+      return worker->evaluate(plan, fault, timeoutSeconds, cutoffMs);
     if (local->broken())
       return Evaluation{Evaluation::Status::failed, 0,
                         "an earlier candidate faulted and this process cannot use the GPU any "
                         "more (tune with isolation to survive faults)"};
-    return local->evaluate(plan, fault);
+    return local->evaluate(plan, fault, cutoffMs);
   }
   std::optional<double> time(const KernelPlan &plan, int runs) {
     if (worker)
@@ -169,6 +169,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
   auto deadline = start + std::chrono::milliseconds((int64_t)(budget * 1000));
   std::map<Point, KernelPlan> plans;
   int evaluations = 0;
+  double bestMs = 0; // the fastest candidate so far
   std::atomic<double> longestCompile{since(start)}; // the reference's compile, so far
   EvaluateFn evaluate = [&](const std::vector<Point> &points) {
     std::vector<std::string> configs;
@@ -191,9 +192,16 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
       }
       bool fault = options.injectFaultAt && *options.injectFaultAt == evaluations;
       ++evaluations;
-      Evaluation e = bench.evaluate(plan, fault);
-      if (e.status == Evaluation::Status::ok)
+      // Ten times slower than the best so far cannot win: such a candidate
+      // is timed by its warm-up runs alone, and one that hangs is killed
+      // after seconds, not minutes.
+      double cutoffMs = bestMs > 0 ? 10 * bestMs : 0;
+      double timeoutSeconds = bestMs > 0 ? std::clamp(10 + 0.02 * cutoffMs, 10.0, 60.0) : 60;
+      Evaluation e = bench.evaluate(plan, fault, timeoutSeconds, cutoffMs);
+      if (e.status == Evaluation::Status::ok) {
         plans[points[i]] = std::move(plan);
+        bestMs = bestMs > 0 ? std::min(bestMs, e.ms) : e.ms;
+      }
       out.push_back(std::move(e));
     }
     return out;

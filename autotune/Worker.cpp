@@ -191,7 +191,8 @@ int workerLoop(int in, int out) {
       case kEvaluate: {
         if (!bench)
           throw Error("the worker has no reference yet");
-        Evaluation e = bench->evaluate(deserialize(f->blob), f->meta.value("inject_fault", false));
+        Evaluation e = bench->evaluate(deserialize(f->blob), f->meta.value("inject_fault", false),
+                                       f->meta.value("cutoff_ms", 0.0));
         reply.meta = {{"status", statusName(e.status)}, {"ms", e.ms}, {"message", e.message}};
         if (bench->broken()) {
           // The context is gone: answer, then end; the parent restarts us.
@@ -332,10 +333,12 @@ void WorkerBench::setReference(const KernelPlan &plan) {
   start();
 }
 
-Evaluation WorkerBench::evaluate(const KernelPlan &plan, bool injectFault, double timeoutSeconds) {
+Evaluation WorkerBench::evaluate(const KernelPlan &plan, bool injectFault, double timeoutSeconds,
+                                  double cutoffMs) {
   if (!process_)
     start();
-  Frame request{kEvaluate, {{"inject_fault", injectFault}}, serialize(plan)};
+  Frame request{kEvaluate, {{"inject_fault", injectFault}, {"cutoff_ms", cutoffMs}},
+                serialize(plan)};
   bool timedOut = false;
   std::optional<Frame> reply;
   if (sendFrame(process_->toChild, request))

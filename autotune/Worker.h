@@ -38,7 +38,7 @@ public:
   /// As PlanBench::evaluate. A worker that dies or exceeds `timeoutSeconds`
   /// gives a failed evaluation saying so, and is restarted for the next.
   Evaluation evaluate(const KernelPlan &plan, bool injectFault = false,
-                      double timeoutSeconds = 60);
+                      double timeoutSeconds = 60, double cutoffMs = 0);
   /// As PlanBench::time; nullopt if the worker died.
   std::optional<double> time(const KernelPlan &plan, int runs);
   /// Workers started so far (1 if none died).

@@ -151,6 +151,25 @@ TEST_F(AutotuneGpu, TunesSoftmaxSurvivesAFaultAndServesASecondProcess) {
   fs::remove_all(dir);
 }
 
+// A candidate slower than the cutoff is timed by its warm-up runs alone and
+// says so; in the worker, the cutoff travels with the request.
+TEST_F(AutotuneGpu, CandidatesSlowerThanTheCutoffAreNotTimedFurther) {
+  const KernelSource *source = lookup_kernel(softmax);
+  ASSERT_NE(source, nullptr);
+  std::vector<ArgSpec> specs = {ArgSpec::tensor("x", bf16, kSizes, {}, 16)};
+  KernelPlan plan = compileToPlan(*source, specs, Options{});
+  autotune::WorkerBench worker(autotune::BenchSettings{});
+  worker.setReference(plan);
+  autotune::Evaluation timed = worker.evaluate(plan, false, 60, 0);
+  ASSERT_EQ(timed.status, autotune::Evaluation::Status::ok) << timed.message;
+  EXPECT_GT(timed.ms, 0);
+  EXPECT_TRUE(timed.message.empty()) << timed.message;
+  autotune::Evaluation cut = worker.evaluate(plan, false, 60, 1e-6);
+  ASSERT_EQ(cut.status, autotune::Evaluation::Status::ok) << cut.message;
+  EXPECT_GT(cut.ms, 0);
+  EXPECT_NE(cut.message.find("slower than the cutoff"), std::string::npos) << cut.message;
+}
+
 TEST_F(AutotuneGpu, LaunchWithTuningTunesOnceAndCachesTheWinner) {
   fs::path dir = freshDir("launch-tune");
   cache::set_directory(dir.string());
