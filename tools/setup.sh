@@ -14,6 +14,7 @@ packages=(
   libfmt-dev libzstd-dev zlib1g-dev
   nlohmann-json3-dev libcli11-dev libdlpack-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  chromium  # renders `kite inspect --html` in the tests
 )
 
 missing=()

@@ -8,7 +8,7 @@
 // RUN: kite autotune --help | FileCheck %s --check-prefix=HELP
 
 // EFFORT: kite autotune: error: --effort must be none, quick or full, not 'fast'
-// FILL: kite autotune: error: --fill target=0-1000: expected NAME=LO..HI (integers, HI exclusive)
+// FILL: kite autotune: error: --fill target=0-1000: expected NAME=LO..HI (integers, LO < HI, HI exclusive)
 // ARG: kite autotune: error: --arg x=bf16[64:
 // WHICH: kite autotune: error: {{.*}}softmax.kite.cpp has 2 kernels; name one with --kernel
 // NOGPU: kite autotune: error: no CUDA GPU: {{.*}}(tuning times kernels on a GPU; kite inspect works without one)

@@ -77,18 +77,8 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
   const std::vector<kite::ArgSpec> &specs = *parsedSpecs;
 
   kite::autotune::TuneOptions tune;
-  for (const std::string &f : opts.fills) {
-    // NAME=LO..HI
-    size_t eq = f.find('='), dots = f.find("..");
-    try {
-      if (eq == std::string::npos || dots == std::string::npos || dots < eq)
-        throw std::invalid_argument(f);
-      tune.bench.intRanges[f.substr(0, eq)] = {std::stoll(f.substr(eq + 1, dots - eq - 1)),
-                                               std::stoll(f.substr(dots + 2))};
-    } catch (const std::exception &) {
-      return fail("--fill " + f + ": expected NAME=LO..HI (integers, HI exclusive)");
-    }
-  }
+  if (!kite::cli::parseFills(opts.fills, tune.bench.intRanges, why))
+    return fail(why);
 
   kite::KernelSource source{nullptr, name, text.ir, text.hash, opts.file, ""};
   try {

@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -39,6 +40,10 @@ void addCompileCommand(CLI::App &app, Context &context);
 
 /// `kite inspect FILE --kernel K --arg x=bf16[M,N] ... --emit=STAGE`.
 void addInspectCommand(CLI::App &app, Context &context);
+
+/// `kite bench FILE --kernel K --arg ... [--config JSON] [--runs N] [--json]`
+/// (Inspect.cpp: the same collection as `kite inspect --emit=roofline`).
+void addBenchCommand(CLI::App &app, Context &context);
 
 /// `kite autotune FILE --kernel K --arg ... [--effort quick|full] [--budget S]`.
 void addAutotuneCommand(CLI::App &app, Context &context);
@@ -62,6 +67,11 @@ std::optional<std::string> kernelToUse(mlir::ModuleOp module, const std::string 
 std::optional<std::vector<kite::ArgSpec>> argSpecsOf(mlir::MLIRContext *ctx,
                                                      const std::vector<std::string> &args,
                                                      std::string &error);
+
+/// `--fill NAME=LO..HI` texts (integer inputs uniform in [LO, HI)) into
+/// `ranges`; false (with `error` naming the text) for a malformed one.
+bool parseFills(const std::vector<std::string> &fills,
+                std::map<std::string, std::pair<int64_t, int64_t>> &ranges, std::string &error);
 
 /// `kite cache ls|show|rm|export [--dir DIR] ...`.
 void addCacheCommand(CLI::App &app, Context &context);

@@ -1,7 +1,8 @@
 //===- Common.cpp - what the kite CLI's subcommands share -----------------===//
 //
 // This file implements the helpers Commands.h declares for several
-// subcommands: capture options, picking the kernel, and `--arg` parsing.
+// subcommands: capture options, picking the kernel, `--arg` and `--fill`
+// parsing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,4 +68,25 @@ kite::cli::argSpecsOf(mlir::MLIRContext *ctx, const std::vector<std::string> &ar
         a->alignment));
   }
   return specs;
+}
+
+bool kite::cli::parseFills(const std::vector<std::string> &fills,
+                           std::map<std::string, std::pair<int64_t, int64_t>> &ranges,
+                           std::string &error) {
+  for (const std::string &f : fills) {
+    size_t eq = f.find('='), dots = f.find("..");
+    try {
+      if (eq == std::string::npos || dots == std::string::npos || dots < eq)
+        throw std::invalid_argument(f);
+      int64_t lo = std::stoll(f.substr(eq + 1, dots - eq - 1));
+      int64_t hi = std::stoll(f.substr(dots + 2));
+      if (hi <= lo)
+        throw std::invalid_argument(f);
+      ranges[f.substr(0, eq)] = {lo, hi};
+    } catch (const std::exception &) {
+      error = "--fill " + f + ": expected NAME=LO..HI (integers, LO < HI, HI exclusive)";
+      return false;
+    }
+  }
+  return true;
 }

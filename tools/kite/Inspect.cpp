@@ -6,21 +6,33 @@
 //
 //   ir           the captured IR (what `kite compile --emit=ir` prints)
 //   specialized  after kite-specialize: static types from the arguments
+//   passes       the IR after every pass of the pipeline
 //   lowered      after the whole kite-lower pipeline (the config applied)
 //   cuda         the CUDA C++ the runtime hands to NVRTC
 //   ptx          NVRTC's PTX for the target (--arch, default sm_90a)
+//   sass         the cubin's SASS (needs nvdisasm or cuobjdump)
 //   config-space the tunable config entries and their values (JSON)
 //   config       the config a launch would use, and where it comes from:
 //                pinned (--config), tuned (the cache directory's entry for
 //                these arguments on --arch), or the default
 //   resources    registers, spills, stack, shared memory, barriers (ptxas's
 //                report through NVRTC) and the theoretical occupancy
+//   roofline     bytes moved and FLOPs from the IR; with a GPU, the measured
+//                time against the measured copy bandwidth and the peak math
+//
+// --html FILE writes all of them on one self-contained page (Html.cpp).
 //
 // It runs exactly the pipeline the runtime runs (lowering/Pipeline.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "Html.h"
+#include "InspectReport.h"
+
+#include "autotune/Bench.h"
+#include "lowering/Compiler.h"
+#include "lowering/Roofline.h"
 
 #include "frontend/Capture.h"
 #include "lowering/ConfigSpace.h"
@@ -43,7 +55,15 @@
 
 #include <kite/kite.hpp>
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 namespace {
 
@@ -56,19 +76,344 @@ struct InspectOptions {
   std::string arch = "sm_90a";
   std::vector<std::string> includeDirs;
   bool lineDirectives = false;
+  std::string html; // --html FILE: the whole report as one page
+  // kite bench
+  bool bench = false;
+  int runs = 100;
+  bool json = false;
+  std::vector<std::string> fills; // NAME=LO..HI for integer inputs
+  std::map<std::string, std::pair<int64_t, int64_t>> intRanges; // parsed fills
 };
 
-int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
-  auto error = [](const llvm::Twine &msg) {
-    llvm::WithColor::error(llvm::errs(), "kite inspect") << msg << "\n";
+/// Records the IR after every pass of a pipeline (for --emit=passes and
+/// the HTML report).
+class StageRecorder : public mlir::PassInstrumentation {
+public:
+  explicit StageRecorder(std::vector<kite::cli::InspectReport::Stage> &stages) : stages(stages) {}
+  void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
+    if (!mlir::isa<mlir::ModuleOp>(op))
+      return; // nested runs print their module when it ends
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    op->print(os);
+    stages.push_back({pass->getArgument().empty() ? pass->getName().str()
+                                                  : pass->getArgument().str(),
+                      text});
+  }
+
+private:
+  std::vector<kite::cli::InspectReport::Stage> &stages;
+};
+
+/// The first of `names` found in PATH or the CUDA toolkit's bin directories.
+std::optional<std::string> findTool(std::initializer_list<const char *> names) {
+  std::vector<std::string> dirs;
+  if (const char *path = std::getenv("PATH"))
+    for (llvm::StringRef rest = path; !rest.empty();) {
+      auto [dir, tail] = rest.split(':');
+      dirs.push_back(dir.str());
+      rest = tail;
+    }
+  dirs.push_back("/usr/local/cuda/bin");
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator("/usr/local", ec))
+    if (e.path().filename().string().rfind("cuda", 0) == 0)
+      dirs.push_back((e.path() / "bin").string());
+  for (const char *name : names)
+    for (const std::string &dir : dirs)
+      if (::access((dir + "/" + name).c_str(), X_OK) == 0)
+        return dir + "/" + name;
+  return std::nullopt;
+}
+
+/// SASS of `cubin` through nvdisasm or cuobjdump; nullopt with `why`.
+std::optional<std::string> disassemble(const std::vector<unsigned char> &cubin, std::string &why) {
+  std::optional<std::string> tool = findTool({"nvdisasm", "cuobjdump"});
+  if (!tool) {
+    why = "SASS needs nvdisasm or cuobjdump (the CUDA toolkit's binary utilities); neither is "
+          "in PATH or /usr/local/cuda*/bin";
+    return std::nullopt;
+  }
+  llvm::SmallString<128> path;
+  if (llvm::sys::fs::createTemporaryFile("kite-inspect", "cubin", path)) {
+    why = "cannot create a temporary file for the cubin";
+    return std::nullopt;
+  }
+  {
+    std::ofstream f(path.c_str(), std::ios::binary);
+    f.write(reinterpret_cast<const char *>(cubin.data()), (std::streamsize)cubin.size());
+  }
+  bool nvdisasm = llvm::StringRef(*tool).ends_with("nvdisasm");
+  std::string command = "'" + *tool + "' " + (nvdisasm ? "-c -g '" : "-sass '") +
+                        path.str().str() + "' 2>&1";
+  std::string out;
+  if (FILE *p = ::popen(command.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
+      out.append(buf, n);
+    int rc = ::pclose(p);
+    llvm::sys::fs::remove(path);
+    if (rc != 0) {
+      why = *tool + " failed:\n" + out;
+      return std::nullopt;
+    }
+    return out;
+  }
+  llvm::sys::fs::remove(path);
+  why = "cannot run " + *tool;
+  return std::nullopt;
+}
+
+/// The stages --emit may ask for; "html" wants them all, `kite bench` the
+/// roofline.
+bool wants(const InspectOptions &opts, llvm::StringRef stage) {
+  return !opts.html.empty() || opts.emit == stage || (opts.bench && stage == "roofline");
+}
+
+/// Fills `report` with what `opts` asks for. Returns an exit code.
+int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir::MLIRContext &ctx,
+            kite::cli::InspectReport &report) {
+  auto error = [&](const llvm::Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), opts.bench ? "kite bench" : "kite inspect") << msg << "\n";
     return kite::cli::kUserError;
   };
-  mlir::MLIRContext ctx;
   auto module = kite::frontend::captureFile(
       ctx, opts.file, kite::cli::captureOptions(context, opts.kernel, opts.includeDirs));
   if (mlir::failed(module))
     return kite::cli::kUserError;
   mlir::ModuleOp m = **module;
+  report.file = opts.file;
+  report.arch = opts.arch;
+  if (auto text = llvm::MemoryBuffer::getFile(opts.file))
+    report.source = (*text)->getBuffer().str();
+  {
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    m.print(os);
+    report.stages.push_back({"captured", ir});
+  }
+  if (opts.emit == "ir" && opts.html.empty())
+    return kite::cli::kSuccess;
+
+  for (const std::string &a : opts.args)
+    report.args += (report.args.empty() ? "" : " ") + a;
+  std::string why;
+  std::optional<std::string> name = kite::cli::kernelToUse(m, opts.kernel, opts.file, why);
+  if (!name)
+    return error(why);
+  report.kernel = *name;
+
+  // Which config, from where.
+  report.config = opts.config;
+  report.configSource = opts.config.empty() ? "default" : "pinned (--config)";
+  if (opts.config.empty() && (wants(opts, "config") || wants(opts, "roofline"))) {
+    std::optional<std::vector<kite::ArgSpec>> specs = kite::cli::argSpecsOf(&ctx, opts.args, why);
+    if (!specs)
+      return error(why);
+    kite::frontend::KernelText text = kite::frontend::kernelText(m, *name);
+    kite::cache::Query q{*name, text.hash, *specs, kite::cache::Target{opts.arch}, "",
+                         /*tunedOnly=*/true};
+    std::optional<kite::cache::Entry> best = kite::cache::lookup(q, {}, /*exactTarget=*/false);
+    if (best) {
+      report.config = best->config;
+      report.configSource =
+          llvm::formatv("tuned: cache entry {0} in {1} ({2:F4} ms, {3} configs searched in "
+                        "{4:F1} s; built by kite {5})",
+                        kite::cache::entry_id(*best), kite::cache::directory().string(),
+                        best->timeMs.value_or(0), best->configsSearched, best->tuningSeconds,
+                        best->kiteVersion)
+              .str();
+    } else {
+      report.configSource =
+          "default (no tuned entry for these arguments on " + opts.arch + " in " +
+          (kite::cache::directory().empty() ? std::string("the cache (it is off)")
+                                            : kite::cache::directory().string()) +
+          "; kite autotune makes one)";
+    }
+  }
+
+  // The config space: on the specialized kernel (a clone: the pipeline
+  // below runs on `m`).
+  if (wants(opts, "config-space") || wants(opts, "specialized")) {
+    mlir::OwningOpRef<mlir::ModuleOp> copy(m.clone());
+    mlir::PassManager pm(&ctx);
+    pm.addPass(kite::createKiteSpecialize({opts.kernel, report.args}));
+    if (mlir::failed(pm.run(*copy)))
+      return kite::cli::kUserError;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    copy->print(os);
+    report.stages.push_back({"kite-specialize", text});
+    mlir::FailureOr<mlir::func::FuncOp> kernel = kite::findKernel(*copy, opts.kernel);
+    if (mlir::failed(kernel))
+      return kite::cli::kUserError;
+    nlohmann::json space = kite::deriveConfigSpace(*kernel);
+    std::string js = "{\"default\": " + space["default"].dump() + ",\n \"parameters\": [";
+    const nlohmann::json &params = space["parameters"];
+    for (size_t i = 0; i < params.size(); ++i)
+      js += (i ? ",\n  " : "\n  ") + params[i].dump();
+    report.configSpace = js + "\n]}\n";
+    if (opts.html.empty())
+      return kite::cli::kSuccess;
+    report.stages.pop_back(); // the full pipeline below records it again
+  }
+
+  // The whole pipeline, recording the IR after each pass.
+  mlir::PassManager pm(&ctx);
+  kite::LoweringOptions lowering;
+  lowering.kernel = opts.kernel;
+  lowering.args = report.args;
+  lowering.config = report.config;
+  kite::buildKiteLoweringPipeline(pm, lowering);
+  ctx.disableMultithreading();
+  pm.addInstrumentation(std::make_unique<StageRecorder>(report.stages));
+  if (mlir::failed(pm.run(m)))
+    return kite::cli::kUserError;
+  mlir::FailureOr<mlir::func::FuncOp> kernel = kite::findKernel(m, opts.kernel);
+  if (mlir::failed(kernel))
+    return kite::cli::kUserError;
+  if (auto resolved = (*kernel)->getAttrOfType<mlir::StringAttr>("kite.config"))
+    report.config = resolved.getValue().str();
+  if (opts.html.empty() && !opts.bench &&
+      (opts.emit == "config" || opts.emit == "lowered" || opts.emit == "passes"))
+    return kite::cli::kSuccess;
+
+  kite::WorkEstimate work = kite::estimateWork(*kernel);
+  kite::EmitOptions emit;
+  emit.lineDirectives = opts.lineDirectives || !opts.html.empty();
+  mlir::FailureOr<kite::CudaKernel> cuda = kite::emitCuda(*kernel, emit);
+  if (mlir::failed(cuda))
+    return kite::cli::kUserError;
+  report.cuda = cuda->source;
+  report.launch = llvm::formatv("{0} programs of {1} threads, {2} bytes of dynamic shared memory",
+                                cuda->numPrograms, cuda->numThreads, cuda->sharedBytes)
+                      .str();
+
+  // Roofline: bytes and FLOPs from the IR; the device's ceilings and the
+  // measured time need a GPU.
+  auto &roof = report.roofline;
+  roof.bytes = work.bytes;
+  roof.flops = work.flops;
+  roof.note = work.caveat;
+  if (wants(opts, "roofline")) {
+    if (!kite::gpu_available()) {
+      if (opts.bench)
+        return error("timing needs a CUDA GPU: " + kite::gpu_unavailable_reason());
+      roof.note += std::string(roof.note.empty() ? "" : "; ") +
+                   "no GPU here (" + kite::gpu_unavailable_reason() +
+                   "): the measured time and the device's ceilings need one";
+    } else {
+      try {
+        std::optional<std::vector<kite::ArgSpec>> specs =
+            kite::cli::argSpecsOf(&ctx, opts.args, why);
+        if (!specs)
+          return error(why);
+        kite::frontend::KernelText text = kite::frontend::kernelText(m, *name);
+        kite::KernelSource source{nullptr, *name, text.ir.c_str(), "inspect", opts.file};
+        kite::KernelPlan plan =
+            kite::compileToPlan(source, *specs, kite::Options{{}, report.config});
+        kite::autotune::BenchSettings settings;
+        settings.intRanges = opts.intRanges;
+        kite::autotune::PlanBench bench(plan.args, settings);
+        bench.setReference(plan);
+        roof.measuredMs = bench.time(plan, opts.bench ? opts.runs : 50);
+        roof.peakGBs = kite::autotune::copyBandwidthGBs(0);
+      } catch (const std::exception &e) {
+        if (opts.bench)
+          return error(e.what());
+        roof.note += std::string(roof.note.empty() ? "" : "; ") + "not measured: " + e.what();
+      }
+    }
+    // Peak math throughput of sm_90 (H100/H200 SXM, dense): tensor cores
+    // for matrix products, CUDA cores (f32 FMA) otherwise.
+    if (opts.arch.rfind("sm_90", 0) == 0)
+      roof.peakTFlops = work.matmulFlops > 0 ? 989 : 67;
+    if (roof.peakGBs > 0 && roof.peakTFlops > 0 && roof.bytes > 0) {
+      double ridge = roof.peakTFlops * 1e12 / (roof.peakGBs * 1e9);
+      roof.bound = roof.flops / roof.bytes < ridge ? "memory" : "compute";
+    }
+  }
+
+  if (opts.bench)
+    return kite::cli::kSuccess;
+  bool needPtx = wants(opts, "ptx"), needCubin = wants(opts, "resources") || wants(opts, "sass");
+  if ((needPtx || needCubin) && !kite::runtime::nvrtcAvailable()) {
+    std::string why = "NVRTC is not available: " + kite::runtime::nvrtcUnavailableReason();
+    if (opts.html.empty())
+      return error(why);
+    report.ptxNote = report.resourcesNote = report.sassNote = why;
+    return kite::cli::kSuccess;
+  }
+  try {
+    if (needPtx) {
+      kite::runtime::NvrtcOutput out =
+          kite::runtime::compileToPtx(cuda->source, cuda->symbol, opts.arch);
+      report.ptx.assign(out.binary.begin(), out.binary.end());
+      while (!report.ptx.empty() && report.ptx.back() == '\0')
+        report.ptx.pop_back();
+    }
+    if (needCubin) {
+      kite::runtime::NvrtcOptions nvrtc;
+      nvrtc.extra.push_back("--ptxas-options=-v");
+      kite::runtime::NvrtcOutput out =
+          kite::runtime::compileToCubin(cuda->source, cuda->symbol, opts.arch, nvrtc);
+      std::optional<kite::runtime::KernelResources> r =
+          kite::runtime::parsePtxasReport(out.log, cuda->symbol);
+      if (!r) {
+        report.resourcesNote = "NVRTC's report does not describe " + cuda->symbol + ":\n" + out.log;
+      } else {
+        kite::runtime::SmLimits limits = kite::runtime::smLimits(opts.arch);
+        kite::runtime::Occupancy occ = kite::runtime::theoreticalOccupancy(
+            *r, (int)cuda->numThreads, cuda->sharedBytes, limits);
+        auto &rows = report.resources;
+        rows.push_back({"kernel", cuda->symbol + " (" + opts.arch + ")"});
+        rows.push_back({"launch", llvm::formatv("{0} programs of {1} threads", cuda->numPrograms,
+                                                cuda->numThreads)});
+        rows.push_back({"registers", llvm::formatv("{0} per thread", r->registers)});
+        rows.push_back({"spills", llvm::formatv("{0} bytes stored, {1} bytes loaded; stack frame "
+                                                "{2} bytes per thread",
+                                                r->spillStores, r->spillLoads, r->stackBytes)});
+        rows.push_back({"shared memory",
+                        llvm::formatv("{0} bytes static + {1} bytes dynamic per program",
+                                      r->staticShared, cuda->sharedBytes)});
+        rows.push_back({"barriers", std::to_string(r->barriers)});
+        rows.push_back(
+            {"occupancy",
+             llvm::formatv("{0} of {1} warps per SM ({2}%), {3} programs per SM, limited by {4} "
+                           "(theoretical, from {5}'s per-SM limits)",
+                           occ.warpsPerSM, occ.maxWarpsPerSM,
+                           (int)std::lround(100 * occ.fraction()), occ.blocksPerSM, occ.limiter,
+                           limits.known ? opts.arch : std::string("sm_90"))});
+      }
+      if (wants(opts, "sass")) {
+        std::optional<std::string> sass = disassemble(out.binary, report.sassNote);
+        if (sass)
+          report.sass = *sass;
+        else if (opts.html.empty())
+          return error(report.sassNote);
+      }
+    }
+  } catch (const kite::Error &e) {
+    if (opts.html.empty())
+      return error(e.what());
+    report.ptxNote = report.resourcesNote = e.what();
+  }
+  return kite::cli::kSuccess;
+}
+
+std::string humanCount(double v, const char *unit) {
+  const char *prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (v >= 1000 && i < 5) {
+    v /= 1000;
+    ++i;
+  }
+  return llvm::formatv("{0:F2} {1}{2}", v, prefixes[i], unit).str();
+}
+
+int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
+  mlir::MLIRContext ctx;
   // Lowering errors read like the frontend's: file:line:col: error: ...
   std::string diagnostics;
   kite::UserDiagnostics handler(ctx, diagnostics);
@@ -76,153 +421,147 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
     std::string &text;
     ~Flush() { llvm::errs() << text; }
   } flush{diagnostics};
-  if (opts.emit == "ir") {
-    m.print(llvm::outs());
-    llvm::outs() << "\n";
-    return kite::cli::kSuccess;
-  }
-
-  std::string argText;
-  for (const std::string &a : opts.args)
-    argText += (argText.empty() ? "" : " ") + a;
-
-  // --emit=config: which config, from where.
-  std::string config = opts.config, source = opts.config.empty() ? "default" : "pinned (--config)";
-  if (opts.emit == "config" && opts.config.empty()) {
-    std::string why;
-    std::optional<std::vector<kite::ArgSpec>> specs = kite::cli::argSpecsOf(&ctx, opts.args, why);
-    if (!specs)
-      return error(why);
-    std::optional<std::string> name = kite::cli::kernelToUse(m, opts.kernel, opts.file, why);
-    if (!name)
-      return error(why);
-    kite::frontend::KernelText text = kite::frontend::kernelText(m, *name);
-    kite::cache::Query q{*name, text.hash, *specs, kite::cache::Target{opts.arch}, "",
-                         /*tunedOnly=*/true};
-    std::optional<kite::cache::Entry> best = kite::cache::lookup(q, {}, /*exactTarget=*/false);
-    if (best) {
-      config = best->config;
-      source = llvm::formatv("tuned: cache entry {0} in {1} ({2:F4} ms, {3} configs searched in "
-                             "{4:F1} s; built by kite {5})",
-                             kite::cache::entry_id(*best), kite::cache::directory().string(),
-                             best->timeMs.value_or(0), best->configsSearched, best->tuningSeconds,
-                             best->kiteVersion)
-                   .str();
-    } else {
-      source = "default (no tuned entry for these arguments on " + opts.arch + " in " +
-               (kite::cache::directory().empty() ? std::string("the cache (it is off)")
-                                                 : kite::cache::directory().string()) +
-               "; kite autotune makes one)";
+  kite::cli::InspectReport r;
+  if (int rc = collect(opts, context, ctx, r))
+    return rc;
+  auto &os = llvm::outs();
+  if (opts.bench) {
+    const auto &f = r.roofline;
+    double ms = f.measuredMs.value_or(0), s = ms * 1e-3;
+    double gbs = s > 0 ? f.bytes / s / 1e9 : 0, tflops = s > 0 ? f.flops / s / 1e12 : 0;
+    double best = std::max(f.peakGBs > 0 ? f.bytes / (f.peakGBs * 1e9) : 0.0,
+                           f.peakTFlops > 0 ? f.flops / (f.peakTFlops * 1e12) : 0.0);
+    double fraction = s > 0 ? best / s : 0;
+    if (opts.json) {
+      nlohmann::json j = {{"kernel", r.kernel}, {"args", r.args}, {"config", r.config},
+                          {"config_source", r.configSource}, {"ms", ms}, {"bytes", f.bytes},
+                          {"flops", f.flops}, {"gbps", gbs}, {"tflops", tflops},
+                          {"peak_gbps", f.peakGBs}, {"peak_tflops", f.peakTFlops},
+                          {"roofline_fraction", fraction}, {"bound", f.bound},
+                          {"runs", opts.runs}};
+      os << j.dump(2) << "\n";
+      return kite::cli::kSuccess;
     }
+    os << "kernel    " << r.kernel << " (" << r.args << ")\n";
+    os << "config    " << r.config << "\n          " << r.configSource << "\n";
+    os << "time      " << llvm::formatv("{0:F4}", ms) << " ms (median of " << opts.runs
+       << " runs, L2 flushed before each)\n";
+    os << "memory    " << llvm::formatv("{0:F0}", gbs) << " GB/s of "
+       << llvm::formatv("{0:F0}", f.peakGBs) << " (measured copy)\n";
+    os << "math      " << llvm::formatv("{0:F2}", tflops) << " TFLOP/s of "
+       << llvm::formatv("{0:F0}", f.peakTFlops) << "\n";
+    os << "roofline  " << llvm::formatv("{0:F1}", 100 * fraction) << "% of the attainable ("
+       << llvm::formatv("{0:F4}", best * 1e3) << " ms), " << f.bound << "-bound\n";
+    return kite::cli::kSuccess;
   }
-
-  mlir::PassManager pm(&ctx);
-  if (opts.emit == "specialized" || opts.emit == "config-space") {
-    pm.addPass(kite::createKiteSpecialize({opts.kernel, argText}));
-  } else {
-    kite::LoweringOptions lowering;
-    lowering.kernel = opts.kernel;
-    lowering.args = argText;
-    lowering.config = config;
-    kite::buildKiteLoweringPipeline(pm, lowering);
-  }
-  if (mlir::failed(pm.run(m)))
-    return kite::cli::kUserError;
-  if (opts.emit == "config") {
-    mlir::FailureOr<mlir::func::FuncOp> kernel = kite::findKernel(m, opts.kernel);
-    if (mlir::failed(kernel))
+  if (!opts.html.empty()) {
+    std::ofstream f(opts.html);
+    f << kite::cli::renderInspectHtml(r);
+    if (!f) {
+      llvm::WithColor::error(llvm::errs(), "kite inspect") << "cannot write " << opts.html << "\n";
       return kite::cli::kUserError;
-    auto resolved = (*kernel)->getAttrOfType<mlir::StringAttr>("kite.config");
-    llvm::outs() << "config  " << (resolved ? resolved.getValue() : llvm::StringRef(config))
-                 << "\nsource  " << source << "\n";
-    return kite::cli::kSuccess;
-  }
-  if (opts.emit == "specialized" || opts.emit == "lowered") {
-    m.print(llvm::outs());
-    llvm::outs() << "\n";
-    return kite::cli::kSuccess;
-  }
-  if (opts.emit == "config-space") {
-    mlir::FailureOr<mlir::func::FuncOp> kernel = kite::findKernel(m, opts.kernel);
-    if (mlir::failed(kernel))
-      return kite::cli::kUserError;
-    // JSON, one parameter a line.
-    nlohmann::json space = kite::deriveConfigSpace(*kernel);
-    llvm::outs() << "{\"default\": " << space["default"].dump() << ",\n \"parameters\": [";
-    const nlohmann::json &params = space["parameters"];
-    for (size_t i = 0; i < params.size(); ++i)
-      llvm::outs() << (i ? ",\n  " : "\n  ") << params[i].dump();
-    llvm::outs() << "\n]}\n";
-    return kite::cli::kSuccess;
-  }
-
-  mlir::FailureOr<mlir::func::FuncOp> kernel = kite::findKernel(m, opts.kernel);
-  if (mlir::failed(kernel))
-    return kite::cli::kUserError;
-  kite::EmitOptions emit;
-  emit.lineDirectives = opts.lineDirectives;
-  mlir::FailureOr<kite::CudaKernel> cuda = kite::emitCuda(*kernel, emit);
-  if (mlir::failed(cuda))
-    return kite::cli::kUserError;
-  if (opts.emit == "cuda") {
-    llvm::outs() << "// launch: " << cuda->numPrograms << " programs of "
-                 << cuda->numThreads << " threads, " << cuda->sharedBytes
-                 << " bytes of dynamic shared memory\n"
-                 << cuda->source;
-    return kite::cli::kSuccess;
-  }
-  if (opts.emit == "resources") {
-    if (!kite::runtime::nvrtcAvailable())
-      return error("NVRTC is not available: " + kite::runtime::nvrtcUnavailableReason());
-    try {
-      kite::runtime::NvrtcOptions nvrtc;
-      nvrtc.extra.push_back("--ptxas-options=-v");
-      kite::runtime::NvrtcOutput out =
-          kite::runtime::compileToCubin(cuda->source, cuda->symbol, opts.arch, nvrtc);
-      std::optional<kite::runtime::KernelResources> r =
-          kite::runtime::parsePtxasReport(out.log, cuda->symbol);
-      if (!r)
-        return error("NVRTC's report does not describe " + cuda->symbol + ":\n" + out.log);
-      kite::runtime::SmLimits limits = kite::runtime::smLimits(opts.arch);
-      kite::runtime::Occupancy occ = kite::runtime::theoreticalOccupancy(
-          *r, (int)cuda->numThreads, cuda->sharedBytes, limits);
-      auto &os = llvm::outs();
-      os << "kernel         " << cuda->symbol << " (" << opts.arch << ")\n";
-      os << "launch         " << cuda->numPrograms << " programs of " << cuda->numThreads
-         << " threads\n";
-      os << "registers      " << r->registers << " per thread\n";
-      os << "spills         " << r->spillStores << " bytes stored, " << r->spillLoads
-         << " bytes loaded; stack frame " << r->stackBytes << " bytes per thread\n";
-      os << "shared memory  " << r->staticShared << " bytes static + " << cuda->sharedBytes
-         << " bytes dynamic per program\n";
-      os << "barriers       " << r->barriers << "\n";
-      os << "occupancy      " << occ.warpsPerSM << " of " << occ.maxWarpsPerSM
-         << " warps per SM (" << (int)std::lround(100 * occ.fraction()) << "%), "
-         << occ.blocksPerSM << " programs per SM, limited by " << occ.limiter
-         << " (theoretical, from " << (limits.known ? opts.arch : "sm_90")
-         << "'s per-SM limits)\n";
-    } catch (const kite::Error &e) {
-      return error(e.what());
     }
+    os << "wrote " << opts.html << "\n";
     return kite::cli::kSuccess;
   }
-  // ptx
-  if (!kite::runtime::nvrtcAvailable())
-    return error("NVRTC is not available: " + kite::runtime::nvrtcUnavailableReason());
-  try {
-    kite::runtime::NvrtcOutput out =
-        kite::runtime::compileToPtx(cuda->source, cuda->symbol, opts.arch);
-    std::string ptx(out.binary.begin(), out.binary.end());
-    while (!ptx.empty() && ptx.back() == '\0')
-      ptx.pop_back();
-    llvm::outs() << ptx;
-  } catch (const kite::Error &e) {
-    return error(e.what());
+  const std::string &e = opts.emit;
+  auto stage = [&](llvm::StringRef name) -> const std::string & {
+    for (const auto &s : r.stages)
+      if (s.name == name)
+        return s.text;
+    return r.stages.back().text;
+  };
+  if (e == "ir")
+    os << stage("captured") << "\n";
+  else if (e == "specialized")
+    os << stage("kite-specialize") << "\n";
+  else if (e == "lowered")
+    os << r.stages.back().text << "\n";
+  else if (e == "passes")
+    for (const auto &s : r.stages)
+      os << "// ----- " << (s.name == "captured" ? "captured IR" : "after " + s.name)
+         << " -----\n" << s.text << "\n";
+  else if (e == "config")
+    os << "config  " << r.config << "\nsource  " << r.configSource << "\n";
+  else if (e == "config-space")
+    os << r.configSpace;
+  else if (e == "cuda")
+    os << "// launch: " << r.launch << "\n" << r.cuda;
+  else if (e == "ptx")
+    os << r.ptx;
+  else if (e == "sass")
+    os << r.sass;
+  else if (e == "resources")
+    for (const auto &[k, v] : r.resources)
+      os << llvm::formatv("{0,-15}", k) << v << "\n";
+  else if (e == "roofline") {
+    const auto &f = r.roofline;
+    os << "kernel         " << r.kernel << " (" << r.args << ")\n";
+    os << "bytes          " << humanCount(f.bytes, "B")
+       << " (every input read once, every output written once)\n";
+    os << "flops          " << humanCount(f.flops, "FLOP") << "\n";
+    os << "intensity      " << llvm::formatv("{0:F3}", f.bytes > 0 ? f.flops / f.bytes : 0.0)
+       << " FLOP/byte\n";
+    if (f.peakTFlops > 0)
+      os << "peak math      " << llvm::formatv("{0:F0}", f.peakTFlops) << " TFLOP/s ("
+         << r.arch << ")\n";
+    if (f.peakGBs > 0)
+      os << "peak memory    " << llvm::formatv("{0:F0}", f.peakGBs)
+         << " GB/s (measured device-to-device copy)\n";
+    if (f.measuredMs) {
+      double s = *f.measuredMs * 1e-3;
+      os << "measured       " << llvm::formatv("{0:F4}", *f.measuredMs) << " ms: "
+         << llvm::formatv("{0:F0}", f.bytes / s / 1e9) << " GB/s, "
+         << llvm::formatv("{0:F2}", f.flops / s / 1e12) << " TFLOP/s\n";
+      if (f.peakGBs > 0 && f.peakTFlops > 0) {
+        double best = std::max(f.bytes / (f.peakGBs * 1e9), f.flops / (f.peakTFlops * 1e12));
+        os << "roofline       " << llvm::formatv("{0:F1}", 100 * best / s)
+           << "% of the attainable (" << llvm::formatv("{0:F4}", best * 1e3) << " ms)\n";
+      }
+    }
+    if (!f.bound.empty())
+      os << "bound          " << f.bound << "\n";
+    if (!f.note.empty())
+      os << "note           " << f.note << "\n";
   }
   return kite::cli::kSuccess;
 }
 
 } // namespace
+
+void kite::cli::addBenchCommand(CLI::App &app, Context &context) {
+  auto opts = std::make_shared<InspectOptions>();
+  opts->bench = true;
+  CLI::App *cmd = app.add_subcommand(
+      "bench", "Time a kernel on the GPU for given arguments: ms, GB/s, TFLOP/s, roofline");
+  cmd->add_option("file", opts->file, "The kernel source file (.kite.cpp)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--kernel", opts->kernel, "The kernel (default: the file's only kernel)");
+  cmd->add_option("--arg", opts->args,
+                  "A launch argument, as NAME=DTYPE[SIZES] (tensor) or NAME=DTYPE[:VALUE] "
+                  "(scalar); one per kernel parameter, in order")
+      ->take_all();
+  cmd->add_option("--config", opts->config,
+                  "The config as JSON (default: the cache's tuned entry, else the default)");
+  cmd->add_option("--runs", opts->runs, "Timed runs (the median is reported)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--fill", opts->fills,
+                  "Integer inputs uniform in [LO, HI), as NAME=LO..HI (default: zeros)");
+  cmd->add_flag("--json", opts->json, "Print the figures as JSON");
+  cmd->add_option("--arch", opts->arch, "The GPU target")->capture_default_str();
+  cmd->add_option("-I,--include", opts->includeDirs, "Add a header search directory");
+  cmd->callback([opts, &context] {
+    std::string why;
+    if (!parseFills(opts->fills, opts->intRanges, why)) {
+      llvm::WithColor::error(llvm::errs(), "kite bench") << why << "\n";
+      context.exitCode = kUserError;
+      return;
+    }
+    context.exitCode = runInspect(*opts, context);
+  });
+}
 
 void kite::cli::addInspectCommand(CLI::App &app, Context &context) {
   auto opts = std::make_shared<InspectOptions>();
@@ -241,10 +580,14 @@ void kite::cli::addInspectCommand(CLI::App &app, Context &context) {
   cmd->add_option("--config", opts->config,
                   "The config as JSON (default: the kernel's default config)");
   cmd->add_option("--emit", opts->emit, "What to show")
-      ->check(CLI::IsMember({"ir", "specialized", "lowered", "cuda", "ptx", "config-space", "config", "resources"}))
+      ->check(CLI::IsMember({"ir", "specialized", "passes", "lowered", "cuda", "ptx", "sass",
+                             "config-space", "config", "resources", "roofline"}))
       ->capture_default_str();
   cmd->add_option("--arch", opts->arch, "The GPU target for --emit=ptx and resources")
       ->capture_default_str();
+  cmd->add_option("--html", opts->html,
+                  "Write every stage, the resources, the config and the roofline as one "
+                  "self-contained HTML page to this file");
   cmd->add_flag("--line-directives", opts->lineDirectives,
                 "#line directives to the kernel's source in the CUDA");
   cmd->add_option("-I,--include", opts->includeDirs, "Add a header search directory");

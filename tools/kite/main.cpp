@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   kite::cli::addCompileCommand(app, context);
   kite::cli::addInspectCommand(app, context);
+  kite::cli::addBenchCommand(app, context);
   kite::cli::addAutotuneCommand(app, context);
   kite::cli::addCacheCommand(app, context);
 
