@@ -33,6 +33,8 @@ std::string Config::toJson() const {
     j["inner_threads"] = *inner_threads;
   if (fast_math)
     j["fast_math"] = true;
+  if (tensor_cores)
+    j["tensor_cores"] = true;
   return j.dump();
 }
 
@@ -64,6 +66,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.indexing = value.get<std::string>();
       else if (key == "fast_math")
         c.fast_math = value.get<bool>();
+      else if (key == "tensor_cores")
+        c.tensor_cores = value.get<bool>();
       else if (key == "inner_threads")
         c.inner_threads =
             value.is_null() ? std::nullopt : std::optional(value.get<int64_t>());
@@ -77,7 +81,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
       } else {
         error = "unknown config key '" + key +
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
-                "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math)";
+                "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
+                "tensor_cores)";
         return failure();
       }
     } catch (const json::exception &e) {

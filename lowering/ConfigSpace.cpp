@@ -36,6 +36,20 @@ std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
 }
 
 /// A parameter whose default is `value`; added to `values` if missing.
+/// True if the kernel has a matrix product of f16 or bf16 tiles
+/// (tensor_cores applies).
+bool hasHalfMatmul(func::FuncOp kernel) {
+  bool found = false;
+  kernel.walk([&](Operation *op) {
+    if (!isa<DotOp, MatmulOp, AddmmOp, BmmOp, BaddbmmOp>(op))
+      return;
+    Value lhs = op->getOperand(isa<AddmmOp, BaddbmmOp>(op) ? 1 : 0);
+    if (auto t = dyn_cast<TileType>(lhs.getType()); t && t.hasElementType())
+      found |= t.getElementType().isBF16() || t.getElementType().isF16();
+  });
+  return found;
+}
+
 /// True if the kernel computes exp (fast_math applies).
 bool usesExp(func::FuncOp kernel) {
   bool found = false;
@@ -95,6 +109,9 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
 
   params.push_back(parameter("num_warps", std::nullopt, {1, 2, 4, 8, 16, 32}, def.num_warps,
                              "warps per program (32 threads each)"));
+  if (hasHalfMatmul(kernel))
+    params.push_back(parameter("tensor_cores", std::nullopt, {false, true}, false,
+                               "matrix products of f16/bf16 tiles on tensor cores (mma.sync)"));
   if (usesExp(kernel))
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,
                                "exp on f32 by the approximate hardware exp2 (the tuner keeps "
@@ -178,5 +195,7 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
     config["inner_threads"] = nullptr;
   if (usesExp(kernel))
     config["fast_math"] = false;
+  if (hasHalfMatmul(kernel))
+    config["tensor_cores"] = false;
   return json{{"default", config}, {"parameters", params}};
 }

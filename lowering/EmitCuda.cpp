@@ -177,8 +177,9 @@ private:
   /// The config's inner_threads: at most this many threads along a
   /// context's innermost dim (0: no limit).
   int64_t innerThreads = 0;
-  /// The config's fast_math.
+  /// The config's fast_math and tensor_cores.
   bool fastMath = false;
+  bool tensorCores = false;
   std::string body;
   int indent = 1;
   int nextName = 0;
@@ -614,6 +615,7 @@ FailureOr<CudaKernel> Emitter::run() {
   if (auto it = config.find("inner_threads"); it != config.end() && it->is_number_integer())
     innerThreads = it->get<int64_t>();
   fastMath = config.value("fast_math", false);
+  tensorCores = config.value("tensor_cores", false);
   int64_t narrowest = 0;
   kernel.walk([&](Operation *op) {
     auto visit = [&](Type t) {
@@ -2131,8 +2133,22 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
       n *= d.padded;
     return n;
   };
-  int64_t bytesA = llvm::alignTo(count(a) * 8, 16);
-  int64_t bytesB = count(b) * 8;
+  int64_t PM = a.dims[rank - 2].padded, PK = a.dims[rank - 1].padded;
+  int64_t PN = b.dims[rank - 1].padded;
+  std::string kCount = a.dims[rank - 1].extent.empty()
+                           ? std::to_string(PK)
+                           : a.dims[rank - 1].extent;
+  // Tensor cores (mma.sync m16n8k16): 16-bit operands of the same type in
+  // 16x8x16 steps. K lanes past the valid extent are staged as zeros (the
+  // steps run over all of PK).
+  bool mma = tensorCores && rank == 2 && a.elem == b.elem &&
+             (a.elem.isBF16() || a.elem.isF16()) && PM % 16 == 0 && PN % 8 == 0 &&
+             PK % 16 == 0;
+  // Staged elements take 8 bytes (any dtype) on CUDA cores, their own size
+  // on tensor cores.
+  int64_t stagedBytes = mma ? 2 : 8;
+  int64_t bytesA = llvm::alignTo(count(a) * stagedBytes, 16);
+  int64_t bytesB = llvm::alignTo(count(b) * stagedBytes, 16);
   sharedBytes = std::max(sharedBytes, bytesA + bytesB);
   std::string as = fresh("sa"), bs = fresh("sb");
   line("{");
@@ -2141,7 +2157,7 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(b.elem),
                      bs, bytesA));
   line("__syncthreads();");
-  auto stage = [&](const Tile &t, const std::string &buf) {
+  auto stage = [&](const Tile &t, const std::string &buf, int64_t kDim) {
     std::string own = owner(t);
     forEach(t, [&](ArrayRef<std::string> k) {
       std::string idx = "0";
@@ -2150,18 +2166,29 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
         idx = llvm::formatv("{0} + {1} * {2}", idx, coord(t, i, k[i]), stride);
         stride *= t.dims[i].padded;
       }
-      line(llvm::formatv("{0}{1}[{2}] = {3}[{4}];", own.empty() ? "" : "if (" + own + ") ",
-                         buf, idx, t.name, flat(t, k)));
+      std::string v = llvm::formatv("{0}[{1}]", t.name, flat(t, k));
+      if (mma && !t.dims[kDim].extent.empty())
+        v = llvm::formatv("({0} < {1}) ? {2} : cvt<{3}>(0)", coord(t, kDim, k[kDim]),
+                          t.dims[kDim].extent, v, cType(t.elem));
+      line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ", buf,
+                         idx, v));
     });
   };
-  stage(a, as);
-  stage(b, bs);
+  stage(a, as, rank - 1);
+  stage(b, bs, rank - 2);
   line("__syncthreads();");
-  int64_t PM = a.dims[rank - 2].padded, PK = a.dims[rank - 1].padded;
-  int64_t PN = b.dims[rank - 1].padded;
-  std::string kCount = a.dims[rank - 1].extent.empty()
-                           ? std::to_string(PK)
-                           : a.dims[rank - 1].extent;
+  // Each element of the result: the product's sum (from the tensor cores'
+  // f32 tile in shared memory, or a loop over K here), plus the accumulator.
+  std::string cs;
+  if (mma) {
+    cs = fresh("sc");
+    sharedBytes = std::max(sharedBytes, bytesA + bytesB + PM * PN * 4);
+    line(llvm::formatv("float* {0} = reinterpret_cast<float*>(kite_smem + {1});", cs,
+                       bytesA + bytesB));
+    line(llvm::formatv("mma_tile<{0}, {1}, {2}, {3}, {4}>({5}, {6}, {7});", PM, PN, PK,
+                       numThreads / 32, cType(a.elem), as, bs, cs));
+    line("__syncthreads();");
+  }
   std::string sumT = outElem.isF64() ? "double"
                      : outElem.isIntOrIndex() && !outElem.isInteger(1) ? "i64"
                                                                          : "float";
@@ -2171,25 +2198,28 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   forEach(r, [&](ArrayRef<std::string> k) {
     std::string m = coord(r, rank - 2, k[rank - 2]);
     std::string n = coord(r, rank - 1, k[rank - 1]);
-    std::string aRow = m, bCol = n;
-    std::string aBase = llvm::formatv("({0}) * {1}", m, PK);
-    std::string bBase = n;
-    if (rank == 3) {
-      std::string batch = coord(r, 0, k[0]);
-      std::string ba = a.dims[0].padded == 1 ? "0" : batch;
-      std::string bb = b.dims[0].padded == 1 ? "0" : batch;
-      aBase = llvm::formatv("(({0}) * {1} + {2}) * {3}", ba, PM, m, PK);
-      bBase = llvm::formatv("({0}) * {1} + {2}", bb, PK * PN, n);
+    std::string s;
+    if (mma) {
+      s = llvm::formatv("{0}[({1}) * {2} + {3}]", cs, m, PN, n);
+    } else {
+      std::string aBase = llvm::formatv("({0}) * {1}", m, PK);
+      std::string bBase = n;
+      if (rank == 3) {
+        std::string batch = coord(r, 0, k[0]);
+        std::string ba = a.dims[0].padded == 1 ? "0" : batch;
+        std::string bb = b.dims[0].padded == 1 ? "0" : batch;
+        aBase = llvm::formatv("(({0}) * {1} + {2}) * {3}", ba, PM, m, PK);
+        bBase = llvm::formatv("({0}) * {1} + {2}", bb, PK * PN, n);
+      }
+      s = fresh("m");
+      line(llvm::formatv("{0} {1} = 0;", sumT, s));
+      std::string kk = fresh("kk");
+      line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0})", kk, kCount));
+      line(llvm::formatv("  {0} += cvt<{1}>({2}[{3} + {4}]) * cvt<{1}>({5}[{6} + {4} * {7}]);",
+                         s, sumT, as, aBase, kk, bs, bBase, PN));
     }
-    std::string s = fresh("m");
-    line(llvm::formatv("{0} {1} = 0;", sumT, s));
-    std::string kk = fresh("kk");
-    line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0})", kk, kCount));
-    line(llvm::formatv("  {0} += cvt<{1}>({2}[{3} + {4}]) * cvt<{1}>({5}[{6} + {4} * {7}]);",
-                       s, sumT, as, aBase, kk, bs, bBase, PN));
-    std::string total = accIn ? llvm::formatv("cvt<{0}>({1}) + {2}", sumT,
-                                              at(*accIn, k, 0), s).str()
-                              : s;
+    std::string total =
+        accIn ? llvm::formatv("cvt<{0}>({1}) + {2}", sumT, at(*accIn, k, 0), s).str() : s;
     line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, k), cType(outElem),
                        total));
   });

@@ -312,6 +312,72 @@ __device__ __forceinline__ T block_reduce(T v, T *scratch) {
 namespace kite_device {
 
 //===----------------------------------------------------------------------===//
+// Tensor-core tile products (mma.sync, sm_80 and up)
+//===----------------------------------------------------------------------===//
+
+template <class T> struct MmaInstr;
+template <> struct MmaInstr<bf16> {
+  static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4],
+                                             const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <> struct MmaInstr<f16> {
+  static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4],
+                                             const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+/// Two 16-bit elements as one 32-bit register, `lo` in the low half.
+template <class T> __device__ __forceinline__ unsigned pack2(T lo, T hi) {
+  unsigned short l = *reinterpret_cast<const unsigned short *>(&lo);
+  unsigned short h = *reinterpret_cast<const unsigned short *>(&hi);
+  return (unsigned)l | ((unsigned)h << 16);
+}
+
+/// C[PM][PN] (f32) = A[PM][PK] * B[PK][PN], all row-major in shared memory,
+/// on tensor cores: the warps share the 16x8 output fragments round-robin,
+/// and each runs m16n8k16 steps over K (PK a multiple of 16, the padding
+/// zero). Fragment layouts are PTX's for mma.m16n8k16 (row.col): lane l
+/// holds rows l/4 and l/4 + 8, columns (l%4)*2 and +1 of each.
+template <int PM, int PN, int PK, int Warps, class T>
+__device__ __forceinline__ void mma_tile(const T *A, const T *B, float *C) {
+  static_assert(PM % 16 == 0 && PN % 8 == 0 && PK % 16 == 0, "mma_tile needs 16x8x16 steps");
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  constexpr int FM = PM / 16, FN = PN / 8;
+  for (int f = warp; f < FM * FN; f += Warps) {
+    const int m0 = (f / FN) * 16, n0 = (f % FN) * 8;
+    float d[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
+    for (int k0 = 0; k0 < PK; k0 += 16) {
+      unsigned a[4], b[2];
+      const T *ar0 = A + (m0 + g) * PK + k0 + t * 2;
+      const T *ar1 = A + (m0 + g + 8) * PK + k0 + t * 2;
+      a[0] = pack2(ar0[0], ar0[1]);
+      a[1] = pack2(ar1[0], ar1[1]);
+      a[2] = pack2(ar0[8], ar0[9]);
+      a[3] = pack2(ar1[8], ar1[9]);
+      const T *bc = B + (k0 + t * 2) * PN + n0 + g;
+      b[0] = pack2(bc[0], bc[PN]);
+      b[1] = pack2(bc[8 * PN], bc[9 * PN]);
+      MmaInstr<T>::run(d, a, b);
+    }
+    C[(m0 + g) * PN + n0 + t * 2] = d[0];
+    C[(m0 + g) * PN + n0 + t * 2 + 1] = d[1];
+    C[(m0 + g + 8) * PN + n0 + t * 2] = d[2];
+    C[(m0 + g + 8) * PN + n0 + t * 2 + 1] = d[3];
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Atomics
 //===----------------------------------------------------------------------===//
 

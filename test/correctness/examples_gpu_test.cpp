@@ -194,7 +194,10 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[16,16,16],"l2_groupings":[4]})",
                 R"({"block_sizes":[16,32,16],"pid_type":"xyz"})",
                 R"({"block_sizes":[16,16,32],"pid_type":"persistent_blocked","l2_groupings":[2]})",
-                R"({"block_sizes":[32,16,16],"pid_type":"persistent_interleaved","loop_orders":[[0,1]]})"}, 10.0});
+                R"({"block_sizes":[32,16,16],"pid_type":"persistent_interleaved","loop_orders":[[0,1]]})",
+                R"({"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true})",
+                R"({"block_sizes":[16,16,16],"num_warps":1,"tensor_cores":true})",
+                R"({"block_sizes":[128,64,32],"num_warps":8,"tensor_cores":true,"pid_type":"persistent_interleaved"})"}, 10.0});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("y", randn({77, 65}, bf, s + 1)),
@@ -204,14 +207,16 @@ std::vector<Case> cases() {
                  return one(matmul_bias_relu(*a[0].tensor, *a[1].tensor, *a[2].tensor));
                },
                {"", R"({"block_sizes":[16,16,16]})", R"({"block_sizes":[32,64,8],"num_warps":2})",
-                R"({"block_sizes":[64,32,32],"num_warps":8})", R"({"block_sizes":[8,8,128]})"}, 10.0});
+                R"({"block_sizes":[64,32,32],"num_warps":8})", R"({"block_sizes":[8,8,128]})",
+                R"({"block_sizes":[32,64,16],"num_warps":2,"tensor_cores":true})"}, 10.0});
   c.push_back({"bmm", "bmm", {1, 7, 129},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("a", randn({3, n, 40}, bf, s)), T("b", randn({3, 40, 33}, bf, s + 1))};
                },
                [](const std::vector<Arg> &a) { return one(::bmm(*a[0].tensor, *a[1].tensor)); },
                {"", R"({"block_sizes":[1,16,16,16]})", R"({"block_sizes":[2,32,32,8],"num_warps":2})",
-                R"({"block_sizes":[1,64,32,64],"num_warps":8})", R"({"block_sizes":[4,8,8,8]})"}, 10.0});
+                R"({"block_sizes":[1,64,32,64],"num_warps":8})", R"({"block_sizes":[4,8,8,8]})",
+                R"({"block_sizes":[1,16,16,16],"tensor_cores":true})"}, 10.0});
   c.push_back({"attention", "attention", {1, 7, 129},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("q", randn({3, n, 32}, bf, s)), T("k", randn({3, n, 32}, bf, s + 1)),

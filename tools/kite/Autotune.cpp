@@ -167,14 +167,7 @@ void kite::cli::addAutotuneCommand(CLI::App &app, Context &context) {
   auto opts = std::make_shared<AutotuneOptions>();
   CLI::App *cmd = app.add_subcommand(
       "autotune", "Tune a kernel's config for given arguments on the GPU and cache the winner");
-  cmd->add_option("file", opts->file, "The kernel source file (.kite.cpp)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--kernel", opts->kernel, "The kernel (default: the file's only kernel)");
-  cmd->add_option("--arg", opts->args,
-                  "A launch argument, as NAME=DTYPE[SIZES] (tensor) or NAME=DTYPE[:VALUE] "
-                  "(scalar), e.g. x=bf16[8192,8192]; one per kernel parameter, in order")
-      ->take_all();
+  addKernelOptions(cmd, opts->file, opts->kernel, opts->args, opts->includeDirs);
   cmd->add_option("--effort", opts->effort,
                   "none (time the default config), quick (seconds) or full (a few minutes)")
       ->capture_default_str();
@@ -194,6 +187,5 @@ void kite::cli::addAutotuneCommand(CLI::App &app, Context &context) {
   cmd->add_option("--inject-fault-at", opts->injectFaultAt,
                   "Testing: the N-th candidate launches with a bad pointer and faults")
       ->group(""); // hidden
-  cmd->add_option("-I,--include", opts->includeDirs, "Add a header search directory");
   cmd->callback([opts, &context] { context.exitCode = runAutotune(*opts, context); });
 }

@@ -68,6 +68,11 @@ std::optional<std::vector<kite::ArgSpec>> argSpecsOf(mlir::MLIRContext *ctx,
                                                      const std::vector<std::string> &args,
                                                      std::string &error);
 
+/// The options of every subcommand that works on one kernel for given
+/// arguments: FILE, --kernel, --arg (one per kernel parameter) and -I.
+void addKernelOptions(CLI::App *cmd, std::string &file, std::string &kernel,
+                      std::vector<std::string> &args, std::vector<std::string> &includeDirs);
+
 /// `--fill NAME=LO..HI` texts (integer inputs uniform in [LO, HI)) into
 /// `ranges`; false (with `error` naming the text) for a malformed one.
 bool parseFills(const std::vector<std::string> &fills,

@@ -90,3 +90,17 @@ bool kite::cli::parseFills(const std::vector<std::string> &fills,
   }
   return true;
 }
+
+void kite::cli::addKernelOptions(CLI::App *cmd, std::string &file, std::string &kernel,
+                                 std::vector<std::string> &args,
+                                 std::vector<std::string> &includeDirs) {
+  cmd->add_option("file", file, "The kernel source file (.kite.cpp)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--kernel", kernel, "The kernel (default: the file's only kernel)");
+  cmd->add_option("--arg", args,
+                  "A launch argument, as NAME=DTYPE[SIZES] (tensor) or NAME=DTYPE[:VALUE] "
+                  "(scalar), e.g. x=bf16[8192,8192] eps=f64; one per kernel parameter, in order")
+      ->take_all();
+  cmd->add_option("-I,--include", includeDirs, "Add a header search directory");
+}

@@ -534,14 +534,7 @@ void kite::cli::addBenchCommand(CLI::App &app, Context &context) {
   opts->bench = true;
   CLI::App *cmd = app.add_subcommand(
       "bench", "Time a kernel on the GPU for given arguments: ms, GB/s, TFLOP/s, roofline");
-  cmd->add_option("file", opts->file, "The kernel source file (.kite.cpp)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--kernel", opts->kernel, "The kernel (default: the file's only kernel)");
-  cmd->add_option("--arg", opts->args,
-                  "A launch argument, as NAME=DTYPE[SIZES] (tensor) or NAME=DTYPE[:VALUE] "
-                  "(scalar); one per kernel parameter, in order")
-      ->take_all();
+  addKernelOptions(cmd, opts->file, opts->kernel, opts->args, opts->includeDirs);
   cmd->add_option("--config", opts->config,
                   "The config as JSON (default: the cache's tuned entry, else the default)");
   cmd->add_option("--runs", opts->runs, "Timed runs (the median is reported)")
@@ -551,7 +544,6 @@ void kite::cli::addBenchCommand(CLI::App &app, Context &context) {
                   "Integer inputs uniform in [LO, HI), as NAME=LO..HI (default: zeros)");
   cmd->add_flag("--json", opts->json, "Print the figures as JSON");
   cmd->add_option("--arch", opts->arch, "The GPU target")->capture_default_str();
-  cmd->add_option("-I,--include", opts->includeDirs, "Add a header search directory");
   cmd->callback([opts, &context] {
     std::string why;
     if (!parseFills(opts->fills, opts->intRanges, why)) {
@@ -567,16 +559,7 @@ void kite::cli::addInspectCommand(CLI::App &app, Context &context) {
   auto opts = std::make_shared<InspectOptions>();
   CLI::App *cmd = app.add_subcommand(
       "inspect", "Show a stage of a kernel's compilation for given arguments");
-  cmd->add_option("file", opts->file, "The kernel source file (.kite.cpp)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--kernel", opts->kernel,
-                  "The kernel (default: the file's only kernel)");
-  cmd->add_option("--arg", opts->args,
-                  "A launch argument, as NAME=DTYPE[SIZES] (tensor) or "
-                  "NAME=DTYPE[:VALUE] (scalar), e.g. x=bf16[8192,8192] eps=f64; "
-                  "one per kernel parameter, in order")
-      ->take_all();
+  kite::cli::addKernelOptions(cmd, opts->file, opts->kernel, opts->args, opts->includeDirs);
   cmd->add_option("--config", opts->config,
                   "The config as JSON (default: the kernel's default config)");
   cmd->add_option("--emit", opts->emit, "What to show")
@@ -590,6 +573,5 @@ void kite::cli::addInspectCommand(CLI::App &app, Context &context) {
                   "self-contained HTML page to this file");
   cmd->add_flag("--line-directives", opts->lineDirectives,
                 "#line directives to the kernel's source in the CUDA");
-  cmd->add_option("-I,--include", opts->includeDirs, "Add a header search directory");
   cmd->callback([opts, &context] { context.exitCode = runInspect(*opts, context); });
 }
