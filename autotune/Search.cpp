@@ -58,12 +58,18 @@ public:
     // budget (a cheap kernel gets through most of the sequence in seconds);
     // full runs it to the end. So full evaluates everything quick does and
     // never ends worse.
-    // First the default's own neighborhood: where compiles are slow (a
-    // matmul's big tiles take NVRTC seconds), quick may have time for only
-    // a few batches, and the default's neighbors are the likeliest wins.
-    evaluateBatch({space.defaults()});
-    started.insert(space.defaults());
-    descend(space.defaults(), /*radius=*/1, /*pairs=*/false);
+    // First the neighborhood of the best of the default and the warm starts
+    // (winners for nearby shapes): where compiles are slow (a matmul's big
+    // tiles take NVRTC seconds), quick may have time for only a few
+    // batches, and these neighbors are the likeliest wins.
+    std::vector<Point> first = {space.defaults()};
+    first.insert(first.end(), options.warmStarts.begin(), options.warmStarts.end());
+    evaluateBatch(first);
+    Point from = space.defaults();
+    if (std::vector<std::pair<Point, double>> r = ranked(); !r.empty())
+      from = r.front().first;
+    started.insert(from);
+    descend(from, /*radius=*/1, /*pairs=*/false);
     seedAndDescend(/*seeds=*/23, /*keep=*/0.4, /*radius=*/1, /*pairs=*/false);
     if (!outOfTime() && !pastSoftLimit())
       seedAndDescend(/*seeds=*/40, /*keep=*/0.25, /*radius=*/2, /*pairs=*/true);

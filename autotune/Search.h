@@ -5,7 +5,8 @@
 // (the tuner compiles a batch in parallel, then times it) and keeps the
 // best. The strategy:
 //
-//   0. pattern search from the default (below), before anything random;
+//   0. pattern search from the best of the default and the warm starts
+//      (configs tuned for nearby shapes), before anything random;
 //   1. seeds: random points near the default (each parameter keeps its
 //      default with some probability);
 //   2. pattern search from the best: every point one parameter away,
@@ -69,6 +70,9 @@ struct SearchOptions {
   std::function<void(const SearchStats &)> progress;
   /// Called for every failed or wrong point (for the user's report).
   std::function<void(const Point &, const Evaluation &)> onFailure;
+  /// Points to try with the default first (winners for nearby shapes from
+  /// the cache); the first descent starts from the best of them.
+  std::vector<Point> warmStarts;
 };
 
 struct SearchResult {

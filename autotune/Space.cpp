@@ -6,6 +6,8 @@
 
 #include "autotune/Space.h"
 
+#include <cmath>
+
 #include <kite/runtime.hpp>
 
 #include <algorithm>
@@ -131,4 +133,38 @@ std::vector<Point> SearchSpace::pairNeighbors(const Point &p) const {
           out.push_back(std::move(q));
         }
   return out;
+}
+
+Point SearchSpace::nearest(const json &config) const {
+  Point p = defaults();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Parameter &param = params_[i];
+    if (!config.is_object() || !config.contains(param.key))
+      continue;
+    const json *v = &config[param.key];
+    if (param.index) {
+      if (!v->is_array() || *param.index >= (int)v->size())
+        continue;
+      v = &(*v)[*param.index];
+    }
+    int best = -1;
+    double distance = 0;
+    for (int j = 0; j < (int)param.values.size(); ++j) {
+      const json &c = param.values[j];
+      if (c == *v) {
+        best = j;
+        break;
+      }
+      if (c.is_number() && v->is_number() && c.get<double>() > 0 && v->get<double>() > 0) {
+        double d = std::abs(std::log2(c.get<double>() / v->get<double>()));
+        if (best < 0 || d < distance) {
+          best = j;
+          distance = d;
+        }
+      }
+    }
+    if (best >= 0)
+      p[i] = best;
+  }
+  return p;
 }

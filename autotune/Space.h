@@ -61,6 +61,11 @@ public:
   std::vector<Point> neighbors(const Point &p, int radius = 1) const;
   /// Points that move two parameters by one step each.
   std::vector<Point> pairNeighbors(const Point &p) const;
+  /// The point nearest to `config` (a config of this kernel, perhaps tuned
+  /// for other shapes): each parameter takes the config's value where the
+  /// space has it, the nearest number (on a log scale) where it has numbers,
+  /// else its default.
+  Point nearest(const nlohmann::json &config) const;
 
 private:
   nlohmann::json defaults_;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -130,6 +131,41 @@ std::string firstLine(const std::string &s) {
 
 } // namespace
 
+std::vector<std::string> kite::autotune::nearbyTunedConfigs(const KernelSource &kernel,
+                                                           const std::vector<ArgSpec> &args,
+                                                           const std::string &arch, size_t most,
+                                                           const std::filesystem::path &dir) {
+  std::vector<std::pair<double, std::string>> found;
+  for (const cache::Listed &l : cache::list(dir)) {
+    if (!l.entry)
+      continue;
+    const cache::Entry &e = *l.entry;
+    if (e.source != cache::Source::tuned || e.kernel != kernel.name ||
+        e.irHash != kernel.irHash || e.target.arch != arch || e.config.empty() ||
+        e.plan.args.size() != args.size())
+      continue;
+    double distance = 0;
+    bool alike = true;
+    for (size_t i = 0; i < args.size() && alike; ++i) {
+      const ArgSpec &a = args[i], &b = e.plan.args[i];
+      alike = a.name == b.name && a.kind == b.kind && a.dtype == b.dtype &&
+              a.sizes.size() == b.sizes.size();
+      for (size_t d = 0; alike && d < a.sizes.size(); ++d)
+        distance += std::abs(std::log2(double(std::max<int64_t>(a.sizes[d], 1)) /
+                                       double(std::max<int64_t>(b.sizes[d], 1))));
+    }
+    if (alike) // the same shapes too: a winner tuned again starts from the last one
+      found.push_back({distance, e.config});
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto &x, const auto &y) { return x.first < y.first; });
+  std::vector<std::string> configs;
+  for (const auto &[d, c] : found)
+    if (configs.size() < most && std::find(configs.begin(), configs.end(), c) == configs.end())
+      configs.push_back(c);
+  return configs;
+}
+
 TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &options) {
   auto start = std::chrono::steady_clock::now();
   auto log = [&](const std::string &line) {
@@ -208,6 +244,28 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
   };
 
   SearchOptions search;
+  // Winners for nearby shapes from the cache start the search beside the
+  // default.
+  try {
+    for (const std::string &c : nearbyTunedConfigs(request.kernel, request.args,
+                                                   cache::compiler_target(options.device).arch, 3)) {
+      json config = json::parse(c, nullptr, false);
+      if (config.is_discarded())
+        continue;
+      Point p = space.nearest(config);
+      if (p != space.defaults() &&
+          std::find(search.warmStarts.begin(), search.warmStarts.end(), p) ==
+              search.warmStarts.end())
+        search.warmStarts.push_back(p);
+    }
+  } catch (const std::exception &e) {
+    log(fmt::format("kite autotune: {}: the cache's nearby winners are not usable ({})", name,
+                    firstLine(e.what())));
+  }
+  result.warmStarts = (int)search.warmStarts.size();
+  if (!search.warmStarts.empty())
+    log(fmt::format("kite autotune: {}: starting beside {} configs tuned for nearby shapes", name,
+                    search.warmStarts.size()));
   search.effort = options.effort;
   search.budgetSeconds = budget;
   search.seed = std::hash<std::string>{}(name);

@@ -22,6 +22,7 @@
 
 #include <kite/runtime.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -74,7 +75,17 @@ struct TuneResult {
   uint64_t bytes = 0;          // arguments + outputs
   std::vector<std::string> failures; // "config: why" for failed and wrong ones
   int workerStarts = 0;
+  int warmStarts = 0; // cached winners for nearby shapes the search began with
 };
+
+/// Configs of tuned entries in the cache directory `dir` (default: the
+/// cache's) for the same kernel and IR on `arch`, whose arguments have the
+/// same names, dtypes and ranks as `args` but other sizes: the `most`
+/// nearest (by the sum of |log2| of the size ratios), nearest first.
+std::vector<std::string> nearbyTunedConfigs(const KernelSource &kernel,
+                                            const std::vector<ArgSpec> &args,
+                                            const std::string &arch, size_t most,
+                                            const std::filesystem::path &dir = {});
 
 /// Tunes; throws kite::Error when nothing runs (the default config fails).
 TuneResult tune(const TuneRequest &request, const TuneOptions &options);

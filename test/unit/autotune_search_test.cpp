@@ -9,10 +9,12 @@
 #include "autotune/Bench.h"
 #include "autotune/Search.h"
 #include "autotune/Space.h"
+#include "autotune/Tuner.h"
 #include "autotune/Worker.h"
 
 #include "runtime/Nvrtc.h"
 
+#include <kite/cache.hpp>
 #include <kite/runtime.hpp>
 
 #include <gtest/gtest.h>
@@ -163,6 +165,44 @@ TEST(Search, QuickFindsTheOptimumOfABowl) {
     EXPECT_LE(r.best[i - 1].second, r.best[i].second);
 }
 
+TEST(SearchSpace, NearestMapsConfigsOfOtherShapes) {
+  SearchSpace space(rowSpace());
+  // Values the space has are taken as they are.
+  json c = json::parse(R"({"block_sizes": [8, 256], "num_warps": 16,
+                           "pid_type": "persistent_blocked", "reduction_loops": [512]})");
+  EXPECT_EQ(space.nearest(c), (Point{3, 4, 4, 1, 1}));
+  // Numbers it lacks map to the nearest on a log scale (3 -> 4, 2048 ->
+  // 1024); unknown strings, missing keys and short lists keep the default.
+  c = json::parse(R"({"block_sizes": [3], "num_warps": 64, "pid_type": "xyz"})");
+  EXPECT_EQ(space.nearest(c), (Point{2, 2, 5, 0, 3}));
+  EXPECT_EQ(space.nearest(json::parse("{}")), space.defaults());
+  EXPECT_EQ(space.nearest(json::parse(R"({"block_sizes": [1, 2048]})")), (Point{0, 6, 2, 0, 3}));
+}
+
+TEST(Search, WarmStartsAreTriedFirstAndDescendedFrom) {
+  SearchSpace space(rowSpace());
+  Bowl bowl;
+  std::vector<std::vector<Point>> batches;
+  EvaluateFn inner = bowl.fn();
+  EvaluateFn record = [&](const std::vector<Point> &points) {
+    batches.push_back(points);
+    return inner(points);
+  };
+  SearchOptions o;
+  o.effort = Effort::quick;
+  o.budgetSeconds = 60;
+  Point near = {5, 3, 3, 1, 0}; // one step from the optimum
+  o.warmStarts = {near};
+  SearchResult r = search(space, record, o);
+  ASSERT_FALSE(batches.empty());
+  EXPECT_EQ(batches[0], (std::vector<Point>{space.defaults(), near}));
+  // The first descent starts at the warm start: its neighbors come next.
+  ASSERT_GE(batches.size(), 2u);
+  EXPECT_NE(std::find(batches[1].begin(), batches[1].end(), bowl.opt), batches[1].end());
+  ASSERT_FALSE(r.best.empty());
+  EXPECT_EQ(r.best[0].first, bowl.opt);
+}
+
 TEST(Search, FullIsAtLeastAsGoodAsQuickAndCountsFailures) {
   SearchSpace space(rowSpace());
   Bowl quickBowl, fullBowl;
@@ -311,3 +351,63 @@ TEST(Bench, HelperKernelsCompile) {
 }
 
 } // namespace
+
+namespace {
+
+kite::cache::Entry tunedEntry(std::string kernel, std::string irHash, std::string arch,
+                              std::vector<kite::ArgSpec> args, std::string config) {
+  kite::cache::Entry e;
+  e.kernel = kernel;
+  e.irHash = irHash;
+  e.kiteVersion = kite::cache::kite_version();
+  e.target = {arch, 132, 13000, 13000};
+  e.source = kite::cache::Source::tuned;
+  kite::KernelPlan &p = e.plan;
+  p.name = kernel;
+  p.kernelName = "kite_" + kernel;
+  p.arch = arch;
+  p.binary.assign(64, 7);
+  p.block = {128, 1, 1};
+  p.grid = {1, 1, 1};
+  p.args = std::move(args);
+  p.config = config;
+  p.key = kernel + config + std::to_string(p.args[0].sizes[0]);
+  e.config = config;
+  e.timeMs = 0.1;
+  return e;
+}
+
+} // namespace
+
+TEST(Tuner, NearbyTunedConfigsComeNearestFirst) {
+  namespace fs = std::filesystem;
+  using kite::ArgSpec;
+  fs::path dir = fs::temp_directory_path() / ("kite-nearby-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto x = [](int64_t rows, int64_t cols, kite::DType t = kite::DType::bf16) {
+    return std::vector<ArgSpec>{ArgSpec::tensor("x", t, {rows, cols}, {}, 16)};
+  };
+  using kite::cache::store;
+  store(tunedEntry("softmax", "h1", "sm_90a", x(4096, 4096), R"({"num_warps":8})"), dir);
+  store(tunedEntry("softmax", "h1", "sm_90a", x(4096, 1024), R"({"num_warps":2})"), dir);
+  store(tunedEntry("softmax", "h1", "sm_90a", x(64, 64), R"({"num_warps":1})"), dir);
+  // Not candidates: another IR, another architecture, another dtype, another kernel.
+  store(tunedEntry("softmax", "h2", "sm_90a", x(4096, 2048), R"({"num_warps":4})"), dir);
+  store(tunedEntry("softmax", "h1", "sm_80", x(4096, 2048), R"({"num_warps":16})"), dir);
+  store(tunedEntry("softmax", "h1", "sm_90a", x(4096, 2048, kite::DType::f32), R"({"num_warps":32})"),
+        dir);
+  store(tunedEntry("layernorm", "h1", "sm_90a", x(4096, 2048), R"({"num_warps":4})"), dir);
+  kite::KernelSource k{nullptr, "softmax", "", "h1", ""};
+  std::vector<std::string> got =
+      nearbyTunedConfigs(k, x(4096, 2048), "sm_90a", 2, dir);
+  // 4096x1024 and 4096x4096 are both one doubling away (in that order of
+  // the cache's listing, stable); 64x64 is far.
+  ASSERT_EQ(got.size(), 2u);
+  std::set<std::string> two(got.begin(), got.end());
+  EXPECT_EQ(two, (std::set<std::string>{R"({"num_warps":8})", R"({"num_warps":2})"}));
+  got = nearbyTunedConfigs(k, x(4096, 2048), "sm_90a", 10, dir);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[2], R"({"num_warps":1})");
+  EXPECT_TRUE(nearbyTunedConfigs(k, x(4096, 2048), "sm_89", 10, dir).empty());
+  fs::remove_all(dir);
+}
