@@ -12,9 +12,12 @@
 #                           shape contain S)
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
-# The bundle holds stripped binaries only (no object files); the GPU host
-# needs its CUDA driver and NVRTC, nothing else. The test summary ends with
-# a line `N passed, M failed`.
+# The bundle holds stripped binaries only (no object files), packed into
+# bundle/bin.tar.gz (unpacked on first use; what travels to a GPU host is
+# limited to 64 MiB), the `kite` CLI among them, and the examples' captured
+# IR in bundle/ir/ (the CLI takes .mlir files, so the GPU host needs no C++
+# toolchain). The GPU host needs its CUDA driver and NVRTC, nothing else.
+# The test summary ends with a line `N passed, M failed`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="$root/bundle"
@@ -26,17 +29,19 @@ build_bundle() {
     cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKITE_STATIC=ON \
       -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc"
   fi
-  # The frontend (`kite`, 60 MB static) only with KITE_BUNDLE_FRONTEND=1: the
-  # GPU tests embed their captured IR and need only the compiler library.
-  local tools="kite-opt runtime_gpu_test examples_gpu_test launch_gpu_test autotune_gpu_test kite_bench"
-  [ "${KITE_BUNDLE_FRONTEND:-0}" = 1 ] && tools="kite $tools"
+  local tools="kite runtime_gpu_test examples_gpu_test launch_gpu_test autotune_gpu_test kite_bench"
   cmake --build "$build" -j "${KITE_JOBS:-$(nproc)}" --target $tools
   rm -rf "$bundle"
-  mkdir -p "$bundle/bin"
+  mkdir -p "$bundle/bin" "$bundle/ir"
   for b in $tools; do
     cp "$build/bin/$b" "$bundle/bin/"
     strip "$bundle/bin/$b"
   done
+  for f in "$root"/examples/*.kite.cpp; do
+    "$build/bin/kite" compile "$f" --emit=ir -o "$bundle/ir/$(basename "$f" .kite.cpp).mlir"
+  done
+  tar czf "$bundle/bin.tar.gz" -C "$bundle" bin
+  rm -rf "$bundle/bin"
   mkdir -p "$bundle/bench"
   cp "$root"/bench/*.py "$bundle/bench/"
   cp "$root/tools/gpu.sh" "$bundle/gpu.sh"
@@ -79,11 +84,22 @@ run_bench() {
   return $ok
 }
 
+# The bundle's bin/, unpacked from bin.tar.gz on first use; from inside
+# the bundle (bundle/gpu.sh) the bundle is $root.
+bundle_bin() {
+  local b="$bundle"
+  [ -f "$b/bin.tar.gz" ] || [ -d "$b/bin" ] || b="$root"
+  if [ ! -d "$b/bin" ] && [ -f "$b/bin.tar.gz" ]; then
+    tar xzf "$b/bin.tar.gz" -C "$b"
+  fi
+  echo "$b/bin"
+}
+
 run_bundle() {
   local out="${1:-$root/gpu-out}"
   mkdir -p "$out"
-  local bin="$bundle/bin"
-  [ -d "$bin" ] || bin="$root/bin" # running from inside the bundle
+  local bin
+  bin="$(bundle_bin)"
   local passed=0 failed=0
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt" || true
   # Each test binary runs in shards, in parallel (NVRTC compiles dominate).
@@ -145,7 +161,7 @@ case "${1:-all}" in
   run) shift; run_bundle "$@" ;;
   bench)
     out="${2:-$root/gpu-out}"; mkdir -p "$out"
-    bin="$bundle/bin"; [ -d "$bin" ] || bin="$root/bin"
+    bin="$(bundle_bin)"
     run_bench "$bin" "$out" || echo "benchmarks: incomplete (see $out/bench_*.log)"
     [ -f "$out/bench.txt" ] && cat "$out/bench.txt" ;;
   all) build_bundle; run_bundle "${2:-}" ;;

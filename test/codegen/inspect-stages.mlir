@@ -37,3 +37,12 @@
 // BENCH: kite bench: error: timing needs a CUDA GPU
 // RUN: not kite bench %kite_src/examples/cross_entropy.kite.cpp --arg 'logits=bf16[8,100]' --arg 'target=i64[8]' --fill target=5..5 2>&1 | FileCheck %s --check-prefix=FILLBAD
 // FILLBAD: kite bench: error: --fill target=5..5: expected NAME=LO..HI (integers, LO < HI, HI exclusive)
+//
+// Captured IR (.mlir, what `kite compile --emit=ir` writes) works wherever a
+// .kite.cpp does, so a GPU host without a C++ toolchain can inspect, bench
+// and tune.
+// RUN: kite compile %kite_src/examples/softmax.kite.cpp --emit=ir -o %t.softmax.mlir
+// RUN: kite inspect %t.softmax.mlir --kernel softmax --arg 'x=bf16[64,1000]' --emit=cuda | FileCheck %s --check-prefix=FROMIR
+// FROMIR: extern "C" __global__ void __launch_bounds__({{[0-9]+}}) kite_softmax(
+// RUN: not kite inspect %t.softmax.mlir --kernel nope --arg 'x=bf16[64,1000]' 2>&1 | FileCheck %s --check-prefix=NOPE
+// NOPE: has no kernel 'nope'

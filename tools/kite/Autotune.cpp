@@ -60,8 +60,7 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
 
   // Capture.
   mlir::MLIRContext ctx;
-  auto module = kite::frontend::captureFile(
-      ctx, opts.file, kite::cli::captureOptions(context, opts.kernel, opts.includeDirs));
+  auto module = kite::cli::loadKernels(ctx, context, opts.file, opts.kernel, opts.includeDirs);
   if (mlir::failed(module))
     return kite::cli::kUserError;
   std::string why;

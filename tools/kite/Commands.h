@@ -56,6 +56,14 @@ void addAutotuneCommand(CLI::App &app, Context &context);
 kite::frontend::CaptureOptions captureOptions(const Context &context, const std::string &kernel,
                                               const std::vector<std::string> &includeDirs);
 
+/// The kernels of `file`: captured from C++ by the Clang frontend or, for a
+/// `.mlir` file (what `kite compile --emit=ir` writes), parsed as it is, so
+/// that a machine without a C++ toolchain (a GPU host) can inspect, bench
+/// and tune. `kernel`, when named, must be in it. Failure after reporting.
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+loadKernels(mlir::MLIRContext &ctx, const Context &context, const std::string &file,
+            const std::string &kernel, const std::vector<std::string> &includeDirs);
+
 /// The kernel a subcommand works on: `requested`, else the module's only
 /// kernel; nullopt (with `error`) when `file` has none or several.
 std::optional<std::string> kernelToUse(mlir::ModuleOp module, const std::string &requested,

@@ -10,7 +10,14 @@
 
 #include "lowering/LaunchArg.h"
 
+#include "ir/KiteDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/WithColor.h"
 
 kite::frontend::CaptureOptions
 kite::cli::captureOptions(const Context &context, const std::string &kernel,
@@ -23,6 +30,33 @@ kite::cli::captureOptions(const Context &context, const std::string &kernel,
   capture.includeDirs = includeDirs;
   capture.resourceDir = kite::frontend::defaultResourceDir(context.argv0, self);
   return capture;
+}
+
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+kite::cli::loadKernels(mlir::MLIRContext &ctx, const Context &context, const std::string &file,
+                       const std::string &kernel, const std::vector<std::string> &includeDirs) {
+  if (!llvm::StringRef(file).ends_with(".mlir"))
+    return kite::frontend::captureFile(ctx, file, captureOptions(context, kernel, includeDirs));
+  mlir::DialectRegistry registry;
+  registry.insert<kite::KiteDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                  mlir::math::MathDialect, mlir::scf::SCFDialect>();
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(file, &ctx);
+  if (!module) {
+    llvm::WithColor::error(llvm::errs(), "kite")
+        << file << " is not kite IR (kite compile --emit=ir writes it)\n";
+    return mlir::failure();
+  }
+  if (!kernel.empty()) {
+    auto fn = module->lookupSymbol<mlir::func::FuncOp>(kernel);
+    if (!fn || !fn->hasAttr("kite.kernel")) {
+      llvm::WithColor::error(llvm::errs(), "kite")
+          << file << " has no kernel '" << kernel << "'\n";
+      return mlir::failure();
+    }
+  }
+  return module;
 }
 
 std::optional<std::string> kite::cli::kernelToUse(mlir::ModuleOp module,

@@ -178,8 +178,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     llvm::WithColor::error(llvm::errs(), opts.bench ? "kite bench" : "kite inspect") << msg << "\n";
     return kite::cli::kUserError;
   };
-  auto module = kite::frontend::captureFile(
-      ctx, opts.file, kite::cli::captureOptions(context, opts.kernel, opts.includeDirs));
+  auto module = kite::cli::loadKernels(ctx, context, opts.file, opts.kernel, opts.includeDirs);
   if (mlir::failed(module))
     return kite::cli::kUserError;
   mlir::ModuleOp m = **module;
