@@ -415,22 +415,7 @@ KernelEmitter::emitReturningIf(const clang::IfStmt *s,
     }
     types.push_back(joined);
   }
-  auto newIf = b_.create<mlir::scf::IfOp>(l, types, cond,
-                                          /*withElseRegion=*/true);
-  newIf.getThenRegion().takeBody(ifOp.getThenRegion());
-  newIf.getElseRegion().takeBody(ifOp.getElseRegion());
-  ifOp.erase();
-  auto finish = [&](mlir::Block *block, llvm::ArrayRef<Value> values) {
-    mlir::OpBuilder::InsertionGuard guard(b_);
-    block->getTerminator()->erase();
-    b_.setInsertionPointToEnd(block);
-    llvm::SmallVector<Value> yields;
-    for (auto [v, type] : llvm::zip(values, types))
-      yields.push_back(generalize(v, type, l));
-    b_.create<mlir::scf::YieldOp>(l, yields);
-  };
-  finish(newIf.thenBlock(), thenBranch->values);
-  finish(newIf.elseBlock(), elseBranch->values);
+  auto newIf = withResults(ifOp, cond, types, thenBranch->values, elseBranch->values, l);
 
   unsigned next = 0;
   std::optional<KValue> result;
@@ -757,6 +742,32 @@ LogicalResult KernelEmitter::emitCarriedLoop(
 // if
 //===----------------------------------------------------------------------===//
 
+/// `ifOp` (an scf.if without results whose branches end in empty yields)
+/// re-created with results of `types`: its branches move over, each now
+/// yielding its values generalized to those types.
+mlir::scf::IfOp KernelEmitter::withResults(mlir::scf::IfOp ifOp, Value cond,
+                                           llvm::ArrayRef<mlir::Type> types,
+                                           llvm::ArrayRef<Value> thenValues,
+                                           llvm::ArrayRef<Value> elseValues,
+                                           mlir::Location l) {
+  auto newIf = b_.create<mlir::scf::IfOp>(l, types, cond, /*withElseRegion=*/true);
+  newIf.getThenRegion().takeBody(ifOp.getThenRegion());
+  newIf.getElseRegion().takeBody(ifOp.getElseRegion());
+  ifOp.erase();
+  auto finish = [&](mlir::Block *block, llvm::ArrayRef<Value> values) {
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    block->getTerminator()->erase();
+    b_.setInsertionPointToEnd(block);
+    llvm::SmallVector<Value> yields;
+    for (auto [v, type] : llvm::zip(values, types))
+      yields.push_back(generalize(v, type, l));
+    b_.create<mlir::scf::YieldOp>(l, yields);
+  };
+  finish(newIf.thenBlock(), thenValues);
+  finish(newIf.elseBlock(), elseValues);
+  return newIf;
+}
+
 LogicalResult KernelEmitter::emitIf(const clang::IfStmt *s) {
   ScopeGuard scope(*this);
   if (s->getInit() && failed(emitStmt(s->getInit())))
@@ -872,22 +883,7 @@ LogicalResult KernelEmitter::emitIf(const clang::IfStmt *s) {
     }
     types.push_back(joined);
   }
-  auto newIf = b_.create<mlir::scf::IfOp>(l, types, cond,
-                                          /*withElseRegion=*/true);
-  newIf.getThenRegion().takeBody(ifOp.getThenRegion());
-  newIf.getElseRegion().takeBody(ifOp.getElseRegion());
-  ifOp.erase();
-  auto finish = [&](mlir::Block *block, llvm::ArrayRef<Value> values) {
-    mlir::OpBuilder::InsertionGuard guard(b_);
-    block->getTerminator()->erase();
-    b_.setInsertionPointToEnd(block);
-    llvm::SmallVector<Value> yields;
-    for (auto [v, type] : llvm::zip(values, types))
-      yields.push_back(generalize(v, type, l));
-    b_.create<mlir::scf::YieldOp>(l, yields);
-  };
-  finish(newIf.thenBlock(), thenValues);
-  finish(newIf.elseBlock(), elseValues);
+  auto newIf = withResults(ifOp, cond, types, thenValues, elseValues, l);
   for (auto [i, d] : llvm::enumerate(carried)) {
     KValue v = before[i];
     v.value = newIf.getResult(i);

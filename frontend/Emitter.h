@@ -183,6 +183,12 @@ private:
   mlir::LogicalResult emitDeclStmt(const clang::DeclStmt *s);
   mlir::LogicalResult emitVarDecl(const clang::VarDecl *var);
   mlir::LogicalResult emitIf(const clang::IfStmt *s);
+  /// A result-less scf.if re-created with results of `types`, each branch
+  /// yielding its values (generalized to the types).
+  mlir::scf::IfOp withResults(mlir::scf::IfOp ifOp, mlir::Value cond,
+                              llvm::ArrayRef<mlir::Type> types,
+                              llvm::ArrayRef<mlir::Value> thenValues,
+                              llvm::ArrayRef<mlir::Value> elseValues, mlir::Location l);
   mlir::LogicalResult emitFor(const clang::ForStmt *s);
   mlir::LogicalResult emitRangeFor(const clang::CXXForRangeStmt *s);
   mlir::LogicalResult bindLoopVar(const clang::CXXForRangeStmt *s,
