@@ -83,6 +83,13 @@ def main():
             else:
                 checks.append(f"{what} WRONG")
                 notes.append(f"{n}: {what} differs from eager: " + json.dumps(c)[:200])
+        # The same code timed twice in one run should agree; say when not.
+        for who, first, again in (("kite", kms, k.get("repeat_ms")),
+                                  ("torch.compile", t.get("compile_ms"), t.get("compile_repeat_ms"))):
+            if isinstance(first, (int, float)) and isinstance(again, (int, float)) and first > 0:
+                if abs(again - first) > 0.2 * min(first, again):
+                    notes.append(f"{n}: {who} timed {first:.3f} then {again:.3f} ms in this run "
+                                 "(noisy; ratios on this row are uncertain)")
         if k.get("sweep") and kms and isinstance(t.get("compile_ms"), (int, float)):
             sweep.append(kms / t["compile_ms"])
         name = k.get("name") or t.get("name") or n
