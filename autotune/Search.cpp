@@ -51,17 +51,16 @@ public:
       evaluateBatch({space.defaults()});
       return result();
     }
-    // Both efforts run the same sequence: a descent from the default, seeds
-    // near the default and descents (radius 1) from the best of them, then seeds further out and
+    // Both efforts run the same sequence: a descent from the best of the
+    // default and the warm starts (winners for nearby shapes: where
+    // compiles are slow, quick may have time for only a few batches, and
+    // these neighbors are the likeliest wins), seeds near the default and
+    // descents (radius 1) from the best of them, then seeds further out and
     // descents that move one parameter up to two steps or two parameters at
     // once. Quick stops starting descents once it has used 40% of its
     // budget (a cheap kernel gets through most of the sequence in seconds);
     // full runs it to the end. So full evaluates everything quick does and
     // never ends worse.
-    // First the neighborhood of the best of the default and the warm starts
-    // (winners for nearby shapes): where compiles are slow (a matmul's big
-    // tiles take NVRTC seconds), quick may have time for only a few
-    // batches, and these neighbors are the likeliest wins.
     std::vector<Point> first = {space.defaults()};
     first.insert(first.end(), options.warmStarts.begin(), options.warmStarts.end());
     evaluateBatch(first);
@@ -152,15 +151,15 @@ private:
     return true;
   }
 
-  std::set<Point> started;
+  std::set<Point> started; // points a descent has started from
 
-  /// Evaluates `count` new random seeds (and the default), then descends
-  /// from the best points not descended from yet, up to 3 times.
   /// Quick's point to stop starting descents.
   bool pastSoftLimit() const {
     return options.effort != Effort::full && elapsed() > 0.4 * options.budgetSeconds;
   }
 
+  /// Evaluates `count` new random seeds (and the default), then descends
+  /// from the best points not descended from yet, up to 3 times.
   void seedAndDescend(int count, double keep, int radius, bool pairs) {
     std::vector<Point> seeds = {space.defaults()};
     for (int i = 0; i < count * 4 && (int)seeds.size() <= count; ++i) {

@@ -72,8 +72,7 @@ private:
 };
 
 /// Compiles `configs` on `threads` threads; each result is a plan or the
-/// evaluation that says why there is none.
-/// Compiles `configs` on `threads` threads. With `maySkip`, a compile is not
+/// evaluation that says why there is none. With `maySkip`, a compile is not
 /// started when the longest compile seen so far (`longest`, seconds, updated
 /// here) would end past the deadline: NVRTC cannot be interrupted, and a big
 /// tile can take it tens of seconds.

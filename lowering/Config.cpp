@@ -109,6 +109,14 @@ std::pair<TileForOp, int64_t> kite::loopOfBlockSize(BlockSizeOp op) {
   return {TileForOp(), 0};
 }
 
+Value kite::matrixProductLhs(Operation *op) {
+  if (isa<DotOp, MatmulOp, BmmOp>(op))
+    return op->getOperand(0);
+  if (isa<AddmmOp, BaddbmmOp>(op))
+    return op->getOperand(1);
+  return Value();
+}
+
 LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
                                    std::string &error) {
   SmallVector<BlockSizeOp> ops = blockSizeOps(kernel);

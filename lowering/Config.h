@@ -74,6 +74,10 @@ llvm::SmallVector<int64_t> reductionDims(mlir::func::FuncOp kernel);
 /// dimension of `size` (every use of a whole-row value is one it rewrites).
 bool reductionLoopSupported(mlir::func::FuncOp kernel, int64_t size);
 
+/// The left operand of a matrix product (dot, matmul, addmm, bmm, baddbmm:
+/// the one after the accumulator, if any); null for any other op.
+mlir::Value matrixProductLhs(mlir::Operation *op);
+
 /// A reasonable config for a specialized kernel without tuning.
 Config defaultConfig(mlir::func::FuncOp kernel);
 

@@ -35,17 +35,14 @@ std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
   return v;
 }
 
-/// A parameter whose default is `value`; added to `values` if missing.
 /// True if the kernel has a matrix product of f16 or bf16 tiles
 /// (tensor_cores applies).
 bool hasHalfMatmul(func::FuncOp kernel) {
   bool found = false;
   kernel.walk([&](Operation *op) {
-    if (!isa<DotOp, MatmulOp, AddmmOp, BmmOp, BaddbmmOp>(op))
-      return;
-    Value lhs = op->getOperand(isa<AddmmOp, BaddbmmOp>(op) ? 1 : 0);
-    if (auto t = dyn_cast<TileType>(lhs.getType()); t && t.hasElementType())
-      found |= t.getElementType().isBF16() || t.getElementType().isF16();
+    if (Value lhs = matrixProductLhs(op))
+      if (auto t = dyn_cast<TileType>(lhs.getType()); t && t.hasElementType())
+        found |= t.getElementType().isBF16() || t.getElementType().isF16();
   });
   return found;
 }
@@ -57,6 +54,7 @@ bool usesExp(func::FuncOp kernel) {
   return found;
 }
 
+/// A parameter whose default is `value`; added to `values` if missing.
 json parameter(std::string key, std::optional<int64_t> index, std::vector<json> values,
                const json &value, std::string doc) {
   auto it = std::find(values.begin(), values.end(), value);
@@ -116,7 +114,8 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,
                                "exp on f32 by the approximate hardware exp2 (the tuner keeps "
                                "it only if the outputs match the default config's)"));
-  if (!reductionDims(kernel).empty())
+  SmallVector<int64_t> rdims = reductionDims(kernel);
+  if (!rdims.empty())
     params.push_back(parameter("inner_threads", std::nullopt,
                                {nullptr, 1, 2, 4, 8, 16, 32, 64, 128, 256}, nullptr,
                                "threads along a tile's innermost dim, the rest on rows "
@@ -171,7 +170,6 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
 
   // Looped reductions: chunks from 256 to half the row, or the whole row.
   json defaultReductions = json::array();
-  SmallVector<int64_t> rdims = reductionDims(kernel);
   for (auto [i, size] : llvm::enumerate(rdims)) {
     std::optional<int64_t> d = i < def.reduction_loops.size() ? def.reduction_loops[i]
                                                               : std::nullopt;
@@ -191,11 +189,11 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
   config["loop_orders"] = defaultOrders;
   config["l2_groupings"] = defaultGroups;
   config["reduction_loops"] = defaultReductions;
-  if (!reductionDims(kernel).empty())
-    config["inner_threads"] = nullptr;
-  if (usesExp(kernel))
-    config["fast_math"] = false;
-  if (hasHalfMatmul(kernel))
-    config["tensor_cores"] = false;
+  // Keys the default config leaves out (optional ones: inner_threads,
+  // fast_math, tensor_cores) get their parameter's default, so that every
+  // parameter's key is in the default config (and can be pinned).
+  for (const json &p : params)
+    if (!p.contains("index") && !config.contains(p["key"].get<std::string>()))
+      config[p["key"].get<std::string>()] = p["values"][p["default"].get<size_t>()];
   return json{{"default", config}, {"parameters", params}};
 }

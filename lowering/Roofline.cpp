@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Roofline.h"
+#include "lowering/Config.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -86,8 +87,8 @@ WorkEstimate kite::estimateWork(func::FuncOp kernel) {
     if (!elem || !isa<FloatType>(elem))
       return;
     double per = 0, matmul = 0;
-    if (isa<DotOp, MatmulOp, AddmmOp, BmmOp, BaddbmmOp>(op)) {
-      auto lhs = dyn_cast<TileType>(op->getOperand(isa<AddmmOp, BaddbmmOp>(op) ? 1 : 0).getType());
+    if (Value lhsValue = matrixProductLhs(op)) {
+      auto lhs = dyn_cast<TileType>(lhsValue.getType());
       double k = lhs && lhs.hasStaticShape() && lhs.getRank() ? (double)lhs.getShape().back() : 1;
       matmul = 2 * numel(result) * k;
       per = matmul;

@@ -57,13 +57,12 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 namespace {
 
@@ -105,24 +104,20 @@ private:
   std::vector<kite::cli::InspectReport::Stage> &stages;
 };
 
-/// The first of `names` found in PATH or the CUDA toolkit's bin directories.
+/// The first of `names` found in PATH or the CUDA toolkits' bin directories.
 std::optional<std::string> findTool(std::initializer_list<const char *> names) {
-  std::vector<std::string> dirs;
-  if (const char *path = std::getenv("PATH"))
-    for (llvm::StringRef rest = path; !rest.empty();) {
-      auto [dir, tail] = rest.split(':');
-      dirs.push_back(dir.str());
-      rest = tail;
-    }
-  dirs.push_back("/usr/local/cuda/bin");
+  std::vector<std::string> cudaDirs = {"/usr/local/cuda/bin"};
   std::error_code ec;
   for (const auto &e : std::filesystem::directory_iterator("/usr/local", ec))
     if (e.path().filename().string().rfind("cuda", 0) == 0)
-      dirs.push_back((e.path() / "bin").string());
-  for (const char *name : names)
-    for (const std::string &dir : dirs)
-      if (::access((dir + "/" + name).c_str(), X_OK) == 0)
-        return dir + "/" + name;
+      cudaDirs.push_back((e.path() / "bin").string());
+  std::vector<llvm::StringRef> dirs(cudaDirs.begin(), cudaDirs.end());
+  for (const char *name : names) {
+    if (auto found = llvm::sys::findProgramByName(name))
+      return *found;
+    if (auto found = llvm::sys::findProgramByName(name, dirs))
+      return *found;
+  }
   return std::nullopt;
 }
 
@@ -203,14 +198,22 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     return error(why);
   report.kernel = *name;
 
+  // The runtime's view of the kernel (argument specs, captured IR and its
+  // hash), for the cache lookup and the measurement; taken before the
+  // pipeline below lowers `m` in place.
+  std::optional<std::vector<kite::ArgSpec>> specs;
+  kite::frontend::KernelText text;
+  if (wants(opts, "config") || wants(opts, "roofline")) {
+    specs = kite::cli::argSpecsOf(&ctx, opts.args, why);
+    if (!specs)
+      return error(why);
+    text = kite::frontend::kernelText(m, *name);
+  }
+
   // Which config, from where.
   report.config = opts.config;
   report.configSource = opts.config.empty() ? "default" : "pinned (--config)";
-  if (opts.config.empty() && (wants(opts, "config") || wants(opts, "roofline"))) {
-    std::optional<std::vector<kite::ArgSpec>> specs = kite::cli::argSpecsOf(&ctx, opts.args, why);
-    if (!specs)
-      return error(why);
-    kite::frontend::KernelText text = kite::frontend::kernelText(m, *name);
+  if (opts.config.empty() && specs) {
     kite::cache::Query q{*name, text.hash, *specs, kite::cache::Target{opts.arch}, "",
                          /*tunedOnly=*/true};
     std::optional<kite::cache::Entry> best = kite::cache::lookup(q, {}, /*exactTarget=*/false);
@@ -304,12 +307,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
                    "): the measured time and the device's ceilings need one";
     } else {
       try {
-        std::optional<std::vector<kite::ArgSpec>> specs =
-            kite::cli::argSpecsOf(&ctx, opts.args, why);
-        if (!specs)
-          return error(why);
-        kite::frontend::KernelText text = kite::frontend::kernelText(m, *name);
-        kite::KernelSource source{nullptr, *name, text.ir.c_str(), "inspect", opts.file};
+        kite::KernelSource source{nullptr, *name, text.ir, text.hash, opts.file};
         kite::KernelPlan plan =
             kite::compileToPlan(source, *specs, kite::Options{{}, report.config});
         kite::autotune::BenchSettings settings;
