@@ -107,9 +107,13 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
 
   params.push_back(parameter("num_warps", std::nullopt, {1, 2, 4, 8, 16, 32}, def.num_warps,
                              "warps per program (32 threads each)"));
-  if (hasHalfMatmul(kernel))
-    params.push_back(parameter("tensor_cores", std::nullopt, {false, true}, false,
+  if (hasHalfMatmul(kernel)) {
+    params.push_back(parameter("tensor_cores", std::nullopt, {false, true}, def.tensor_cores,
                                "matrix products of f16/bf16 tiles on tensor cores (mma.sync)"));
+    params.push_back(parameter("num_stages", std::nullopt, {2, 3, 4, 5}, def.num_stages,
+                               "shared-memory stages of a pipelined tensor-core K loop "
+                               "(1 means 2)"));
+  }
   if (usesExp(kernel))
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,
                                "exp on f32 by the approximate hardware exp2 (the tuner keeps "

@@ -95,6 +95,40 @@ def KiteReductionLoops : Pass<"kite-reduction-loops", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
+  let summary = "Mark K loops that run as a pipelined tensor-core main loop";
+  let description = [{
+    With `tensor_cores` in the config, marks each nested `kite.tile_for`
+    that is exactly a matrix product's K loop,
+    `acc = addmm(acc, x[tm, tk], y[tk, tn])` (or `baddbmm` with a batch tile
+    of 1) on bf16 or f16 kernel parameters with an f32 accumulator, with a
+    `kite.mainloop` attribute: the warp grid (`warps_m` x `warps_n` warps,
+    the squarest split with warp tiles of at least 16 x 16), the number of
+    shared-memory `stages` (the config's `num_stages`, at least 2), and
+    whether each operand is copied 16 bytes at a time (`vec_a`, `vec_b`:
+    contiguous rows, 16-byte aligned data and row strides). CUDA emission
+    runs a marked loop as `mma_mainloop` (runtime/device/kite_gemm.cuh);
+    other products keep the per-step path. With `explain`, each loop with a
+    product that is not marked gets a remark saying why.
+
+    Assumes: a configured kernel (`kite.config` set), static tile types.
+    Guarantees: only the attribute changes.
+
+    ```mlir
+    %r = kite.tile_for (%tk) = ... iter_args(%acc = %0) -> (!kite.tile<128x128xf32>) {
+      ...
+    } {kite.mainloop = {stages = 3 : i64, vec_a = true, vec_b = true,
+                        warps_m = 2 : i64, warps_n = 4 : i64}}
+    ```
+
+    Test: test/lowering/kite-matmul-mainloop.mlir
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Remark on each product loop that is not marked, with the reason">
+  ];
+}
+
 def KitePrintCuda : Pass<"kite-print-cuda", "::mlir::ModuleOp"> {
   let summary = "Print the CUDA C++ of a lowered kernel";
   let description = [{

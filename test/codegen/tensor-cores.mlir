@@ -1,22 +1,41 @@
-// tensor_cores: a bf16 matrix product whose tile shapes allow 16x8x16 steps
-// stages its operands (K lanes past the valid extent as zeros) and runs
-// mma_tile (mma.sync m16n8k16, f32 accumulation); NVRTC compiles it for
-// sm_90a. Without the key, the CUDA-core loop.
-// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=CUDA
-// CUDA: "tensor_cores":true
-// CUDA: < {{n[0-9]+}}) ? {{.*}} : cvt<bf16>(0);
-// CUDA: mma_tile<64, 64, 32, 4, bf16>(
-// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true}' --emit=ptx | FileCheck %s --check-prefix=PTX
-// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// tensor_cores: a K loop that only accumulates addmm(acc, x[tm, tk],
+// y[tk, tn]) on bf16 runs as mma_mainloop (kite_gemm.cuh: cp.async copies
+// into a ring of shared-memory stages, ldmatrix, mma.sync m16n8k16 with f32
+// sums in registers); the loop's result reads the sums from shared memory.
+// NVRTC compiles it for sm_90a. Without the key, the CUDA-core loop.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,32],"num_warps":8,"num_stages":3,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=CUDA
+// CUDA: // launch: 12 programs of 256 threads, 69632 bytes of dynamic shared memory
+// CUDA: #include "kite_gemm.cuh"
+// CUDA: mma_mainloop<128, 128, 32, 2, 4, 3, true, true, bf16>(kite_smem, a0 + (i64)([[M:b[0-9]+]]) * 256LL + (i64)(0LL) * 1LL, 256LL, 1LL, a1 + (i64)(0LL) * 384LL + (i64)([[N:b[0-9]+]]) * 1LL, 384LL, 1LL,
+// CUDA: reinterpret_cast<const float*>(kite_smem)
+// CUDA-NOT: mma_tile
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4,"num_stages":4,"tensor_cores":true}' --emit=ptx | FileCheck %s --check-prefix=PTX
+// PTX-DAG: cp.async.cg.shared.global
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4}' --emit=cuda | FileCheck %s --check-prefix=SIMT
-// SIMT-NOT: mma_tile
+// SIMT-NOT: mma_
 // SIMT: for (int kk{{[0-9]+}} = 0;
+//
+// Batched products with a batch tile of 1 take the main loop too; f16 as
+// well as bf16.
+// RUN: kite inspect %kite_src/examples/bmm.kite.cpp --kernel bmm --arg 'a=f16[3,100,64]' --arg 'b=f16[3,64,72]' --config '{"block_sizes":[1,32,32,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=BMM
+// BMM: mma_mainloop<32, 32, 32, 2, 2, 2, true, true, f16>(
+//
+// A product inside a loop that does more than accumulate it stages its
+// operands and runs mma_tile per step.
+// RUN: kite inspect %kite_src/test/lowering/kite-matmul-mainloop.mlir --kernel scaled --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=STEP
+// STEP: < {{n[0-9]+}}) ? {{.*}} : cvt<bf16>(0);
+// STEP: mma_tile<64, 64, 32, 4, bf16>(
+// STEP-NOT: mma_mainloop
 //
 // Tiles that do not divide into 16x8x16 steps keep the CUDA-core loop.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[8,64,32],"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=SMALL
-// SMALL-NOT: mma_tile
+// SMALL-NOT: mma_
 //
-// The config space offers it to kernels with f16/bf16 products only.
+// The config space offers it to kernels with f16/bf16 products only, with
+// the pipeline's stages.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --emit=config-space | FileCheck %s --check-prefix=SPACE
 // SPACE: "key":"tensor_cores","values":[false,true]
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=f32[500,300]' --arg 'y=f32[300,200]' --emit=config-space | FileCheck %s --check-prefix=F32

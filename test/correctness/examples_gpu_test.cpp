@@ -66,6 +66,7 @@ struct Case {
   std::function<std::vector<Tensor>(const std::vector<Arg> &)> reference;
   std::vector<std::string> configs;
   double scale = 1.0; // typical output magnitude for the tolerance
+  std::string label;  // the test's name, if not the kernel's
 };
 
 Arg T(std::string name, Tensor t) { return Arg{std::move(name), std::move(t)}; }
@@ -198,6 +199,21 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true})",
                 R"({"block_sizes":[16,16,16],"num_warps":1,"tensor_cores":true})",
                 R"({"block_sizes":[128,64,32],"num_warps":8,"tensor_cores":true,"pid_type":"persistent_interleaved"})"}, 10.0});
+  // Rows of 264 and 136 elements: the pipelined main loop copies 16 bytes
+  // at a time (above, rows of 77 and 65 are copied element by element),
+  // with partial tiles along M, N and K.
+  c.push_back({"matmul", "matmul", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 136}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[128,128,32],"num_warps":8,"num_stages":3,"tensor_cores":true})",
+                R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":4,"tensor_cores":true})",
+                R"({"block_sizes":[64,128,32],"num_warps":4,"num_stages":2,"tensor_cores":true,"l2_groupings":[4]})",
+                R"({"block_sizes":[16,16,16],"num_warps":1,"num_stages":5,"tensor_cores":true})",
+                R"({"block_sizes":[128,256,32],"num_warps":8,"num_stages":3,"tensor_cores":true,"pid_type":"persistent_interleaved"})",
+                R"({"block_sizes":[32,32,128],"num_warps":2,"num_stages":2,"tensor_cores":true})"},
+               10.0, "matmul_aligned"});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("y", randn({77, 65}, bf, s + 1)),
@@ -216,7 +232,8 @@ std::vector<Case> cases() {
                [](const std::vector<Arg> &a) { return one(::bmm(*a[0].tensor, *a[1].tensor)); },
                {"", R"({"block_sizes":[1,16,16,16]})", R"({"block_sizes":[2,32,32,8],"num_warps":2})",
                 R"({"block_sizes":[1,64,32,64],"num_warps":8})", R"({"block_sizes":[4,8,8,8]})",
-                R"({"block_sizes":[1,16,16,16],"tensor_cores":true})"}, 10.0});
+                R"({"block_sizes":[1,16,16,16],"tensor_cores":true})",
+                R"({"block_sizes":[1,64,32,32],"num_warps":4,"num_stages":3,"tensor_cores":true})"}, 10.0});
   c.push_back({"attention", "attention", {1, 7, 129},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("q", randn({3, n, 32}, bf, s)), T("k", randn({3, n, 32}, bf, s + 1)),
@@ -244,7 +261,9 @@ void PrintTo(const Case &c, std::ostream *os) { *os << c.kernel; }
 
 class ExampleTest : public ::testing::TestWithParam<Case> {};
 
-std::string caseName(const ::testing::TestParamInfo<Case> &info) { return info.param.kernel; }
+std::string caseName(const ::testing::TestParamInfo<Case> &info) {
+  return info.param.label.empty() ? info.param.kernel : info.param.label;
+}
 
 /// Configs around the default one: block sizes scaled by powers of two,
 /// other warp counts and pid types, chosen by a seeded generator.

@@ -1,0 +1,190 @@
+//===- MatmulMainloop.cpp - mark pipelined tensor-core K loops ------------===//
+//
+// This file implements `kite-matmul-mainloop` (see Passes.td): it finds the
+// K loops that kite_gemm.cuh's mma_mainloop can run whole and records how
+// (warp grid, stages, copy widths) in a `kite.mainloop` attribute that CUDA
+// emission follows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Config.h"
+#include "lowering/Passes.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <nlohmann/json.hpp>
+
+namespace kite {
+#define GEN_PASS_DEF_KITEMATMULMAINLOOP
+#include "lowering/Passes.h.inc"
+} // namespace kite
+
+using namespace mlir;
+using namespace kite;
+
+namespace {
+
+/// What the pass needs to know about one operand of the product.
+struct Operand {
+  LoadOp load;
+  BlockArgument tensor; // a kernel parameter
+  SmallVector<Value> spans;
+};
+
+/// The operand `v` if it is a load of a kernel parameter subscripted by
+/// spans only.
+std::optional<Operand> operandOf(Value v, Block *loopBody) {
+  auto load = v.getDefiningOp<LoadOp>();
+  if (!load || load->getBlock() != loopBody || load.getMask() || !v.hasOneUse())
+    return std::nullopt;
+  auto arg = dyn_cast<BlockArgument>(load.getTensor());
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return std::nullopt;
+  Operand o{load, arg, {}};
+  for (const Subscript &s : load.getSubscripts()) {
+    if (s.kind != Subscript::Kind::Span)
+      return std::nullopt;
+    o.spans.push_back(s.value);
+  }
+  return o;
+}
+
+/// The constant lower bound of the tile loop dim that defines `span`, if
+/// any.
+std::optional<int64_t> spanLowerBound(Value span) {
+  auto arg = dyn_cast<BlockArgument>(span);
+  if (!arg)
+    return std::nullopt;
+  auto loop = dyn_cast<TileForOp>(arg.getOwner()->getParentOp());
+  if (!loop || arg.getArgNumber() >= loop.getNumDims())
+    return std::nullopt;
+  return getConstantIntValue(loop.getLowerBounds()[arg.getArgNumber()]);
+}
+
+/// Why `loop` cannot be a pipelined main loop, or "" with `attrs` filled.
+std::string analyze(TileForOp loop, const nlohmann::json &config,
+                    SmallVectorImpl<NamedAttribute> &attrs) {
+  if (loop.isTopLevel() || loop.getNumDims() != 1 || loop.getInitArgs().size() != 1)
+    return "not a nested 1-D loop carrying one value";
+  Block *body = loop.getBodyBlock();
+  Value acc = loop.getRegionIterArgs()[0];
+  auto yield = cast<YieldOp>(body->getTerminator());
+  Operation *product = yield.getOperand(0).getDefiningOp();
+  if (!product || !isa<AddmmOp, BaddbmmOp>(product) || product->getOperand(0) != acc ||
+      !acc.hasOneUse())
+    return "the loop does not accumulate acc = addmm(acc, a, b)";
+  // Only the two loads, the product and the yield.
+  if (std::distance(body->begin(), body->end()) != 4)
+    return "the loop body does more than load the operands and accumulate";
+  std::optional<Operand> a = operandOf(product->getOperand(1), body);
+  std::optional<Operand> b = operandOf(product->getOperand(2), body);
+  if (!a || !b)
+    return "an operand is not a load of a kernel parameter by tile indices";
+  auto accType = cast<TileType>(acc.getType());
+  auto aType = cast<TileType>(a->load.getType());
+  auto bType = cast<TileType>(b->load.getType());
+  int64_t rank = accType.getRank();
+  if (aType.getRank() != rank || bType.getRank() != rank || (rank != 2 && rank != 3))
+    return "operands are not 2-D (or 3-D batched)";
+  Type elem = aType.getElementType();
+  if (elem != bType.getElementType() || !(elem.isBF16() || elem.isF16()) ||
+      !accType.getElementType().isF32())
+    return "operands are not both bf16 or both f16 with an f32 accumulator";
+  Value k = loop.getSpans()[0];
+  if (a->spans[rank - 1] != k || b->spans[rank - 2] != k)
+    return "the loop's span is not the operands' K index";
+  if (rank == 3 && (aType.getShape()[0] != 1 || bType.getShape()[0] != 1 ||
+                    a->spans[0] != b->spans[0]))
+    return "batched operands need a batch tile of 1";
+
+  int64_t BM = aType.getShape()[rank - 2], BK = aType.getShape()[rank - 1];
+  int64_t BN = bType.getShape()[rank - 1];
+  if (BK != bType.getShape()[rank - 2] || !llvm::isPowerOf2_64(BM) ||
+      !llvm::isPowerOf2_64(BN) || !llvm::isPowerOf2_64(BK))
+    return "tile shapes are not powers of two";
+  if (BK < 16 || BK > 128)
+    return "the K tile must be 16 to 128";
+  // The warp grid: the squarest split of the warps with warp tiles of at
+  // least 16 x 16.
+  int64_t warps = config.value("num_warps", 4);
+  int64_t WM = 0, WN = 0;
+  for (int64_t wm = 1; wm <= warps; wm *= 2) {
+    int64_t wn = warps / wm;
+    if (BM / wm < 16 || BN / wn < 16)
+      continue;
+    auto skew = [&](int64_t m, int64_t n) {
+      return std::abs(llvm::Log2_64(BM / m) - (int64_t)llvm::Log2_64(BN / n));
+    };
+    if (!WM || skew(wm, wn) < skew(WM, WN))
+      WM = wm, WN = wn;
+  }
+  if (!WM)
+    return "the warps cannot split the tile into parts of at least 16 x 16";
+  // The sums a thread holds: more than 128 floats would spill.
+  if (BM * BN / (warps * 32) > 128)
+    return "more than 128 sums per thread (use more warps or smaller tiles)";
+  int64_t stages = std::clamp<int64_t>(config.value("num_stages", 1), 2, 8);
+
+  // 16-byte copies: contiguous rows, 16-byte aligned data and row strides,
+  // tile columns starting at multiples of 8 elements.
+  auto func = loop->getParentOfType<func::FuncOp>();
+  auto vectorizable = [&](const Operand &o, Value colSpan) {
+    unsigned i = o.tensor.getArgNumber();
+    auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "kite.strides");
+    auto align = func.getArgAttrOfType<IntegerAttr>(i, "kite.align");
+    if (!strides || !align || align.getInt() < 16)
+      return false;
+    ArrayRef<int64_t> s = strides.asArrayRef();
+    if ((int64_t)s.size() != rank || s[rank - 1] != 1)
+      return false;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if (s[d] % 8 != 0)
+        return false;
+    std::optional<int64_t> lower = spanLowerBound(colSpan);
+    return lower && *lower % 8 == 0;
+  };
+  Builder builder(loop.getContext());
+  attrs.push_back(builder.getNamedAttr("warps_m", builder.getI64IntegerAttr(WM)));
+  attrs.push_back(builder.getNamedAttr("warps_n", builder.getI64IntegerAttr(WN)));
+  attrs.push_back(builder.getNamedAttr("stages", builder.getI64IntegerAttr(stages)));
+  attrs.push_back(
+      builder.getNamedAttr("vec_a", builder.getBoolAttr(vectorizable(*a, k))));
+  attrs.push_back(builder.getNamedAttr(
+      "vec_b", builder.getBoolAttr(vectorizable(*b, b->spans[rank - 1]))));
+  return "";
+}
+
+struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPass> {
+  using KiteMatmulMainloopBase::KiteMatmulMainloopBase;
+
+  void runOnOperation() override {
+    FailureOr<func::FuncOp> found = findKernel(getOperation(), "");
+    if (failed(found))
+      return signalPassFailure();
+    func::FuncOp func = *found;
+    auto configAttr = func->getAttrOfType<StringAttr>("kite.config");
+    if (!configAttr) {
+      func.emitError() << "kernel has no config (run kite-apply-config first)";
+      return signalPassFailure();
+    }
+    nlohmann::json config = nlohmann::json::parse(configAttr.getValue().str(), nullptr, false);
+    if (!config.value("tensor_cores", false))
+      return;
+    func.walk([&](TileForOp loop) {
+      SmallVector<NamedAttribute> attrs;
+      std::string why = analyze(loop, config, attrs);
+      if (why.empty()) {
+        loop->setAttr("kite.mainloop", DictionaryAttr::get(&getContext(), attrs));
+        return;
+      }
+      bool hasProduct = false;
+      for (Operation &op : *loop.getBodyBlock())
+        hasProduct |= !!matrixProductLhs(&op);
+      if (explain && hasProduct)
+        loop.emitRemark() << "not a pipelined main loop: " << why;
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,371 @@
+//===- kite_gemm.cuh - pipelined tensor-core matrix products ---*- CUDA -*-===//
+//
+// The main loop of a tiled matrix product, for kernels whose K loop is a
+// plain `acc = addmm(acc, x[tm, tk], y[tk, tn])` (the kite-matmul-mainloop
+// pass marks them). One program computes a BM x BN tile of f32 sums:
+//
+//   - the operands' K tiles stream through a ring of `Stages` shared-memory
+//     buffers, filled by cp.async 16-byte copies (zero-filled past the valid
+//     rows, columns and K) while the tensor cores work on earlier buffers;
+//   - the shared-memory rows are XOR-swizzled in 16-byte chunks so that the
+//     ldmatrix reads of 8 rows hit 8 different bank groups;
+//   - the warps form a WM x WN grid over the tile; each holds its TM x TN
+//     part of the sums in registers, in mma.m16n8k16's fragment layout;
+//   - at the end the sums go to shared memory as a row-major float tile,
+//     [BM][BN + kGemmPad], which the generated epilogue reads.
+//
+// Operands that cannot be copied 16 bytes at a time (a row stride that is
+// not a multiple of 8 elements, a transposed view) are loaded element by
+// element instead (VecA/VecB false), through the same buffers.
+//
+// Requires sm_80 or later (cp.async, ldmatrix, bf16 mma).
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "kite_device.cuh"
+#include "kite_wgmma_ops.cuh"
+
+namespace kite_device {
+
+/// Floats of padding after each row of the epilogue tile (conflict-free
+/// float2 stores of the fragments).
+constexpr int kGemmPad = 8;
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/// 16 bytes from global to shared memory, asynchronously; bytes past
+/// `src_bytes` (0 to 16) are zero-filled and not read.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
+               "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int Pending> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+/// The physical 16-byte chunk of logical chunk `c` in row `r` of a buffer
+/// with `Chunks` chunks per row: 8 consecutive rows at one logical chunk land
+/// in 8 different 16-byte bank groups.
+template <int Chunks> __device__ __forceinline__ int swizzle(int r, int c) {
+  if constexpr (Chunks >= 8)
+    return c ^ (r & 7);
+  else if constexpr (Chunks == 4)
+    return c ^ ((r >> 1) & 3);
+  else if constexpr (Chunks == 2)
+    return c ^ ((r >> 2) & 1);
+  else
+    return c;
+}
+
+/// Copies a Rows x Cols tile of a strided global matrix into a swizzled
+/// shared buffer (row-major, Cols contiguous). Elements at or past
+/// (validRows, validCols) read as zero. With Vec, the global rows are
+/// contiguous (colStride 1) and 16-byte aligned, and the copy is
+/// asynchronous; otherwise it is element by element.
+template <int Rows, int Cols, int Threads, bool Vec, class T>
+__device__ __forceinline__ void gemm_load_tile(T *dst, const T *src, i64 rowStride,
+                                               i64 colStride, int validRows, int validCols) {
+  constexpr int Chunks = Cols / 8;
+  if constexpr (Vec) {
+#pragma unroll
+    for (int i = threadIdx.x; i < Rows * Chunks; i += Threads) {
+      const int r = i / Chunks, c = i % Chunks;
+      const int cols = validCols - c * 8;
+      const int bytes = r < validRows && cols > 0 ? (cols >= 8 ? 16 : cols * 2) : 0;
+      const T *g = bytes ? src + (i64)r * rowStride + c * 8 : src;
+      cp_async16(dst + r * Cols + swizzle<Chunks>(r, c) * 8, g, bytes);
+    }
+  } else {
+#pragma unroll 4
+    for (int i = threadIdx.x; i < Rows * Cols; i += Threads) {
+      const int r = i / Cols, col = i % Cols;
+      T v = cvt<T>(0.f);
+      if (r < validRows && col < validCols)
+        v = src[(i64)r * rowStride + (i64)col * colStride];
+      dst[r * Cols + swizzle<Chunks>(r, col / 8) * 8 + col % 8] = v;
+    }
+  }
+}
+
+/// The pipelined main loop: sums A[0:validM, 0:K] x B[0:K, 0:validN] for one
+/// BM x BN tile into shared memory at `smem` as float[BM][BN + kGemmPad].
+/// A and B point at the tile's first row and column (element (m0, k0) and
+/// (k0, n0)); strides are in elements. Every thread of the block calls it
+/// (WM * WN warps). Shared memory: GemmSmemBytes below.
+template <int BM, int BN, int BK, int WM, int WN, int Stages, bool VecA, bool VecB, class T>
+__device__ __forceinline__ void mma_mainloop(unsigned char *smem, const T *A, i64 sam, i64 sak,
+                                             const T *B, i64 sbk, i64 sbn, int validM,
+                                             int validN, int K) {
+  constexpr int Threads = WM * WN * 32;
+  constexpr int TM = BM / WM, TN = BN / WN; // one warp's part
+  constexpr int FM = TM / 16, FN = TN / 8;  // its m16n8 fragments
+  static_assert(TM % 16 == 0 && TN % 16 == 0 && BK % 16 == 0 && Stages >= 2,
+                "mma_mainloop: warp tiles must be multiples of 16x16, BK of 16");
+  constexpr int StageA = BM * BK, StageB = BK * BN; // elements
+  T *sA = reinterpret_cast<T *>(smem);
+  T *sB = sA + Stages * StageA;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wm = warp % WM, wn = warp / WM;
+
+  float acc[FM][FN][4];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        acc[i][j][q] = 0.f;
+
+  const int KT = (K + BK - 1) / BK;
+  auto load = [&](int stage, int kt) {
+    const int k0 = kt * BK;
+    gemm_load_tile<BM, BK, Threads, VecA>(sA + stage * StageA, A + (i64)k0 * sak, sam, sak,
+                                          validM, K - k0);
+    gemm_load_tile<BK, BN, Threads, VecB>(sB + stage * StageB, B + (i64)k0 * sbk, sbk, sbn,
+                                          K - k0, validN);
+  };
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s) {
+    if (s < KT)
+      load(s, s);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < KT; ++kt) {
+    cp_async_wait<Stages - 2>();
+    __syncthreads();
+    // Refill the buffer every warp finished reading in the last iteration.
+    const int next = kt + Stages - 1;
+    if (next < KT)
+      load(next % Stages, next);
+    cp_async_commit();
+
+    const T *a = sA + (kt % Stages) * StageA;
+    const T *b = sB + (kt % Stages) * StageB;
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      unsigned af[FM][4], bf[FN][2];
+#pragma unroll
+      for (int i = 0; i < FM; ++i) {
+        const int r = wm * TM + i * 16 + lane % 16;
+        ldmatrix_x4(af[i], a + r * BK + swizzle<BK / 8>(r, kk * 2 + lane / 16) * 8);
+      }
+#pragma unroll
+      for (int j = 0; j < FN; j += 2) {
+        const int r = kk * 16 + lane % 16;
+        const int c = (wn * TN + j * 8) / 8 + lane / 16;
+        unsigned t[4];
+        ldmatrix_x4_trans(t, b + r * BN + swizzle<BN / 8>(r, c) * 8);
+        bf[j][0] = t[0];
+        bf[j][1] = t[1];
+        bf[j + 1][0] = t[2];
+        bf[j + 1][1] = t[3];
+      }
+#pragma unroll
+      for (int i = 0; i < FM; ++i)
+#pragma unroll
+        for (int j = 0; j < FN; ++j)
+          MmaInstr<T>::run(acc[i][j], af[i], bf[j]);
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+
+  // The sums, row-major, over the (now idle) operand buffers.
+  float *C = reinterpret_cast<float *>(smem);
+  constexpr int LDC = BN + kGemmPad;
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j) {
+      const int r = wm * TM + i * 16 + g, c = wn * TN + j * 8 + t * 2;
+      *reinterpret_cast<float2 *>(C + r * LDC + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+      *reinterpret_cast<float2 *>(C + (r + 8) * LDC + c) =
+          make_float2(acc[i][j][2], acc[i][j][3]);
+    }
+  __syncthreads();
+}
+
+//===----------------------------------------------------------------------===//
+// Hopper: warpgroup MMA (wgmma.mma_async, sm_90a)
+//===----------------------------------------------------------------------===//
+
+/// A shared-memory matrix descriptor with 128-byte swizzling: `lbo` and
+/// `sbo` are the leading- and stride-dimension byte offsets.
+__device__ __forceinline__ unsigned long long wgmma_desc(const void *p, unsigned lbo,
+                                                         unsigned sbo) {
+  unsigned long long d = (smem_addr(p) & 0x3FFFF) >> 4;
+  d |= (unsigned long long)((lbo >> 4) & 0x3FFF) << 16;
+  d |= (unsigned long long)((sbo >> 4) & 0x3FFF) << 32;
+  d |= 1ull << 62;
+  return d;
+}
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int Pending> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+/// Makes this thread's generic-proxy shared-memory writes (cp.async
+/// included) visible to the async proxy that wgmma reads through.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/// Keeps the compiler from moving accumulator reads and writes across a
+/// wgmma that is still in flight.
+template <int N> __device__ __forceinline__ void wgmma_touch(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/// Copies a BK x BN tile of a strided global matrix (B, K rows) into
+/// shared memory as BN / 64 column blocks of BK rows of 64 elements (128
+/// bytes), 16-byte chunks swizzled by row: wgmma's MN-major layout with
+/// 128-byte swizzling. Elements at or past (validRows, validCols) read as
+/// zero.
+template <int Rows, int Cols, int Threads, bool Vec, class T>
+__device__ __forceinline__ void wgmma_load_b(T *dst, const T *src, i64 rowStride, i64 colStride,
+                                             int validRows, int validCols) {
+  constexpr int Chunks = Cols / 8;
+  auto at = [](int r, int col) {
+    return (col / 64) * (Rows * 64) + r * 64 + (((col % 64) / 8) ^ (r & 7)) * 8 + col % 8;
+  };
+  if constexpr (Vec) {
+#pragma unroll
+    for (int i = threadIdx.x; i < Rows * Chunks; i += Threads) {
+      const int r = i / Chunks, c = i % Chunks;
+      const int cols = validCols - c * 8;
+      const int bytes = r < validRows && cols > 0 ? (cols >= 8 ? 16 : cols * 2) : 0;
+      const T *g = bytes ? src + (i64)r * rowStride + c * 8 : src;
+      cp_async16(dst + at(r, c * 8), g, bytes);
+    }
+  } else {
+#pragma unroll 4
+    for (int i = threadIdx.x; i < Rows * Cols; i += Threads) {
+      const int r = i / Cols, col = i % Cols;
+      T v = cvt<T>(0.f);
+      if (r < validRows && col < validCols)
+        v = src[(i64)r * rowStride + (i64)col * colStride];
+      dst[at(r, col)] = v;
+    }
+  }
+}
+
+/// The wgmma main loop, with the same contract as mma_mainloop: sums
+/// A[0:validM, 0:K] x B[0:K, 0:validN] for one BM x BN tile into shared
+/// memory as float[BM][BN + kGemmPad]. `WG` warpgroups (4 warps each) split
+/// the tile's rows, 64-row blocks each; K goes 64 at a time through
+/// `Stages` buffers (A rows of 128 bytes, B in 64-column blocks, both
+/// 128-byte swizzled), filled by cp.async while earlier stages' wgmmas run.
+/// `smem` must be 1024-byte aligned (WgmmaSmemAlign).
+template <int BM, int BN, int WG, int Stages, bool VecA, bool VecB, class T>
+__device__ __forceinline__ void wgmma_mainloop(unsigned char *smem, const T *A, i64 sam,
+                                               i64 sak, const T *B, i64 sbk, i64 sbn,
+                                               int validM, int validN, int K) {
+  constexpr int BK = 64, Threads = WG * 128;
+  constexpr int MW = BM / WG;  // rows of one warpgroup
+  constexpr int FM = MW / 64;  // its m64 blocks
+  static_assert(MW % 64 == 0 && BN % 64 == 0 && BN <= 256 && Stages >= 2,
+                "wgmma_mainloop: 64-row blocks per warpgroup, BN a multiple of 64 up to 256");
+  constexpr int StageA = BM * BK, StageB = BK * BN; // elements
+  T *sA = reinterpret_cast<T *>(smem);
+  T *sB = sA + Stages * StageA;
+  const int wg = threadIdx.x / 128;
+
+  float acc[FM][BN / 2];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < BN / 2; ++j)
+      acc[i][j] = 0.f;
+
+  const int KT = (K + BK - 1) / BK;
+  auto load = [&](int stage, int kt) {
+    const int k0 = kt * BK;
+    gemm_load_tile<BM, BK, Threads, VecA>(sA + stage * StageA, A + (i64)k0 * sak, sam, sak,
+                                          validM, K - k0);
+    wgmma_load_b<BK, BN, Threads, VecB>(sB + stage * StageB, B + (i64)k0 * sbk, sbk, sbn,
+                                        K - k0, validN);
+  };
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s) {
+    if (s < KT)
+      load(s, s);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < KT; ++kt) {
+    cp_async_wait<Stages - 2>();
+    fence_proxy_async();
+    __syncthreads();
+    const T *a = sA + (kt % Stages) * StageA;
+    const T *b = sB + (kt % Stages) * StageB;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      // B: 16 K rows (2 groups of 8 rows of 128 bytes) further per step.
+      const unsigned long long db = wgmma_desc(b + kk * 16 * 64, BK * 128, 1024);
+#pragma unroll
+      for (int i = 0; i < FM; ++i) {
+        // A: 32 bytes further along the swizzled row per step.
+        const unsigned long long da =
+            wgmma_desc(a + (wg * MW + i * 64) * BK + kk * 16, 16, 1024);
+        WgmmaOp<BN, T>::run(acc[i], da, db);
+      }
+    }
+    wgmma_commit();
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+      wgmma_touch(acc[i]);
+    // The previous stage's wgmmas are done (this one's may still run);
+    // once every warpgroup is there, its buffer can be refilled.
+    wgmma_wait<1>();
+    __syncthreads();
+    const int next = kt + Stages - 1;
+    if (next < KT)
+      load(next % Stages, next);
+    cp_async_commit();
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+    wgmma_touch(acc[i]);
+  cp_async_wait<0>();
+  __syncthreads();
+
+  float *C = reinterpret_cast<float *>(smem);
+  constexpr int LDC = BN + kGemmPad;
+  const int t = threadIdx.x % 128, w = t / 32, g = (t % 32) / 4, q = t % 4;
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int r = wg * MW + i * 64 + w * 16 + g, c = j * 8 + q * 2;
+      *reinterpret_cast<float2 *>(C + r * LDC + c) = make_float2(acc[i][j * 4], acc[i][j * 4 + 1]);
+      *reinterpret_cast<float2 *>(C + (r + 8) * LDC + c) =
+          make_float2(acc[i][j * 4 + 2], acc[i][j * 4 + 3]);
+    }
+  __syncthreads();
+}
+
+} // namespace kite_device

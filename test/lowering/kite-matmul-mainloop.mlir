@@ -1,0 +1,84 @@
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 32], \"num_warps\": 8, \"num_stages\": 3, \"tensor_cores\": true}'" --kite-matmul-mainloop | FileCheck %s
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[500,300] y=bf16[300,100]'" --kite-apply-config="config='{\"block_sizes\": [64, 32, 16], \"num_warps\": 4, \"tensor_cores\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=ODD
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 32], \"num_warps\": 8}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=OFF
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=f32[512,256] y=f32[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 32], \"num_warps\": 8, \"tensor_cores\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=F32
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [16, 16, 32], \"num_warps\": 8, \"tensor_cores\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: kite-opt %s --kite-specialize="kernel=scaled args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [64, 64, 32], \"tensor_cores\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=BODY
+
+// A plain K loop on bf16 operands: 8 warps as 2 x 4 (64 x 32 warp tiles),
+// the config's 3 stages, 16-byte copies of both operands.
+// CHECK-LABEL: func.func @matmul
+// CHECK: kite.tile_for
+// CHECK: kite.addmm
+// CHECK: } {kite.mainloop = {stages = 3 : i64, vec_a = true, vec_b = true, warps_m = 2 : i64, warps_n = 4 : i64}}
+
+// Rows of 300 and 100 elements are not 16-byte multiples: element-wise
+// copies; num_stages 1 still gets the 2 stages a pipeline needs.
+// ODD: kite.mainloop = {stages = 2 : i64, vec_a = false, vec_b = false, warps_m = 2 : i64, warps_n = 2 : i64}
+
+// Without tensor_cores nothing is marked.
+// OFF-NOT: kite.mainloop
+
+// f32 operands stay exact (no tensor cores).
+// F32: remark: not a pipelined main loop: operands are not both bf16 or both f16
+// F32-NOT: kite.mainloop =
+
+// 8 warps cannot split a 16 x 16 tile into parts of 16 x 16.
+// WARPS: remark: not a pipelined main loop: the warps cannot split the tile
+// WARPS-NOT: kite.mainloop =
+
+// A loop that does more than accumulate the product keeps the per-step path.
+// BODY: remark: not a pipelined main loop: the loop does not accumulate acc = addmm(acc, a, b)
+// BODY-NOT: kite.mainloop =
+
+func.func @matmul(%x: !kite.tensor<*x?> {kite.name = "x"}, %y: !kite.tensor<*x?> {kite.name = "y"}) -> !kite.tensor<?x?x?> attributes {kite.kernel} {
+  %m = kite.size %x[0] : !kite.tensor<*x?>
+  %k = kite.size %x[1] : !kite.tensor<*x?>
+  %n = kite.size %y[1] : !kite.tensor<*x?>
+  %dt = kite.dtype_of %x : !kite.tensor<*x?>
+  %out = kite.empty [%m, %n], %dt : !kite.tensor<?x?x?>
+  %c0 = arith.constant 0 : i64
+  %bm = kite.block_size 0 extent %m : i64
+  %bn = kite.block_size 1 extent %n : i64
+  kite.tile_for (%tm, %tn) = (%c0, %c0) to (%m, %n) block (%bm, %bn) {
+    %f32 = kite.dtype_const f32
+    %zero = arith.constant 0.000000e+00 : f32
+    %init = kite.full [%tm, %tn], %zero, %f32 : [!kite.span, !kite.span], f32 -> !kite.tile<?x?xf32>
+    %bk = kite.block_size 2 extent %k : i64
+    %r = kite.tile_for (%tk) = (%c0) to (%k) block (%bk) iter_args(%acc = %init) -> (!kite.tile<?x?xf32>) {
+      %a = kite.load %x[%tm, %tk] : !kite.tensor<*x?>[!kite.span, !kite.span] -> !kite.tile<*x?>
+      %b = kite.load %y[%tk, %tn] : !kite.tensor<*x?>[!kite.span, !kite.span] -> !kite.tile<*x?>
+      %s = kite.addmm %acc, %a, %b : !kite.tile<?x?xf32>, !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<?x?xf32>
+      kite.yield %s : !kite.tile<?x?xf32>
+    }
+    kite.store %r, %out[%tm, %tn] : !kite.tile<?x?xf32>, !kite.tensor<?x?x?>[!kite.span, !kite.span]
+  }
+  return %out : !kite.tensor<?x?x?>
+}
+
+func.func @scaled(%x: !kite.tensor<*x?> {kite.name = "x"}, %y: !kite.tensor<*x?> {kite.name = "y"}) -> !kite.tensor<?x?x?> attributes {kite.kernel} {
+  %m = kite.size %x[0] : !kite.tensor<*x?>
+  %k = kite.size %x[1] : !kite.tensor<*x?>
+  %n = kite.size %y[1] : !kite.tensor<*x?>
+  %dt = kite.dtype_of %x : !kite.tensor<*x?>
+  %out = kite.empty [%m, %n], %dt : !kite.tensor<?x?x?>
+  %c0 = arith.constant 0 : i64
+  %bm = kite.block_size 0 extent %m : i64
+  %bn = kite.block_size 1 extent %n : i64
+  kite.tile_for (%tm, %tn) = (%c0, %c0) to (%m, %n) block (%bm, %bn) {
+    %f32 = kite.dtype_const f32
+    %zero = arith.constant 0.000000e+00 : f32
+    %half = arith.constant 5.000000e-01 : f32
+    %init = kite.full [%tm, %tn], %zero, %f32 : [!kite.span, !kite.span], f32 -> !kite.tile<?x?xf32>
+    %bk = kite.block_size 2 extent %k : i64
+    %r = kite.tile_for (%tk) = (%c0) to (%k) block (%bk) iter_args(%acc = %init) -> (!kite.tile<?x?xf32>) {
+      %a = kite.load %x[%tm, %tk] : !kite.tensor<*x?>[!kite.span, !kite.span] -> !kite.tile<*x?>
+      %b = kite.load %y[%tk, %tn] : !kite.tensor<*x?>[!kite.span, !kite.span] -> !kite.tile<*x?>
+      %s = kite.addmm %acc, %a, %b : !kite.tile<?x?xf32>, !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<?x?xf32>
+      %h = kite.binary mul %s, %half : !kite.tile<?x?xf32>, f32 -> !kite.tile<?x?xf32>
+      kite.yield %h : !kite.tile<?x?xf32>
+    }
+    kite.store %r, %out[%tm, %tn] : !kite.tile<?x?xf32>, !kite.tensor<?x?x?>[!kite.span, !kite.span]
+  }
+  return %out : !kite.tensor<?x?x?>
+}
