@@ -35,6 +35,8 @@ std::string Config::toJson() const {
     j["fast_math"] = true;
   if (tensor_cores)
     j["tensor_cores"] = true;
+  if (wgmma)
+    j["wgmma"] = true;
   return j.dump();
 }
 
@@ -68,6 +70,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.fast_math = value.get<bool>();
       else if (key == "tensor_cores")
         c.tensor_cores = value.get<bool>();
+      else if (key == "wgmma")
+        c.wgmma = value.get<bool>();
       else if (key == "inner_threads")
         c.inner_threads =
             value.is_null() ? std::nullopt : std::optional(value.get<int64_t>());
@@ -82,7 +86,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         error = "unknown config key '" + key +
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
-                "tensor_cores)";
+                "tensor_cores, wgmma)";
         return failure();
       }
     } catch (const json::exception &e) {

@@ -44,6 +44,11 @@ struct Config {
   /// Matrix products of f16/bf16 tiles on tensor cores (mma.sync m16n8k16,
   /// f32 accumulation) where the tile shapes allow 16x8x16 steps.
   bool tensor_cores = false;
+  /// With tensor_cores, pipelined K loops (kite-matmul-mainloop) use
+  /// Hopper's warpgroup MMA (wgmma.mma_async, sm_90a) where the tile
+  /// allows: 4 warps per warpgroup, 64-row blocks, BN a multiple of 64 up to
+  /// 256, BK = 64.
+  bool wgmma = false;
 
   std::string toJson() const;
 };

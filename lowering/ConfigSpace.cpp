@@ -113,6 +113,9 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
     params.push_back(parameter("num_stages", std::nullopt, {2, 3, 4, 5}, def.num_stages,
                                "shared-memory stages of a pipelined tensor-core K loop "
                                "(1 means 2)"));
+    params.push_back(parameter("wgmma", std::nullopt, {false, true}, def.wgmma,
+                               "pipelined tensor-core K loops on Hopper's warpgroup MMA "
+                               "(sm_90a; 64-row blocks per 4 warps, BK = 64)"));
   }
   if (usesExp(kernel))
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,

@@ -1113,9 +1113,11 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   int64_t BN = bType.getShape()[rank - 1];
   auto get = [&](StringRef key) { return cast<IntegerAttr>(plan.get(key)).getInt(); };
   auto flag = [&](StringRef key) { return cast<BoolAttr>(plan.get(key)).getValue(); };
-  int64_t WM = get("warps_m"), WN = get("warps_n"), stages = get("stages");
-  if (WM * WN * 32 != numThreads)
-    return loop.emitError() << "kite.mainloop's warp grid does not match num_warps";
+  bool wgmma = cast<StringAttr>(plan.get("kind")).getValue() == "wgmma";
+  int64_t stages = get("stages");
+  int64_t warps = wgmma ? 4 * get("warpgroups") : get("warps_m") * get("warps_n");
+  if (warps * 32 != numThreads)
+    return loop.emitError() << "kite.mainloop's warps do not match num_warps";
   auto spansOf = [](LoadOp l) {
     SmallVector<Value> v;
     for (const Subscript &s : l.getSubscripts())
@@ -1139,21 +1141,36 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
     offB += llvm::formatv(" + (i64)({0}) * {1}LL", batch.begin, B.strides[0]).str();
   }
   int64_t ldc = BN + 8; // kGemmPad in kite_gemm.cuh
-  sharedBytes = std::max<int64_t>({sharedBytes, stages * (BM * BK + BK * BN) * 2, BM * ldc * 4});
+  // wgmma's swizzled buffers start at a 1024-byte boundary.
+  int64_t align = wgmma ? 1024 : 0;
+  sharedBytes = std::max<int64_t>(
+      {sharedBytes, align + stages * (BM * BK + BK * BN) * 2, align + BM * ldc * 4});
   usesGemm = true;
 
   Tile init = tiles[loop.getInitArgs()[0]];
   Tile r = declare(init.elem, init.ctx, init.dims, "acc");
   lineDirective(loop);
-  line(llvm::formatv("mma_mainloop<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}>(kite_smem, "
-                     "{9} + {10}, {11}LL, {12}LL, {13} + {14}, {15}LL, {16}LL, (int)({17}), "
-                     "(int)({18}), (int)((i64)({19}) - (i64)({20})));",
-                     BM, BN, BK, WM, WN, stages, flag("vec_a") ? "true" : "false",
-                     flag("vec_b") ? "true" : "false", cType(aType.getElementType()), A.ptr,
-                     offA, A.strides[rank - 2], A.strides[rank - 1], B.ptr, offB,
+  std::string smem = "kite_smem";
+  if (wgmma) {
+    smem = fresh("sg");
+    line(llvm::formatv("unsigned char* {0} = kite_smem + ((1024 - (smem_addr(kite_smem) & "
+                       "1023)) & 1023);",
+                       smem));
+  }
+  std::string shape =
+      wgmma ? llvm::formatv("wgmma_mainloop<{0}, {1}, {2}", BM, BN, get("warpgroups")).str()
+            : llvm::formatv("mma_mainloop<{0}, {1}, {2}, {3}, {4}", BM, BN, BK,
+                            get("warps_m"), get("warps_n"))
+                  .str();
+  line(llvm::formatv("{0}, {1}, {2}, {3}, {4}>({5}, {6} + {7}, {8}LL, {9}LL, {10} + {11}, "
+                     "{12}LL, {13}LL, (int)({14}), (int)({15}), (int)((i64)({16}) - "
+                     "(i64)({17})));",
+                     shape, stages, flag("vec_a") ? "true" : "false",
+                     flag("vec_b") ? "true" : "false", cType(aType.getElementType()), smem,
+                     A.ptr, offA, A.strides[rank - 2], A.strides[rank - 1], B.ptr, offB,
                      B.strides[rank - 2], B.strides[rank - 1], m.valid, n.valid, hi, lo));
   std::string cs = fresh("sc");
-  line(llvm::formatv("const float* {0} = reinterpret_cast<const float*>(kite_smem);", cs));
+  line(llvm::formatv("const float* {0} = reinterpret_cast<const float*>({1});", cs, smem));
   forEach(r, [&](ArrayRef<std::string> k) {
     line(llvm::formatv("{0}[{1}] = {2}[{1}] + {3}[({4}) * {5} + {6}];", r.name, flat(r, k),
                        init.name, cs, coord(r, rank - 2, k[rank - 2]), ldc,

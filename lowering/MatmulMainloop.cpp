@@ -105,26 +105,46 @@ std::string analyze(TileForOp loop, const nlohmann::json &config,
     return "tile shapes are not powers of two";
   if (BK < 16 || BK > 128)
     return "the K tile must be 16 to 128";
-  // The warp grid: the squarest split of the warps with warp tiles of at
-  // least 16 x 16.
   int64_t warps = config.value("num_warps", 4);
-  int64_t WM = 0, WN = 0;
-  for (int64_t wm = 1; wm <= warps; wm *= 2) {
-    int64_t wn = warps / wm;
-    if (BM / wm < 16 || BN / wn < 16)
-      continue;
-    auto skew = [&](int64_t m, int64_t n) {
-      return std::abs(llvm::Log2_64(BM / m) - (int64_t)llvm::Log2_64(BN / n));
-    };
-    if (!WM || skew(wm, wn) < skew(WM, WN))
-      WM = wm, WN = wn;
-  }
-  if (!WM)
-    return "the warps cannot split the tile into parts of at least 16 x 16";
-  // The sums a thread holds: more than 128 floats would spill.
-  if (BM * BN / (warps * 32) > 128)
-    return "more than 128 sums per thread (use more warps or smaller tiles)";
   int64_t stages = std::clamp<int64_t>(config.value("num_stages", 1), 2, 8);
+  Builder builder(loop.getContext());
+  // Hopper's warpgroup MMA where the config asks for it and the tile
+  // allows: warpgroups of 4 warps each take 64-row blocks of the tile, with
+  // all of BN (a multiple of 64, at most 256) and K 64 at a time.
+  bool wgmma = false;
+  if (config.value("wgmma", false) && warps % 4 == 0) {
+    int64_t groups = warps / 4;
+    int64_t rows = BM / groups;
+    wgmma = BK == 64 && BM % groups == 0 && rows % 64 == 0 && BN % 64 == 0 && BN <= 256 &&
+            rows * BN / 128 <= 128 &&
+            stages * (BM + BN) * 128 + 1024 <= 232448;
+  }
+  if (wgmma) {
+    attrs.push_back(builder.getNamedAttr("kind", builder.getStringAttr("wgmma")));
+    attrs.push_back(builder.getNamedAttr("warpgroups", builder.getI64IntegerAttr(warps / 4)));
+  } else {
+    // The warp grid: the squarest split of the warps with warp tiles of at
+    // least 16 x 16.
+    int64_t WM = 0, WN = 0;
+    for (int64_t wm = 1; wm <= warps; wm *= 2) {
+      int64_t wn = warps / wm;
+      if (BM / wm < 16 || BN / wn < 16)
+        continue;
+      auto skew = [&](int64_t m, int64_t n) {
+        return std::abs(llvm::Log2_64(BM / m) - (int64_t)llvm::Log2_64(BN / n));
+      };
+      if (!WM || skew(wm, wn) < skew(WM, WN))
+        WM = wm, WN = wn;
+    }
+    if (!WM)
+      return "the warps cannot split the tile into parts of at least 16 x 16";
+    // The sums a thread holds: more than 128 floats would spill.
+    if (BM * BN / (warps * 32) > 128)
+      return "more than 128 sums per thread (use more warps or smaller tiles)";
+    attrs.push_back(builder.getNamedAttr("kind", builder.getStringAttr("mma")));
+    attrs.push_back(builder.getNamedAttr("warps_m", builder.getI64IntegerAttr(WM)));
+    attrs.push_back(builder.getNamedAttr("warps_n", builder.getI64IntegerAttr(WN)));
+  }
 
   // 16-byte copies: contiguous rows, 16-byte aligned data and row strides,
   // tile columns starting at multiples of 8 elements.
@@ -144,9 +164,6 @@ std::string analyze(TileForOp loop, const nlohmann::json &config,
     std::optional<int64_t> lower = spanLowerBound(colSpan);
     return lower && *lower % 8 == 0;
   };
-  Builder builder(loop.getContext());
-  attrs.push_back(builder.getNamedAttr("warps_m", builder.getI64IntegerAttr(WM)));
-  attrs.push_back(builder.getNamedAttr("warps_n", builder.getI64IntegerAttr(WN)));
   attrs.push_back(builder.getNamedAttr("stages", builder.getI64IntegerAttr(stages)));
   attrs.push_back(
       builder.getNamedAttr("vec_a", builder.getBoolAttr(vectorizable(*a, k))));

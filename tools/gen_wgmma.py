@@ -27,6 +27,7 @@ print("""//===- kite_wgmma_ops.cuh - wgmma.mma_async wrappers -----------*- CUDA
 namespace kite_device {
 
 template <int N, class T> struct WgmmaOp;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 """)
 for n in SIZES:
     regs = n // 2
@@ -48,4 +49,5 @@ for n in SIZES:
   }}
 }};
 """)
+print("#endif // __CUDA_ARCH_FEAT_SM90_ALL")
 print("} // namespace kite_device")

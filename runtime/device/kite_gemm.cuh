@@ -283,6 +283,9 @@ template <int BM, int BN, int WG, int Stages, bool VecA, bool VecB, class T>
 __device__ __forceinline__ void wgmma_mainloop(unsigned char *smem, const T *A, i64 sam,
                                                i64 sak, const T *B, i64 sbk, i64 sbn,
                                                int validM, int validN, int K) {
+#if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(BM < 0, "wgmma needs sm_90a: compile for sm_90a, or set \"wgmma\": false");
+#endif
   constexpr int BK = 64, Threads = WG * 128;
   constexpr int MW = BM / WG;  // rows of one warpgroup
   constexpr int FM = MW / 64;  // its m64 blocks

@@ -13,6 +13,7 @@
 namespace kite_device {
 
 template <int N, class T> struct WgmmaOp;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 template <> struct WgmmaOp<8, bf16> {
   static __device__ __forceinline__ void run(float (&d)[4], unsigned long long a,
@@ -182,4 +183,5 @@ template <> struct WgmmaOp<256, f16> {
   }
 };
 
+#endif // __CUDA_ARCH_FEAT_SM90_ALL
 } // namespace kite_device
