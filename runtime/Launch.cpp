@@ -24,6 +24,8 @@
 #include "runtime/PlanCache.h"
 #include "runtime/TensorInfo.h"
 
+#include <nvtx3/nvToolsExt.h>
+
 #include <cxxabi.h>
 #include <dlfcn.h>
 
@@ -236,6 +238,31 @@ struct LoadedPlan {
   /// The parameter buffer with constants in place; copied per launch.
   std::vector<uint8_t> image;
   bool emptyGrid = false;
+  /// "softmax {config}", registered once in the NVTX domain "kite": every
+  /// launch is a range of that name in Nsight Systems.
+  nvtxStringHandle_t nvtxName = nullptr;
+};
+
+/// The NVTX domain of kite's launch ranges. Without a profiler attached,
+/// NVTX calls are no-ops after the first.
+nvtxDomainHandle_t nvtxDomain() {
+  static nvtxDomainHandle_t domain = nvtxDomainCreateA("kite");
+  return domain;
+}
+
+/// An NVTX range for the scope of a launch.
+struct NvtxRange {
+  explicit NvtxRange(nvtxStringHandle_t name) {
+    nvtxEventAttributes_t a = {};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = name;
+    nvtxDomainRangePushEx(nvtxDomain(), &a);
+  }
+  ~NvtxRange() { nvtxDomainRangePop(nvtxDomain()); }
+  NvtxRange(const NvtxRange &) = delete;
+  NvtxRange &operator=(const NvtxRange &) = delete;
 };
 
 size_t scalarBytes(DType t) {
@@ -304,6 +331,8 @@ std::unique_ptr<LoadedPlan> loadPlan(DeviceContext &dc, const KernelPlan &plan) 
     lp->module = Module(plan.binary.data(), what);
   }
   lp->function = lp->module.function(plan.kernelName.c_str());
+  lp->nvtxName = nvtxDomainRegisterStringA(
+      nvtxDomain(), (plan.name + (plan.config.empty() ? "" : " " + plan.config)).c_str());
 
   const DriverApi &api = cu();
   auto attribute = [&](CUfunction_attribute a, const char *name) {
@@ -496,6 +525,7 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
   DeviceContext &dc = DeviceContext::get(ordinal);
   ContextScope scope(dc);
   const LoadedPlan &lp = moduleCache().get(dc, plan);
+  NvtxRange range(lp.nvtxName);
 
   SmallBuffer<Tensor, 4> outputs(plan.outputs.size());
   for (size_t j = 0; j < plan.outputs.size(); ++j) {
