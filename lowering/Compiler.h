@@ -22,8 +22,11 @@ namespace kite {
 struct CompileOptions {
   /// The GPU target; empty: the current device's, else sm_90a.
   std::string arch;
-  /// `#line` directives to the kernel's source in the CUDA.
-  bool lineDirectives = false;
+  /// `#line` directives to the kernel's source in the CUDA, so that with
+  /// NVRTC's -lineinfo Nsight Compute's source view and compute-sanitizer
+  /// reports name the .kite.cpp lines (golden tests of the CUDA turn them
+  /// off).
+  bool lineDirectives = true;
 };
 
 /// Lowers kernel `name` of captured IR `ir` for `args` and `config` (JSON;

@@ -79,6 +79,22 @@ llvm::SmallVector<int64_t> reductionDims(mlir::func::FuncOp kernel);
 /// dimension of `size` (every use of a whole-row value is one it rewrites).
 bool reductionLoopSupported(mlir::func::FuncOp kernel, int64_t size);
 
+/// An operand of a matrix product that is a load of a kernel parameter
+/// subscripted by tile indices only.
+struct ProductOperand {
+  LoadOp load;
+  mlir::BlockArgument tensor; // the kernel parameter
+  llvm::SmallVector<mlir::Value> spans;
+};
+std::optional<ProductOperand> productOperand(mlir::Value v);
+
+/// Why `loop` is not the K loop of a 16-bit matrix product that only
+/// accumulates, `acc = addmm(acc, x[tm, tk], y[tk, tn])` (or baddbmm) on
+/// bf16/f16 kernel parameters with an f32 accumulator; "" if it is. Needs
+/// known element types and ranks (a specialized kernel); shapes are not
+/// looked at.
+std::string whyNotPlainProductLoop(TileForOp loop);
+
 /// The left operand of a matrix product (dot, matmul, addmm, bmm, baddbmm:
 /// the one after the accumulator, if any); null for any other op.
 mlir::Value matrixProductLhs(mlir::Operation *op);

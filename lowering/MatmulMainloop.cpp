@@ -25,31 +25,6 @@ using namespace kite;
 
 namespace {
 
-/// What the pass needs to know about one operand of the product.
-struct Operand {
-  LoadOp load;
-  BlockArgument tensor; // a kernel parameter
-  SmallVector<Value> spans;
-};
-
-/// The operand `v` if it is a load of a kernel parameter subscripted by
-/// spans only.
-std::optional<Operand> operandOf(Value v, Block *loopBody) {
-  auto load = v.getDefiningOp<LoadOp>();
-  if (!load || load->getBlock() != loopBody || load.getMask() || !v.hasOneUse())
-    return std::nullopt;
-  auto arg = dyn_cast<BlockArgument>(load.getTensor());
-  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
-    return std::nullopt;
-  Operand o{load, arg, {}};
-  for (const Subscript &s : load.getSubscripts()) {
-    if (s.kind != Subscript::Kind::Span)
-      return std::nullopt;
-    o.spans.push_back(s.value);
-  }
-  return o;
-}
-
 /// The constant lower bound of the tile loop dim that defines `span`, if
 /// any.
 std::optional<int64_t> spanLowerBound(Value span) {
@@ -65,35 +40,18 @@ std::optional<int64_t> spanLowerBound(Value span) {
 /// Why `loop` cannot be a pipelined main loop, or "" with `attrs` filled.
 std::string analyze(TileForOp loop, const nlohmann::json &config,
                     SmallVectorImpl<NamedAttribute> &attrs) {
-  if (loop.isTopLevel() || loop.getNumDims() != 1 || loop.getInitArgs().size() != 1)
-    return "not a nested 1-D loop carrying one value";
+  if (std::string why = whyNotPlainProductLoop(loop); !why.empty())
+    return why;
   Block *body = loop.getBodyBlock();
   Value acc = loop.getRegionIterArgs()[0];
-  auto yield = cast<YieldOp>(body->getTerminator());
-  Operation *product = yield.getOperand(0).getDefiningOp();
-  if (!product || !isa<AddmmOp, BaddbmmOp>(product) || product->getOperand(0) != acc ||
-      !acc.hasOneUse())
-    return "the loop does not accumulate acc = addmm(acc, a, b)";
-  // Only the two loads, the product and the yield.
-  if (std::distance(body->begin(), body->end()) != 4)
-    return "the loop body does more than load the operands and accumulate";
-  std::optional<Operand> a = operandOf(product->getOperand(1), body);
-  std::optional<Operand> b = operandOf(product->getOperand(2), body);
-  if (!a || !b)
-    return "an operand is not a load of a kernel parameter by tile indices";
+  Operation *product = body->getTerminator()->getOperand(0).getDefiningOp();
+  std::optional<ProductOperand> a = productOperand(product->getOperand(1));
+  std::optional<ProductOperand> b = productOperand(product->getOperand(2));
   auto accType = cast<TileType>(acc.getType());
   auto aType = cast<TileType>(a->load.getType());
   auto bType = cast<TileType>(b->load.getType());
   int64_t rank = accType.getRank();
-  if (aType.getRank() != rank || bType.getRank() != rank || (rank != 2 && rank != 3))
-    return "operands are not 2-D (or 3-D batched)";
-  Type elem = aType.getElementType();
-  if (elem != bType.getElementType() || !(elem.isBF16() || elem.isF16()) ||
-      !accType.getElementType().isF32())
-    return "operands are not both bf16 or both f16 with an f32 accumulator";
   Value k = loop.getSpans()[0];
-  if (a->spans[rank - 1] != k || b->spans[rank - 2] != k)
-    return "the loop's span is not the operands' K index";
   if (rank == 3 && (aType.getShape()[0] != 1 || bType.getShape()[0] != 1 ||
                     a->spans[0] != b->spans[0]))
     return "batched operands need a batch tile of 1";
@@ -149,7 +107,7 @@ std::string analyze(TileForOp loop, const nlohmann::json &config,
   // 16-byte copies: contiguous rows, 16-byte aligned data and row strides,
   // tile columns starting at multiples of 8 elements.
   auto func = loop->getParentOfType<func::FuncOp>();
-  auto vectorizable = [&](const Operand &o, Value colSpan) {
+  auto vectorizable = [&](const ProductOperand &o, Value colSpan) {
     unsigned i = o.tensor.getArgNumber();
     auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "kite.strides");
     auto align = func.getArgAttrOfType<IntegerAttr>(i, "kite.align");

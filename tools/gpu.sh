@@ -37,8 +37,12 @@ build_bundle() {
     cp "$build/bin/$b" "$bundle/bin/"
     strip "$bundle/bin/$b"
   done
+  # With source locations relative to the repository root (where the GPU
+  # command runs), for #line directives, sanitizer reports and Nsight's
+  # source view.
   for f in "$root"/examples/*.kite.cpp; do
-    "$build/bin/kite" compile "$f" --emit=ir -o "$bundle/ir/$(basename "$f" .kite.cpp).mlir"
+    (cd "$root" && "$build/bin/kite" compile "examples/$(basename "$f")" --emit=ir \
+      --debug-locations -o "$bundle/ir/$(basename "$f" .kite.cpp).mlir")
   done
   tar czf "$bundle/bin.tar.gz" -C "$bundle" bin
   rm -rf "$bundle/bin"

@@ -278,14 +278,18 @@ __device__ __forceinline__ void wgmma_load_b(T *dst, const T *src, i64 rowStride
 /// the tile's rows, 64-row blocks each; K goes 64 at a time through
 /// `Stages` buffers (A rows of 128 bytes, B in 64-column blocks, both
 /// 128-byte swizzled), filled by cp.async while earlier stages' wgmmas run.
-/// `smem` must be 1024-byte aligned (WgmmaSmemAlign).
+/// `smem` must be 1024-byte aligned. Compiled for an architecture without
+/// wgmma (before sm_90a), it runs mma_mainloop on the same tile instead.
 template <int BM, int BN, int WG, int Stages, bool VecA, bool VecB, class T>
 __device__ __forceinline__ void wgmma_mainloop(unsigned char *smem, const T *A, i64 sam,
                                                i64 sak, const T *B, i64 sbk, i64 sbn,
                                                int validM, int validN, int K) {
 #if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(BM < 0, "wgmma needs sm_90a: compile for sm_90a, or set \"wgmma\": false");
-#endif
+  // No wgmma before sm_90a: the same tile on mma.sync, the warps as a
+  // (2 WG) x 2 grid (same shared memory and sums per thread).
+  mma_mainloop<BM, BN, 64, 2 * WG, 2, Stages, VecA, VecB, T>(smem, A, sam, sak, B, sbk, sbn,
+                                                             validM, validN, K);
+#else
   constexpr int BK = 64, Threads = WG * 128;
   constexpr int MW = BM / WG;  // rows of one warpgroup
   constexpr int FM = MW / 64;  // its m64 blocks
@@ -369,6 +373,7 @@ __device__ __forceinline__ void wgmma_mainloop(unsigned char *smem, const T *A, 
           make_float2(acc[i][j * 4 + 2], acc[i][j * 4 + 3]);
     }
   __syncthreads();
+#endif
 }
 
 } // namespace kite_device

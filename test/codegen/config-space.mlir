@@ -11,9 +11,11 @@
 // SOFTMAX: "key":"pid_type","values":["flat","persistent_blocked","persistent_interleaved","xyz"]}
 // SOFTMAX: {"default":4,"doc":"chunk of the reduction over the dimension of size 65536 (null: the whole row at once)","index":0,"key":"reduction_loops","values":[256,512,1024,2048,4096,8192,16384,32768,null]}
 
-// A matmul: three block sizes (K's up to the 512 of the reduction), the
-// order of the 2-D output loop and its L2 grouping; no reduction loops.
-// MATMUL: "default": {"block_sizes":[64,64,32]
+// A bf16 matmul: three block sizes (K's up to the 512 of the reduction),
+// the order of the 2-D output loop and its L2 grouping, the tensor-core
+// keys; no reduction loops. Its K loop only accumulates, so the default is
+// the pipelined wgmma main loop on 128 x 256 tiles.
+// MATMUL: "default": {"block_sizes":[128,256,64],{{.*}}"num_stages":4,"num_warps":8,{{.*}}"tensor_cores":true,"wgmma":true}
 // MATMUL: "index":0,"key":"block_sizes","values":[1,2,4,8,16,32,64,128,256,512,1024]}
 // MATMUL: "index":2,"key":"block_sizes","values":[1,2,4,8,16,32,64,128,256,512]}
 // MATMUL: "index":0,"key":"loop_orders","values":{{\[\[0,1\],\[1,0\]\]}}}
