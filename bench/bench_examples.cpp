@@ -188,6 +188,44 @@ Bench rowBench(const std::string &name, const std::string &kernel, int64_t n, in
   return b;
 }
 
+/// A bf16 matrix product: matmul or matmul_bias_relu (x [M, K], y [K, N],
+/// bias [N]) or bmm (a [B, M, K], b [B, K, N]). The shape text is
+/// "MxNxK", or "BxMxNxK" for bmm.
+Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int64_t B) {
+  auto T = [](std::string nm, Tensor t) { return DevArg{std::move(nm), std::move(t)}; };
+  auto t = [](const char *nm, std::vector<int64_t> s) { return ArgSpec::tensor(nm, bf16, s, {}, 16); };
+  Bench b;
+  b.name = b.file = b.kernel = name;
+  b.dtype = "bf16";
+  b.shape = (name == "bmm" ? std::to_string(B) + "x" : "") + std::to_string(M) + "x" +
+            std::to_string(N) + "x" + std::to_string(K);
+  b.bytes = 2.0 * B * (double(M) * K + double(K) * N + double(M) * N);
+  b.flops = 2.0 * B * M * N * K;
+  if (name == "bmm") {
+    b.inputs = [=] {
+      return std::vector<DevArg>{T("a", randomDevice({B, M, K}, bf16, 12)), T("b", randomDevice({B, K, N}, bf16, 13))};
+    };
+    b.specs = {t("a", {B, M, K}), t("b", {B, K, N})};
+  } else {
+    b.inputs = [=] {
+      std::vector<DevArg> in = {T("x", randomDevice({M, K}, bf16, 12)), T("y", randomDevice({K, N}, bf16, 13))};
+      if (name == "matmul_bias_relu")
+        in.push_back(T("bias", randomDevice({N}, bf16, 14)));
+      return in;
+    };
+    b.specs = {t("x", {M, K}), t("y", {K, N})};
+    if (name == "matmul_bias_relu") {
+      b.specs.push_back(t("bias", {N}));
+      b.bytes += 2.0 * N;
+    }
+  }
+  const char *pre = name == "bmm" ? R"({"block_sizes":[1,)" : R"({"block_sizes":[)";
+  b.configs = {"", std::string(pre) + R"(256,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true})",
+               std::string(pre) + R"(128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true})",
+               std::string(pre) + R"(128,256,64],"num_warps":8,"num_stages":3,"tensor_cores":true})"};
+  return b;
+}
+
 /// GPU.md's table, then issue 5's sweeps (softmax 4096 x {1024, 4096,
 /// 16384, 65536}; layernorm and rmsnorm 16384 x {768, 4096, 12288};
 /// cross-entropy 4096 x {32000, 128256}; add f32 at 2^20 and 2^28 elements).
@@ -201,19 +239,7 @@ std::vector<Bench> benches() {
   b.push_back(rowBench("rmsnorm", "rmsnorm", N, M, false));
   b.push_back(rowBench("sum", "sum_kernel", N, M, false));
   b.push_back(rowBench("cross_entropy", "cross_entropy", N, V, false));
-  Bench mm;
-  mm.name = mm.file = mm.kernel = "matmul";
-  mm.dtype = "bf16";
-  mm.shape = "4096x4096x4096";
-  mm.bytes = 3.0 * MM * MM * 2;
-  mm.flops = 2.0 * MM * MM * MM;
-  mm.inputs = [=] {
-    return std::vector<DevArg>{T("x", randomDevice({MM, MM}, bf16, 12)), T("y", randomDevice({MM, MM}, bf16, 13))};
-  };
-  mm.configs = {"", R"({"block_sizes":[64,64,32],"num_warps":4})", R"({"block_sizes":[128,128,32],"num_warps":8})",
-                R"({"block_sizes":[128,64,32],"num_warps":4})"};
-  mm.specs = {ArgSpec::tensor("x", bf16, {MM, MM}, {}, 16), ArgSpec::tensor("y", bf16, {MM, MM}, {}, 16)};
-  b.push_back(mm);
+  b.push_back(productBench("matmul", MM, MM, MM, 1));
   for (int64_t m : {1024, 4096, 16384, 65536})
     b.push_back(rowBench("softmax", "softmax", 4096, m, true));
   for (const char *k : {"layernorm", "rmsnorm"})
@@ -223,6 +249,14 @@ std::vector<Bench> benches() {
     b.push_back(rowBench("cross_entropy", "cross_entropy", 4096, m, true));
   b.push_back(rowBench("add", "add", 1024, 1024, true));
   b.push_back(rowBench("add", "add", 16384, 16384, true));
+  // Issue 6's matrix products (M x N x K; bmm: batch x M x N x K).
+  b.push_back(productBench("matmul", 8192, 8192, 8192, 1));
+  b.push_back(productBench("matmul", 4097, 4095, 4096, 1));
+  b.push_back(productBench("matmul", 16384, 1024, 4096, 1));
+  b.push_back(productBench("matmul", 1024, 16384, 8192, 1));
+  b.push_back(productBench("matmul", 128, 8192, 8192, 1));
+  b.push_back(productBench("matmul_bias_relu", 4096, 4096, 4096, 1));
+  b.push_back(productBench("bmm", 1024, 1024, 1024, 64));
   return b;
 }
 

@@ -107,7 +107,20 @@ def main():
         "sum": lambda x: x.sum(dim=1),
         "cross_entropy": cross_entropy,
         "matmul": lambda x, y: x @ y,
+        "matmul_bias_relu": lambda x, y, b: torch.relu(torch.addmm(b, x, y)),
+        "bmm": lambda a, b: torch.bmm(a, b),
     }
+
+    def product_bench(name, m, n, k, batch=1):
+        """(name, shape text, make inputs, function), as kite_bench's productBench."""
+        if name == "bmm":
+            return (name, f"{batch}x{m}x{n}x{k}",
+                    lambda: (randn(batch, m, k, dtype=bf16), randn(batch, k, n, dtype=bf16)), fns[name])
+        if name == "matmul_bias_relu":
+            return (name, f"{m}x{n}x{k}",
+                    lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16), randn(n, dtype=bf16)),
+                    fns[name])
+        return (name, f"{m}x{n}x{k}", lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16)), fns[name])
 
     def row_bench(name, n, m):
         """(name, shape text, make inputs, function), as kite_bench's rowBench."""
@@ -132,12 +145,16 @@ def main():
     # GPU.md's table, then the sweeps (bench/bench_examples.cpp's order).
     benches = [row_bench(k, N, V if k == "cross_entropy" else M)
                for k in ("add", "softmax", "layernorm", "rmsnorm", "sum", "cross_entropy")]
-    benches.append(("matmul", "4096x4096x4096",
-                    lambda: (randn(MM, MM, dtype=bf16), randn(MM, MM, dtype=bf16)), fns["matmul"]))
+    benches.append(product_bench("matmul", MM, MM, MM))
     benches += [row_bench("softmax", 4096, m) for m in (1024, 4096, 16384, 65536)]
     benches += [row_bench(k, 16384, m) for k in ("layernorm", "rmsnorm") for m in (768, 4096, 12288)]
     benches += [row_bench("cross_entropy", 4096, m) for m in (32000, 128256)]
     benches += [row_bench("add", 1024, 1024), row_bench("add", 16384, 16384)]
+    benches += [product_bench("matmul", *s) for s in ((8192, 8192, 8192), (4097, 4095, 4096),
+                                                       (16384, 1024, 4096), (1024, 16384, 8192),
+                                                       (128, 8192, 8192))]
+    benches += [product_bench("matmul_bias_relu", 4096, 4096, 4096),
+                product_bench("bmm", 1024, 1024, 1024, 64)]
 
     samples = {}
     if args.check_against:

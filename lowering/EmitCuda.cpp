@@ -197,6 +197,13 @@ private:
   // Output ---------------------------------------------------------------
 
   void line(const Twine &text) {
+    // Every line repeats the directive: a lone #line would number the
+    // generated lines after it as the source lines that follow.
+    if (!sourceLine.empty()) {
+      body.append(indent * 2, ' ');
+      body += sourceLine;
+      body += '\n';
+    }
     body.append(indent * 2, ' ');
     body += text.str();
     body += '\n';
@@ -204,12 +211,16 @@ private:
   std::string fresh(StringRef prefix) {
     return (prefix + Twine(nextName++)).str();
   }
+  /// With line directives on, the lines emitted from here on are
+  /// attributed to `op`'s source line.
   void lineDirective(Operation *op) {
     if (!options.lineDirectives)
       return;
     if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-      line(llvm::formatv("#line {0} \"{1}\"", loc.getLine(), loc.getFilename().str()));
+      sourceLine =
+          llvm::formatv("#line {0} \"{1}\"", loc.getLine(), loc.getFilename().str()).str();
   }
+  std::string sourceLine; // the current #line directive, or ""
 
   // Contexts and layouts ---------------------------------------------------
 

@@ -330,7 +330,7 @@ TEST_P(ExampleTest, CompilesUnderTwentyConfigs) {
   std::string defaultConfig = def.source.substr(def.source.find("// config: ") + 11);
   defaultConfig = defaultConfig.substr(0, defaultConfig.find('\n'));
   std::vector<std::string> configs = c.configs;
-  for (const std::string &g : generatedConfigs(defaultConfig, std::hash<std::string>{}(c.kernel), 40))
+  for (const std::string &g : generatedConfigs(defaultConfig, std::hash<std::string>{}(c.kernel), 100))
     configs.push_back(g);
   int compiled = 0, rejected = 0;
   for (const std::string &config : configs) {
