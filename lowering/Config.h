@@ -49,6 +49,10 @@ struct Config {
   /// allows: 4 warps per warpgroup, 64-row blocks, BN a multiple of 64 up to
   /// 256, BK = 64.
   bool wgmma = false;
+  /// With wgmma and 8 warps: a producer warpgroup copies the operands and a
+  /// consumer warpgroup multiplies, synchronized by mbarriers (BM 64 or
+  /// 128, at most 128 sums a thread).
+  bool warp_specialize = false;
 
   std::string toJson() const;
 };

@@ -116,6 +116,10 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
     params.push_back(parameter("wgmma", std::nullopt, {false, true}, def.wgmma,
                                "pipelined tensor-core K loops on Hopper's warpgroup MMA "
                                "(sm_90a; 64-row blocks per 4 warps, BK = 64)"));
+    params.push_back(parameter("warp_specialize", std::nullopt, {false, true},
+                               def.warp_specialize,
+                               "with wgmma and 8 warps: one warpgroup copies, one multiplies "
+                               "(mbarriers instead of block barriers)"));
   }
   if (usesExp(kernel))
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,

@@ -1124,7 +1124,9 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   int64_t BN = bType.getShape()[rank - 1];
   auto get = [&](StringRef key) { return cast<IntegerAttr>(plan.get(key)).getInt(); };
   auto flag = [&](StringRef key) { return cast<BoolAttr>(plan.get(key)).getValue(); };
-  bool wgmma = cast<StringAttr>(plan.get("kind")).getValue() == "wgmma";
+  StringRef kind = cast<StringAttr>(plan.get("kind")).getValue();
+  bool specialized = kind == "wgmma_ws";
+  bool wgmma = kind == "wgmma" || specialized;
   int64_t stages = get("stages");
   int64_t warps = wgmma ? 4 * get("warpgroups") : get("warps_m") * get("warps_n");
   if (warps * 32 != numThreads)
@@ -1154,8 +1156,10 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   int64_t ldc = BN + 8; // kGemmPad in kite_gemm.cuh
   // wgmma's swizzled buffers start at a 1024-byte boundary.
   int64_t align = wgmma ? 1024 : 0;
+  // The warp-specialized loop keeps 2 mbarriers per stage after the buffers.
+  int64_t barriers = specialized ? 16 * stages : 0;
   sharedBytes = std::max<int64_t>(
-      {sharedBytes, align + stages * (BM * BK + BK * BN) * 2, align + BM * ldc * 4});
+      {sharedBytes, align + stages * (BM * BK + BK * BN) * 2 + barriers, align + BM * ldc * 4});
   usesGemm = true;
 
   Tile init = tiles[loop.getInitArgs()[0]];
@@ -1169,7 +1173,8 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                        smem));
   }
   std::string shape =
-      wgmma ? llvm::formatv("wgmma_mainloop<{0}, {1}, {2}", BM, BN, get("warpgroups")).str()
+      specialized ? llvm::formatv("wgmma_ws_mainloop<{0}, {1}", BM, BN).str()
+      : wgmma     ? llvm::formatv("wgmma_mainloop<{0}, {1}, {2}", BM, BN, get("warpgroups")).str()
             : llvm::formatv("mma_mainloop<{0}, {1}, {2}, {3}, {4}", BM, BN, BK,
                             get("warps_m"), get("warps_n"))
                   .str();

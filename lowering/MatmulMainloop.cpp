@@ -77,7 +77,19 @@ std::string analyze(TileForOp loop, const nlohmann::json &config,
             rows * BN / 128 <= 128 &&
             stages * (BM + BN) * 128 + 1024 <= 232448;
   }
-  if (wgmma) {
+  // Warp-specialized: 8 warps as one producer and one consumer warpgroup;
+  // the consumer holds all of the tile's sums.
+  // (Not with a persistent pid_type: a program would run the loop, and
+  // initialize its mbarriers, once per tile.)
+  std::string pid = config.value("pid_type", std::string("flat"));
+  bool specialized = config.value("wgmma", false) && config.value("warp_specialize", false) &&
+                     pid.rfind("persistent", 0) != 0 && warps == 8 && BK == 64 && (BM == 64 || BM == 128) && BN % 64 == 0 &&
+                     BN <= 256 && (BM / 64) * BN / 2 <= 128 &&
+                     stages * (BM + BN) * 128 + 16 * stages + 1024 <= 232448;
+  if (specialized) {
+    attrs.push_back(builder.getNamedAttr("kind", builder.getStringAttr("wgmma_ws")));
+    attrs.push_back(builder.getNamedAttr("warpgroups", builder.getI64IntegerAttr(2)));
+  } else if (wgmma) {
     attrs.push_back(builder.getNamedAttr("kind", builder.getStringAttr("wgmma")));
     attrs.push_back(builder.getNamedAttr("warpgroups", builder.getI64IntegerAttr(warps / 4)));
   } else {

@@ -74,17 +74,19 @@ template <int Chunks> __device__ __forceinline__ int swizzle(int r, int c) {
 }
 
 /// Copies a Rows x Cols tile of a strided global matrix into a swizzled
-/// shared buffer (row-major, Cols contiguous). Elements at or past
+/// shared buffer (row-major, Cols contiguous), by `Threads` threads of which
+/// this is number `tid`. Elements at or past
 /// (validRows, validCols) read as zero. With Vec, the global rows are
 /// contiguous (colStride 1) and 16-byte aligned, and the copy is
 /// asynchronous; otherwise it is element by element.
 template <int Rows, int Cols, int Threads, bool Vec, class T>
 __device__ __forceinline__ void gemm_load_tile(T *dst, const T *src, i64 rowStride,
-                                               i64 colStride, int validRows, int validCols) {
+                                               i64 colStride, int validRows, int validCols,
+                                               int tid) {
   constexpr int Chunks = Cols / 8;
   if constexpr (Vec) {
 #pragma unroll
-    for (int i = threadIdx.x; i < Rows * Chunks; i += Threads) {
+    for (int i = tid; i < Rows * Chunks; i += Threads) {
       const int r = i / Chunks, c = i % Chunks;
       const int cols = validCols - c * 8;
       const int bytes = r < validRows && cols > 0 ? (cols >= 8 ? 16 : cols * 2) : 0;
@@ -93,7 +95,7 @@ __device__ __forceinline__ void gemm_load_tile(T *dst, const T *src, i64 rowStri
     }
   } else {
 #pragma unroll 4
-    for (int i = threadIdx.x; i < Rows * Cols; i += Threads) {
+    for (int i = tid; i < Rows * Cols; i += Threads) {
       const int r = i / Cols, col = i % Cols;
       T v = cvt<T>(0.f);
       if (r < validRows && col < validCols)
@@ -136,9 +138,9 @@ __device__ __forceinline__ void mma_mainloop(unsigned char *smem, const T *A, i6
   auto load = [&](int stage, int kt) {
     const int k0 = kt * BK;
     gemm_load_tile<BM, BK, Threads, VecA>(sA + stage * StageA, A + (i64)k0 * sak, sam, sak,
-                                          validM, K - k0);
+                                          validM, K - k0, threadIdx.x);
     gemm_load_tile<BK, BN, Threads, VecB>(sB + stage * StageB, B + (i64)k0 * sbk, sbk, sbn,
-                                          K - k0, validN);
+                                          K - k0, validN, threadIdx.x);
   };
 #pragma unroll
   for (int s = 0; s < Stages - 1; ++s) {
@@ -246,14 +248,14 @@ template <int N> __device__ __forceinline__ void wgmma_touch(float (&d)[N]) {
 /// zero.
 template <int Rows, int Cols, int Threads, bool Vec, class T>
 __device__ __forceinline__ void wgmma_load_b(T *dst, const T *src, i64 rowStride, i64 colStride,
-                                             int validRows, int validCols) {
+                                             int validRows, int validCols, int tid) {
   constexpr int Chunks = Cols / 8;
   auto at = [](int r, int col) {
     return (col / 64) * (Rows * 64) + r * 64 + (((col % 64) / 8) ^ (r & 7)) * 8 + col % 8;
   };
   if constexpr (Vec) {
 #pragma unroll
-    for (int i = threadIdx.x; i < Rows * Chunks; i += Threads) {
+    for (int i = tid; i < Rows * Chunks; i += Threads) {
       const int r = i / Chunks, c = i % Chunks;
       const int cols = validCols - c * 8;
       const int bytes = r < validRows && cols > 0 ? (cols >= 8 ? 16 : cols * 2) : 0;
@@ -262,7 +264,7 @@ __device__ __forceinline__ void wgmma_load_b(T *dst, const T *src, i64 rowStride
     }
   } else {
 #pragma unroll 4
-    for (int i = threadIdx.x; i < Rows * Cols; i += Threads) {
+    for (int i = tid; i < Rows * Cols; i += Threads) {
       const int r = i / Cols, col = i % Cols;
       T v = cvt<T>(0.f);
       if (r < validRows && col < validCols)
@@ -311,9 +313,9 @@ __device__ __forceinline__ void wgmma_mainloop(unsigned char *smem, const T *A, 
   auto load = [&](int stage, int kt) {
     const int k0 = kt * BK;
     gemm_load_tile<BM, BK, Threads, VecA>(sA + stage * StageA, A + (i64)k0 * sak, sam, sak,
-                                          validM, K - k0);
+                                          validM, K - k0, threadIdx.x);
     wgmma_load_b<BK, BN, Threads, VecB>(sB + stage * StageB, B + (i64)k0 * sbk, sbk, sbn,
-                                        K - k0, validN);
+                                        K - k0, validN, threadIdx.x);
   };
 #pragma unroll
   for (int s = 0; s < Stages - 1; ++s) {
@@ -372,6 +374,143 @@ __device__ __forceinline__ void wgmma_mainloop(unsigned char *smem, const T *A, 
       *reinterpret_cast<float2 *>(C + (r + 8) * LDC + c) =
           make_float2(acc[i][j * 4 + 2], acc[i][j * 4 + 3]);
     }
+  __syncthreads();
+#endif
+}
+
+//===----------------------------------------------------------------------===//
+// Hopper, warp-specialized: a producer warpgroup copies, a consumer
+// warpgroup multiplies, synchronized by mbarriers
+//===----------------------------------------------------------------------===//
+
+__device__ __forceinline__ void mbar_init(unsigned long long *bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count)
+               : "memory");
+}
+/// Spins until the barrier's phase with `parity` has completed.
+__device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity) {
+  asm volatile("{\n"
+               ".reg .pred done;\n"
+               "KITE_MBAR_WAIT:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               "@!done bra KITE_MBAR_WAIT;\n"
+               "}\n" ::"r"(smem_addr(bar)),
+               "r"(parity)
+               : "memory");
+}
+/// One arrival (release: this thread's earlier shared-memory writes are
+/// visible to whoever waits on the phase).
+__device__ __forceinline__ void mbar_arrive(unsigned long long *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+/// One arrival once this thread's earlier cp.async copies have landed.
+__device__ __forceinline__ void mbar_arrive_cp_async(unsigned long long *bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar))
+               : "memory");
+}
+
+/// wgmma_mainloop's contract (sums of a BM x BN tile into shared memory as
+/// float[BM][BN + kGemmPad]) with the warps split by role: warpgroup 1 (the
+/// producer, threads 128-255) fills the `Stages` buffers with cp.async and
+/// signals each `full` mbarrier; warpgroup 0 (the consumer) waits on it, runs
+/// the stage's wgmmas, and signals the stage's `empty` mbarrier once they
+/// have completed, so neither role stops at a block barrier inside the
+/// loop. 8 warps; BM is 64 or 128 (one or two m64 blocks for the consumer).
+template <int BM, int BN, int Stages, bool VecA, bool VecB, class T>
+__device__ __forceinline__ void wgmma_ws_mainloop(unsigned char *smem, const T *A, i64 sam,
+                                                  i64 sak, const T *B, i64 sbk, i64 sbn,
+                                                  int validM, int validN, int K) {
+#if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  mma_mainloop<BM, BN, 64, 2, 4, Stages, VecA, VecB, T>(
+      smem, A, sam, sak, B, sbk, sbn, validM, validN, K);
+#else
+  constexpr int BK = 64, FM = BM / 64;
+  static_assert((BM == 64 || BM == 128) && BN % 64 == 0 && FM * BN / 2 <= 128 && Stages >= 2,
+                "wgmma_ws_mainloop: BM 64 or 128, BN a multiple of 64, at most 128 sums a thread");
+  constexpr int StageA = BM * BK, StageB = BK * BN; // elements
+  T *sA = reinterpret_cast<T *>(smem);
+  T *sB = sA + Stages * StageA;
+  unsigned long long *full = reinterpret_cast<unsigned long long *>(sB + Stages * StageB);
+  unsigned long long *empty = full + Stages;
+  const bool producer = threadIdx.x >= 128;
+  const int t = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Stages; ++s) {
+      mbar_init(&full[s], 256); // each producer thread arrives twice
+      mbar_init(&empty[s], 128);
+    }
+  }
+  __syncthreads();
+  const int KT = (K + BK - 1) / BK;
+
+  float acc[FM][BN / 2];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < BN / 2; ++j)
+      acc[i][j] = 0.f;
+
+  if (producer) {
+    for (int kt = 0; kt < KT; ++kt) {
+      const int s = kt % Stages;
+      if (kt >= Stages)
+        mbar_wait(&empty[s], (kt / Stages - 1) & 1);
+      const int k0 = kt * BK;
+      gemm_load_tile<BM, BK, 128, VecA>(sA + s * StageA, A + (i64)k0 * sak, sam, sak, validM,
+                                        K - k0, t);
+      wgmma_load_b<BK, BN, 128, VecB>(sB + s * StageB, B + (i64)k0 * sbk, sbk, sbn, K - k0,
+                                      validN, t);
+      mbar_arrive_cp_async(&full[s]);
+      mbar_arrive(&full[s]);
+    }
+    cp_async_wait<0>();
+  } else {
+    const int w = t / 32;
+    for (int kt = 0; kt < KT; ++kt) {
+      const int s = kt % Stages;
+      mbar_wait(&full[s], (kt / Stages) & 1);
+      fence_proxy_async();
+      const T *a = sA + s * StageA;
+      const T *b = sB + s * StageB;
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        const unsigned long long db = wgmma_desc(b + kk * 16 * 64, BK * 128, 1024);
+#pragma unroll
+        for (int i = 0; i < FM; ++i)
+          WgmmaOp<BN, T>::run(acc[i], wgmma_desc(a + (i * 64) * BK + kk * 16, 16, 1024), db);
+      }
+      wgmma_commit();
+#pragma unroll
+      for (int i = 0; i < FM; ++i)
+        wgmma_touch(acc[i]);
+      wgmma_wait<1>();
+      if (kt > 0)
+        mbar_arrive(&empty[(kt - 1) % Stages]);
+    }
+    wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+      wgmma_touch(acc[i]);
+    (void)w;
+  }
+  __syncthreads();
+
+  if (!producer) {
+    float *C = reinterpret_cast<float *>(smem);
+    constexpr int LDC = BN + kGemmPad;
+    const int w = t / 32, g = (t % 32) / 4, q = t % 4;
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int r = i * 64 + w * 16 + g, c = j * 8 + q * 2;
+        *reinterpret_cast<float2 *>(C + r * LDC + c) =
+            make_float2(acc[i][j * 4], acc[i][j * 4 + 1]);
+        *reinterpret_cast<float2 *>(C + (r + 8) * LDC + c) =
+            make_float2(acc[i][j * 4 + 2], acc[i][j * 4 + 3]);
+      }
+  }
   __syncthreads();
 #endif
 }

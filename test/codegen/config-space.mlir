@@ -14,8 +14,8 @@
 // A bf16 matmul: three block sizes (K's up to the 512 of the reduction),
 // the order of the 2-D output loop and its L2 grouping, the tensor-core
 // keys; no reduction loops. Its K loop only accumulates, so the default is
-// the pipelined wgmma main loop on 128 x 256 tiles.
-// MATMUL: "default": {"block_sizes":[128,256,64],{{.*}}"num_stages":4,"num_warps":8,{{.*}}"tensor_cores":true,"wgmma":true}
+// the pipelined, warp-specialized wgmma main loop on 128 x 128 tiles.
+// MATMUL: "default": {"block_sizes":[128,128,64],{{.*}}"num_stages":4,"num_warps":8,{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true}
 // MATMUL: "index":0,"key":"block_sizes","values":[1,2,4,8,16,32,64,128,256,512,1024]}
 // MATMUL: "index":2,"key":"block_sizes","values":[1,2,4,8,16,32,64,128,256,512]}
 // MATMUL: "index":0,"key":"loop_orders","values":{{\[\[0,1\],\[1,0\]\]}}}

@@ -199,7 +199,8 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true})",
                 R"({"block_sizes":[16,16,16],"num_warps":1,"tensor_cores":true})",
                 R"({"block_sizes":[128,64,32],"num_warps":8,"tensor_cores":true,"pid_type":"persistent_interleaved"})",
-                R"({"block_sizes":[64,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true})"}, 10.0});
+                R"({"block_sizes":[64,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"}, 10.0});
   // Rows of 264 and 136 elements: the pipelined main loop copies 16 bytes
   // at a time (above, rows of 77 and 65 are copied element by element),
   // with partial tiles along M, N and K.
@@ -216,7 +217,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[32,32,128],"num_warps":2,"num_stages":2,"tensor_cores":true})",
                 R"({"block_sizes":[128,256,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true})",
                 R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
-                R"({"block_sizes":[128,128,64],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true,"l2_groupings":[2]})"},
+                R"({"block_sizes":[128,128,64],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true,"l2_groupings":[2]})",
+                R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"},
                10.0, "matmul_aligned"});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
@@ -239,7 +242,8 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,64,32,64],"num_warps":8})", R"({"block_sizes":[4,8,8,8]})",
                 R"({"block_sizes":[1,16,16,16],"tensor_cores":true})",
                 R"({"block_sizes":[1,64,32,32],"num_warps":4,"num_stages":3,"tensor_cores":true})",
-                R"({"block_sizes":[1,64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})"}, 10.0});
+                R"({"block_sizes":[1,64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[1,128,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"}, 10.0});
   c.push_back({"attention", "attention", {1, 7, 129},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("q", randn({3, n, 32}, bf, s)), T("k", randn({3, n, 32}, bf, s + 1)),

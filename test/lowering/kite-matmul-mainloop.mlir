@@ -5,6 +5,7 @@
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [16, 16, 32], \"num_warps\": 8, \"tensor_cores\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=WARPS
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 256, 64], \"num_warps\": 8, \"num_stages\": 4, \"tensor_cores\": true, \"wgmma\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=WGMMA
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 32], \"num_warps\": 8, \"tensor_cores\": true, \"wgmma\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=NOWG
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 64], \"num_warps\": 8, \"num_stages\": 4, \"tensor_cores\": true, \"wgmma\": true, \"warp_specialize\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=WS
 // RUN: kite-opt %s --kite-specialize="kernel=scaled args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [64, 64, 32], \"tensor_cores\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=BODY
 
 // A plain K loop on bf16 operands: 8 warps as 2 x 4 (64 x 32 warp tiles),
@@ -20,6 +21,9 @@
 
 // wgmma: 8 warps are 2 warpgroups of 64 rows each, with all 256 columns.
 // WGMMA: kite.mainloop = {kind = "wgmma", stages = 4 : i64, vec_a = true, vec_b = true, warpgroups = 2 : i64}
+
+// warp_specialize: one producer and one consumer warpgroup of the 8 warps.
+// WS: kite.mainloop = {kind = "wgmma_ws", stages = 4 : i64, vec_a = true, vec_b = true, warpgroups = 2 : i64}
 
 // wgmma needs K tiles of 64; with 32 the loop falls back to mma.sync.
 // NOWG: kite.mainloop = {kind = "mma", stages = 2 : i64, vec_a = true, vec_b = true, warps_m = 2 : i64, warps_n = 4 : i64}
