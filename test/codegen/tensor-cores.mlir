@@ -18,6 +18,32 @@
 // SIMT-NOT: mma_
 // SIMT: for (int kk{{[0-9]+}} = 0;
 //
+// The default config of a bf16 matmul whose K loop only accumulates: the
+// warp-specialized wgmma main loop on 128 x 128 x 64 tiles (a producer
+// warpgroup of cp.async copies signalling mbarriers, a consumer warpgroup
+// of wgmma.mma_async m64n128k16).
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=WS
+// WS: "tensor_cores":true,"warp_specialize":true,"wgmma":true
+// WS: kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023);
+// WS: wgmma_ws_mainloop<128, 128, 4, true, true, bf16>(
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=ptx | FileCheck %s --check-prefix=WSPTX
+// WSPTX-DAG: mbarrier.init.shared::cta.b64
+// WSPTX-DAG: mbarrier.try_wait.parity.shared::cta.b64
+// WSPTX-DAG: cp.async.mbarrier.arrive.noinc.shared::cta.b64
+// WSPTX-DAG: fence.proxy.async.shared::cta
+// WSPTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+//
+// wgmma without warp specialization: 8 warps are 2 warpgroups of 64 rows,
+// each with all 256 columns.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,256,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true}' --emit=ptx | FileCheck %s --check-prefix=WG
+// WG: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// WG-NOT: mbarrier.try_wait
+//
+// For an architecture without wgmma, the same config runs mma.sync.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --arch sm_80 --emit=ptx | FileCheck %s --check-prefix=SM80
+// SM80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// SM80-NOT: wgmma
+//
 // Batched products with a batch tile of 1 take the main loop too; f16 as
 // well as bf16.
 // RUN: kite inspect %kite_src/examples/bmm.kite.cpp --kernel bmm --arg 'a=f16[3,100,64]' --arg 'b=f16[3,64,72]' --config '{"block_sizes":[1,32,32,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=BMM
