@@ -10,6 +10,10 @@
 #   tools/gpu.sh bench [OUT]  on a GPU host: the benchmarks only
 #                           (KITE_BENCH_FILTER=S: only kernels whose name and
 #                           shape contain S)
+#   tools/gpu.sh tune-table [OUT]  on a GPU host: `kite autotune` at --effort
+#                           quick and full for GPU.md's kernels and matmul
+#                           4096^3, each from an empty cache, both winners
+#                           re-timed back to back (OUT/tune.txt)
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
 # The bundle holds stripped binaries only (no object files), packed into
@@ -160,6 +164,81 @@ run_bundle() {
   [ "$failed" -eq 0 ]
 }
 
+# Issue 4's table: for each kernel, `kite autotune --effort quick` and
+# `--effort full`, each from an empty cache (KITE_TUNE_FILTER=S: only
+# kernels whose name contains S). The tuners' own best times come from
+# different processes, so both winners are timed again back to back with
+# `kite bench` (100 runs, L2 flushed); quick/full compares those.
+run_tune_table() {
+  local bin="$1" out="$2" ir="$3"
+  mkdir -p "$out"
+  local cases=(
+    "softmax softmax x=bf16[8192,8192]"
+    "layernorm layernorm x=bf16[8192,8192] weight=bf16[8192] bias=bf16[8192] eps=f64:1e-5"
+    "rmsnorm rmsnorm x=bf16[8192,8192] weight=bf16[8192] eps=f64:1e-6"
+    "sum sum_kernel x=f32[8192,8192]"
+    "cross_entropy cross_entropy logits=bf16[8192,32768] target=i64[8192]"
+    "matmul matmul x=bf16[4096,4096] y=bf16[4096,4096]"
+  )
+  local rows="$out/tune-rows.jsonl"
+  rm -f "$rows"
+  for c in "${cases[@]}"; do
+    local file kernel args
+    read -r file kernel args <<<"$c"
+    if [ -n "${KITE_TUNE_FILTER:-}" ] && [[ "$kernel" != *"$KITE_TUNE_FILTER"* ]]; then continue; fi
+    local fill=()
+    [ "$kernel" = cross_entropy ] && fill=(--fill target=0..32768)
+    local effort
+    for effort in quick full; do
+      rm -rf "$out/cache-$kernel-$effort"
+      # shellcheck disable=SC2086
+      KITE_CACHE_DIR="$out/cache-$kernel-$effort" timeout 400 "$bin/kite" autotune \
+        "$ir/$file.mlir" --kernel "$kernel" --arg $args "${fill[@]}" --effort "$effort" \
+        --json "$out/tune-$kernel-$effort.json" > "$out/tune-$kernel-$effort.log" 2>&1 ||
+        echo "kite autotune $kernel --effort $effort: FAILED (see $out/tune-$kernel-$effort.log)"
+    done
+    for effort in quick full; do
+      local config
+      config=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["config"]))' \
+        "$out/tune-$kernel-$effort.json" 2>/dev/null) || continue
+      # shellcheck disable=SC2086
+      "$bin/kite" bench "$ir/$file.mlir" --kernel "$kernel" --arg $args "${fill[@]}" \
+        --config "$config" --runs 100 --json > "$out/bench-$kernel-$effort.json" 2>&1 || true
+    done
+    python3 - "$out" "$kernel" >> "$rows" <<'PY'
+import json, sys
+out, k = sys.argv[1:]
+row = {"kernel": k}
+for e in ("quick", "full"):
+    try:
+        t = json.load(open(f"{out}/tune-{k}-{e}.json"))
+        row[e] = {"seconds": t["seconds"], "tried": t["tried"], "tuner_ms": t["ms"]}
+    except Exception as ex:
+        row[e] = {"error": str(ex)}
+        continue
+    try:
+        row[e]["ms"] = json.load(open(f"{out}/bench-{k}-{e}.json"))["ms"]
+    except Exception:
+        pass
+print(json.dumps(row))
+PY
+  done
+  python3 - "$rows" > "$out/tune.txt" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print(f"{'kernel':<14} {'quick s':>8} {'configs':>8} {'quick ms':>9} {'full s':>8} {'configs':>8} {'full ms':>9} {'quick/full':>10}")
+for r in rows:
+    q, f = r.get("quick", {}), r.get("full", {})
+    def g(d, key, fmt):
+        return format(d[key], fmt) if key in d else "-"
+    ratio = f"{q['ms'] / f['ms']:.3f}" if "ms" in q and "ms" in f and f["ms"] > 0 else "-"
+    print(f"{r['kernel']:<14} {g(q, 'seconds', '.1f'):>8} {g(q, 'tried', 'd'):>8} {g(q, 'ms', '.4f'):>9} "
+          f"{g(f, 'seconds', '.1f'):>8} {g(f, 'tried', 'd'):>8} {g(f, 'ms', '.4f'):>9} {ratio:>10}")
+print("quick/full: the quick winner's time over the full winner's, timed back to back (100 runs, L2 flushed).")
+PY
+  cat "$out/tune.txt"
+}
+
 case "${1:-all}" in
   bundle) build_bundle ;;
   run) shift; run_bundle "$@" ;;
@@ -168,6 +247,12 @@ case "${1:-all}" in
     bin="$(bundle_bin)"
     run_bench "$bin" "$out" || echo "benchmarks: incomplete (see $out/bench_*.log)"
     [ -f "$out/bench.txt" ] && cat "$out/bench.txt" ;;
+  tune-table)
+    out="${2:-$root/gpu-out}/tune"
+    bin="$(bundle_bin)"
+    ir="$bundle/ir"
+    [ -d "$ir" ] || ir="$root/ir"
+    run_tune_table "$bin" "$out" "$ir" ;;
   all) build_bundle; run_bundle "${2:-}" ;;
-  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]]" >&2; exit 2 ;;
+  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]]" >&2; exit 2 ;;
 esac
