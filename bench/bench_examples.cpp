@@ -220,8 +220,12 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
     }
   }
   const char *pre = name == "bmm" ? R"({"block_sizes":[1,)" : R"({"block_sizes":[)";
-  b.configs = {"", std::string(pre) + R"(256,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true})",
-               std::string(pre) + R"(128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true})",
+  // The default (warp-specialized wgmma, 128x128x64), then its neighbours
+  // and the other main loops.
+  const std::string ws = R"(,"num_warps":8,"tensor_cores":true,"wgmma":true,"warp_specialize":true})";
+  b.configs = {"", std::string(pre) + R"(128,128,64],"num_stages":3)" + ws,
+               std::string(pre) + R"(64,256,64],"num_stages":4)" + ws,
+               std::string(pre) + R"(256,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true})",
                std::string(pre) + R"(128,256,64],"num_warps":8,"num_stages":3,"tensor_cores":true})"};
   return b;
 }
