@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/EmitCuda.h"
+#include "lowering/Config.h"
 #include "lowering/LaunchArg.h"
 #include "lowering/TypeInference.h"
 
@@ -1116,9 +1117,11 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
 LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   Block *body = loop.getBodyBlock();
   Operation *product = body->getTerminator()->getOperand(0).getDefiningOp();
-  auto la = product->getOperand(1).getDefiningOp<LoadOp>();
-  auto lb = product->getOperand(2).getDefiningOp<LoadOp>();
-  auto aType = cast<TileType>(la.getType()), bType = cast<TileType>(lb.getType());
+  // kite-matmul-mainloop marked the loop: both operands are loads of
+  // (specialized, so strided) kernel parameters by spans.
+  ProductOperand a = *productOperand(product->getOperand(1));
+  ProductOperand b = *productOperand(product->getOperand(2));
+  auto aType = cast<TileType>(a.load.getType()), bType = cast<TileType>(b.load.getType());
   int64_t rank = aType.getRank();
   int64_t BM = aType.getShape()[rank - 2], BK = aType.getShape()[rank - 1];
   int64_t BN = bType.getShape()[rank - 1];
@@ -1131,17 +1134,8 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   int64_t warps = wgmma ? 4 * get("warpgroups") : get("warps_m") * get("warps_n");
   if (warps * 32 != numThreads)
     return loop.emitError() << "kite.mainloop's warps do not match num_warps";
-  auto spansOf = [](LoadOp l) {
-    SmallVector<Value> v;
-    for (const Subscript &s : l.getSubscripts())
-      v.push_back(s.value);
-    return v;
-  };
-  SmallVector<Value> sa = spansOf(la), sb = spansOf(lb);
-  TensorRef A = tensors[la.getTensor()], B = tensors[lb.getTensor()];
-  for (TensorRef *t : {&A, &B})
-    if (t->strides.empty())
-      t->strides = contiguousStrides(t->sizes);
+  ArrayRef<Value> sa = a.spans, sb = b.spans;
+  TensorRef A = tensors[a.tensor], B = tensors[b.tensor];
   std::string lo = scalar(loop.getLowerBounds()[0]), hi = scalar(loop.getUpperBounds()[0]);
   const SpanVars &m = spans[sa[rank - 2]], &n = spans[sb[rank - 1]];
   std::string offA = llvm::formatv("(i64)({0}) * {1}LL + (i64)({2}) * {3}LL", m.begin,

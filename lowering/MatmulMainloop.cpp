@@ -13,7 +13,6 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <nlohmann/json.hpp>
 
 namespace kite {
 #define GEN_PASS_DEF_KITEMATMULMAINLOOP
@@ -38,7 +37,7 @@ std::optional<int64_t> spanLowerBound(Value span) {
 }
 
 /// Why `loop` cannot be a pipelined main loop, or "" with `attrs` filled.
-std::string analyze(TileForOp loop, const nlohmann::json &config,
+std::string analyze(TileForOp loop, const Config &config,
                     SmallVectorImpl<NamedAttribute> &attrs) {
   if (std::string why = whyNotPlainProductLoop(loop); !why.empty())
     return why;
@@ -63,14 +62,14 @@ std::string analyze(TileForOp loop, const nlohmann::json &config,
     return "tile shapes are not powers of two";
   if (BK < 16 || BK > 128)
     return "the K tile must be 16 to 128";
-  int64_t warps = config.value("num_warps", 4);
-  int64_t stages = std::clamp<int64_t>(config.value("num_stages", 1), 2, 8);
+  int64_t warps = config.num_warps;
+  int64_t stages = std::clamp<int64_t>(config.num_stages, 2, 8);
   Builder builder(loop.getContext());
   // Hopper's warpgroup MMA where the config asks for it and the tile
   // allows: warpgroups of 4 warps each take 64-row blocks of the tile, with
   // all of BN (a multiple of 64, at most 256) and K 64 at a time.
   bool wgmma = false;
-  if (config.value("wgmma", false) && warps % 4 == 0) {
+  if (config.wgmma && warps % 4 == 0) {
     int64_t groups = warps / 4;
     int64_t rows = BM / groups;
     wgmma = BK == 64 && BM % groups == 0 && rows % 64 == 0 && BN % 64 == 0 && BN <= 256 &&
@@ -81,9 +80,8 @@ std::string analyze(TileForOp loop, const nlohmann::json &config,
   // the consumer holds all of the tile's sums.
   // (Not with a persistent pid_type: a program would run the loop, and
   // initialize its mbarriers, once per tile.)
-  std::string pid = config.value("pid_type", std::string("flat"));
-  bool specialized = config.value("wgmma", false) && config.value("warp_specialize", false) &&
-                     pid.rfind("persistent", 0) != 0 && warps == 8 && BK == 64 && (BM == 64 || BM == 128) && BN % 64 == 0 &&
+  bool specialized = config.wgmma && config.warp_specialize &&
+                     !StringRef(config.pid_type).starts_with("persistent") && warps == 8 && BK == 64 && (BM == 64 || BM == 128) && BN % 64 == 0 &&
                      BN <= 256 && (BM / 64) * BN / 2 <= 128 &&
                      stages * (BM + BN) * 128 + 16 * stages + 1024 <= 232448;
   if (specialized) {
@@ -155,12 +153,17 @@ struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPas
       func.emitError() << "kernel has no config (run kite-apply-config first)";
       return signalPassFailure();
     }
-    nlohmann::json config = nlohmann::json::parse(configAttr.getValue().str(), nullptr, false);
-    if (!config.value("tensor_cores", false))
+    std::string error;
+    FailureOr<Config> config = parseConfig(configAttr.getValue(), error);
+    if (failed(config)) {
+      func.emitError() << "bad config: " << error;
+      return signalPassFailure();
+    }
+    if (!config->tensor_cores)
       return;
     func.walk([&](TileForOp loop) {
       SmallVector<NamedAttribute> attrs;
-      std::string why = analyze(loop, config, attrs);
+      std::string why = analyze(loop, *config, attrs);
       if (why.empty()) {
         loop->setAttr("kite.mainloop", DictionaryAttr::get(&getContext(), attrs));
         return;

@@ -109,7 +109,8 @@ __device__ __forceinline__ void gemm_load_tile(T *dst, const T *src, i64 rowStri
 /// BM x BN tile into shared memory at `smem` as float[BM][BN + kGemmPad].
 /// A and B point at the tile's first row and column (element (m0, k0) and
 /// (k0, n0)); strides are in elements. Every thread of the block calls it
-/// (WM * WN warps). Shared memory: GemmSmemBytes below.
+/// (WM * WN warps). Shared memory: Stages * (BM * BK + BK * BN) elements,
+/// and at least BM * (BN + kGemmPad) floats.
 template <int BM, int BN, int BK, int WM, int WN, int Stages, bool VecA, bool VecB, class T>
 __device__ __forceinline__ void mma_mainloop(unsigned char *smem, const T *A, i64 sam, i64 sak,
                                              const T *B, i64 sbk, i64 sbn, int validM,
@@ -465,7 +466,6 @@ __device__ __forceinline__ void wgmma_ws_mainloop(unsigned char *smem, const T *
     }
     cp_async_wait<0>();
   } else {
-    const int w = t / 32;
     for (int kt = 0; kt < KT; ++kt) {
       const int s = kt % Stages;
       mbar_wait(&full[s], (kt / Stages) & 1);
@@ -492,7 +492,6 @@ __device__ __forceinline__ void wgmma_ws_mainloop(unsigned char *smem, const T *
 #pragma unroll
     for (int i = 0; i < FM; ++i)
       wgmma_touch(acc[i]);
-    (void)w;
   }
   __syncthreads();
 
