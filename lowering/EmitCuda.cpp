@@ -571,6 +571,7 @@ private:
   LogicalResult emitScalarOp(Operation *op);
   LogicalResult emitNestedTileFor(TileForOp loop);
   LogicalResult emitMainloop(TileForOp loop, DictionaryAttr plan);
+  LogicalResult emitTmaMainloop(TileForOp loop, DictionaryAttr plan);
   LogicalResult emitNestedGridFor(GridForOp loop);
   LogicalResult emitScfFor(scf::ForOp loop);
   LogicalResult emitScfIf(scf::IfOp op);
@@ -695,6 +696,9 @@ FailureOr<CudaKernel> Emitter::run() {
       params += cType(arg.getType()) + " a" + std::to_string(p.index);
       break;
     }
+    case CudaKernel::Param::Kind::ArgTensorMap:
+      params += "const __grid_constant__ KiteTensorMap " + p.name;
+      break;
     }
   }
   result.sharedBytes = sharedBytes;
@@ -1125,6 +1129,8 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   auto get = [&](StringRef key) { return cast<IntegerAttr>(plan.get(key)).getInt(); };
   auto flag = [&](StringRef key) { return cast<BoolAttr>(plan.get(key)).getValue(); };
   StringRef kind = cast<StringAttr>(plan.get("kind")).getValue();
+  if (kind == "wgmma_tma")
+    return emitTmaMainloop(loop, plan);
   bool specialized = kind == "wgmma_ws";
   bool wgmma = kind == "wgmma" || specialized;
   int64_t stages = get("stages");
@@ -1185,6 +1191,68 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                      flag("vec_b") ? "true" : "false", cType(aType.getElementType()), smem,
                      A.ptr, offA, A.strides[rank - 2], A.strides[rank - 1], B.ptr, offB,
                      B.strides[rank - 2], B.strides[rank - 1], m.valid, n.valid, hi, lo));
+  std::string cs = fresh("sc");
+  line(llvm::formatv("const float* {0} = reinterpret_cast<const float*>({1});", cs, smem));
+  forEach(r, [&](ArrayRef<std::string> k) {
+    line(llvm::formatv("{0}[{1}] = {2}[{1}] + {3}[({4}) * {5} + {6}];", r.name, flat(r, k),
+                       init.name, cs, coord(r, rank - 2, k[rank - 2]), ldc,
+                       coord(r, rank - 1, k[rank - 1])));
+  });
+  line("__syncthreads();");
+  tiles[loop.getResult(0)] = r;
+  return success();
+}
+
+/// A K loop marked `wgmma_tma`: both operands come in by TMA, through a
+/// tensor-map parameter each (the runtime encodes them at launch); bounds
+/// are the tensor maps' (TMA fills zeros past them).
+LogicalResult Emitter::emitTmaMainloop(TileForOp loop, DictionaryAttr plan) {
+  Block *body = loop.getBodyBlock();
+  Operation *product = body->getTerminator()->getOperand(0).getDefiningOp();
+  auto la = product->getOperand(1).getDefiningOp<LoadOp>();
+  auto lb = product->getOperand(2).getDefiningOp<LoadOp>();
+  auto aType = cast<TileType>(la.getType()), bType = cast<TileType>(lb.getType());
+  int64_t rank = aType.getRank();
+  int64_t BM = aType.getShape()[rank - 2], BN = bType.getShape()[rank - 1];
+  int64_t stages = cast<IntegerAttr>(plan.get("stages")).getInt();
+  auto argOf = [](LoadOp l) { return cast<BlockArgument>(l.getTensor()).getArgNumber(); };
+  auto spansOf = [](LoadOp l) {
+    SmallVector<Value> v;
+    for (const Subscript &s : l.getSubscripts())
+      v.push_back(s.value);
+    return v;
+  };
+  SmallVector<Value> sa = spansOf(la), sb = spansOf(lb);
+  std::string mapA = fresh("tma"), mapB = fresh("tma");
+  CudaKernel::Param pa{CudaKernel::Param::Kind::ArgTensorMap, argOf(la), mapA, {}, 3};
+  CudaKernel::Param pb{CudaKernel::Param::Kind::ArgTensorMap, argOf(lb), mapB, {}, 3};
+  if (rank == 3) {
+    pa.box.push_back(1);
+    pb.box.push_back(1);
+  }
+  pa.box.insert(pa.box.end(), {BM, 64});
+  pb.box.insert(pb.box.end(), {64, 64});
+  result.params.push_back(pa);
+  result.params.push_back(pb);
+  usesGemm = true;
+  int64_t ldc = BN + 8;
+  sharedBytes = std::max<int64_t>(
+      {sharedBytes, 1024 + stages * (BM * 64 + 64 * BN) * 2 + 16 * stages, 1024 + BM * ldc * 4});
+
+  std::string lo = scalar(loop.getLowerBounds()[0]), hi = scalar(loop.getUpperBounds()[0]);
+  const SpanVars &m = spans[sa[rank - 2]], &n = spans[sb[rank - 1]];
+  std::string batch = rank == 3 ? "(int)(" + spans[sa[0]].begin + ")" : "0";
+  Tile init = tiles[loop.getInitArgs()[0]];
+  Tile r = declare(init.elem, init.ctx, init.dims, "acc");
+  lineDirective(loop);
+  std::string smem = fresh("sg");
+  line(llvm::formatv("unsigned char* {0} = kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & "
+                     "1023);",
+                     smem));
+  line(llvm::formatv("wgmma_tma_mainloop<{0}, {1}, {2}, {3}, {4}>({5}, &{6}, &{7}, (int)({8}), "
+                     "(int)({9}), (int)({10}), {11}, (int)((i64)({12}) - (i64)({10})));",
+                     BM, BN, stages, rank, cType(aType.getElementType()), smem, mapA, mapB,
+                     m.begin, n.begin, lo, batch, hi));
   std::string cs = fresh("sc");
   line(llvm::formatv("const float* {0} = reinterpret_cast<const float*>({1});", cs, smem));
   forEach(r, [&](ArrayRef<std::string> k) {

@@ -86,8 +86,12 @@ std::string analyze(TileForOp loop, const nlohmann::json &config,
                      pid.rfind("persistent", 0) != 0 && warps == 8 && BK == 64 && (BM == 64 || BM == 128) && BN % 64 == 0 &&
                      BN <= 256 && (BM / 64) * BN / 2 <= 128 &&
                      stages * (BM + BN) * 128 + 16 * stages + 1024 <= 232448;
+  // TMA copies (indexing "tma"): the producer is one thread; the operands
+  // need what 16-byte copies need (checked below, falling back if not).
+  bool tma = specialized && config.value("indexing", std::string("pointer")) == "tma";
   if (specialized) {
-    attrs.push_back(builder.getNamedAttr("kind", builder.getStringAttr("wgmma_ws")));
+    attrs.push_back(builder.getNamedAttr(
+        "kind", builder.getStringAttr(tma ? "wgmma_tma" : "wgmma_ws")));
     attrs.push_back(builder.getNamedAttr("warpgroups", builder.getI64IntegerAttr(2)));
   } else if (wgmma) {
     attrs.push_back(builder.getNamedAttr("kind", builder.getStringAttr("wgmma")));
@@ -134,11 +138,16 @@ std::string analyze(TileForOp loop, const nlohmann::json &config,
     std::optional<int64_t> lower = spanLowerBound(colSpan);
     return lower && *lower % 8 == 0;
   };
+  bool vecA = vectorizable(*a, k), vecB = vectorizable(*b, b->spans[rank - 1]);
+  if (tma && !(vecA && vecB)) {
+    // TMA needs 16-byte aligned rows; the cp.async producer copes without.
+    for (NamedAttribute &attr : attrs)
+      if (attr.getName() == "kind")
+        attr.setValue(builder.getStringAttr("wgmma_ws"));
+  }
   attrs.push_back(builder.getNamedAttr("stages", builder.getI64IntegerAttr(stages)));
-  attrs.push_back(
-      builder.getNamedAttr("vec_a", builder.getBoolAttr(vectorizable(*a, k))));
-  attrs.push_back(builder.getNamedAttr(
-      "vec_b", builder.getBoolAttr(vectorizable(*b, b->spans[rank - 1]))));
+  attrs.push_back(builder.getNamedAttr("vec_a", builder.getBoolAttr(vecA)));
+  attrs.push_back(builder.getNamedAttr("vec_b", builder.getBoolAttr(vecB)));
   return "";
 }
 

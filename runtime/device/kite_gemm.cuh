@@ -515,4 +515,143 @@ __device__ __forceinline__ void wgmma_ws_mainloop(unsigned char *smem, const T *
 #endif
 }
 
+
+//===----------------------------------------------------------------------===//
+// Hopper, TMA: the warp-specialized loop with the copies done by the Tensor
+// Memory Accelerator
+//===----------------------------------------------------------------------===//
+
+/// A CUtensorMap, as the runtime encodes it (128 bytes, 64-byte aligned);
+/// passed as a `const __grid_constant__` kernel parameter.
+struct __align__(64) KiteTensorMap {
+  unsigned long long bits[16];
+};
+
+/// Arrives on `bar` and adds `bytes` to the transaction count its phase
+/// waits for.
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned long long *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+/// A TMA copy of the box at coordinates (c0 innermost, c1[, c2]) of `map`
+/// into shared memory at `dst`, completing on `bar`.
+template <int Rank>
+__device__ __forceinline__ void tma_load(void *dst, const KiteTensorMap *map,
+                                         unsigned long long *bar, int c0, int c1, int c2) {
+  if constexpr (Rank == 2)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_addr(dst)),
+                 "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
+                 "r"(c1)
+                 : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(smem_addr(dst)),
+                 "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
+                 "r"(c1), "r"(c2)
+                 : "memory");
+}
+
+/// wgmma_ws_mainloop's contract with TMA copies: one producer thread
+/// (thread 128) issues, per stage, one box of A (BM rows x 64 K, 128-byte
+/// swizzled) and BN / 64 boxes of B (64 K rows x 64 columns each), which
+/// complete on the stage's `full` mbarrier; out-of-bounds elements arrive
+/// as zeros. `m0`, `n0`, `k0` and `b` are the tile's first row, column, K
+/// index and batch (3-D maps: dims K, M, batch for A and N, K, batch for B).
+template <int BM, int BN, int Stages, int Rank, class T>
+__device__ __forceinline__ void wgmma_tma_mainloop(unsigned char *smem, const KiteTensorMap *ma,
+                                                   const KiteTensorMap *mb, int m0, int n0,
+                                                   int k0, int b, int K) {
+#if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(BM < 0, "TMA main loops need sm_90a");
+#else
+  constexpr int BK = 64, FM = BM / 64;
+  static_assert((BM == 64 || BM == 128) && BN % 64 == 0 && FM * BN / 2 <= 128 && Stages >= 2,
+                "wgmma_tma_mainloop: BM 64 or 128, BN a multiple of 64, at most 128 sums a thread");
+  constexpr int StageA = BM * BK, StageB = BK * BN; // elements
+  constexpr unsigned StageBytes = (StageA + StageB) * sizeof(T);
+  T *sA = reinterpret_cast<T *>(smem);
+  T *sB = sA + Stages * StageA;
+  unsigned long long *full = reinterpret_cast<unsigned long long *>(sB + Stages * StageB);
+  unsigned long long *empty = full + Stages;
+  const int t = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Stages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 128);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const int KT = (K + BK - 1) / BK;
+
+  float acc[FM][BN / 2];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < BN / 2; ++j)
+      acc[i][j] = 0.f;
+
+  if (threadIdx.x == 128) {
+    for (int kt = 0; kt < KT; ++kt) {
+      const int s = kt % Stages;
+      if (kt >= Stages)
+        mbar_wait(&empty[s], (kt / Stages - 1) & 1);
+      const int k = k0 + kt * BK;
+      mbar_arrive_expect_tx(&full[s], StageBytes);
+      tma_load<Rank>(sA + s * StageA, ma, &full[s], k, m0, b);
+#pragma unroll
+      for (int j = 0; j < BN / 64; ++j)
+        tma_load<Rank>(sB + s * StageB + j * BK * 64, mb, &full[s], n0 + j * 64, k, b);
+    }
+  } else if (threadIdx.x < 128) {
+    for (int kt = 0; kt < KT; ++kt) {
+      const int s = kt % Stages;
+      mbar_wait(&full[s], (kt / Stages) & 1);
+      const T *a = sA + s * StageA;
+      const T *bs = sB + s * StageB;
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        const unsigned long long db = wgmma_desc(bs + kk * 16 * 64, BK * 128, 1024);
+#pragma unroll
+        for (int i = 0; i < FM; ++i)
+          WgmmaOp<BN, T>::run(acc[i], wgmma_desc(a + (i * 64) * BK + kk * 16, 16, 1024), db);
+      }
+      wgmma_commit();
+#pragma unroll
+      for (int i = 0; i < FM; ++i)
+        wgmma_touch(acc[i]);
+      wgmma_wait<1>();
+      if (kt > 0)
+        mbar_arrive(&empty[(kt - 1) % Stages]);
+    }
+    wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+      wgmma_touch(acc[i]);
+  }
+  __syncthreads();
+
+  if (threadIdx.x < 128) {
+    float *C = reinterpret_cast<float *>(smem);
+    constexpr int LDC = BN + kGemmPad;
+    const int w = t / 32, g = (t % 32) / 4, q = t % 4;
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int r = i * 64 + w * 16 + g, c = j * 8 + q * 2;
+        *reinterpret_cast<float2 *>(C + r * LDC + c) =
+            make_float2(acc[i][j * 4], acc[i][j * 4 + 1]);
+        *reinterpret_cast<float2 *>(C + (r + 8) * LDC + c) =
+            make_float2(acc[i][j * 4 + 2], acc[i][j * 4 + 3]);
+      }
+  }
+  __syncthreads();
+#endif
+}
+
 } // namespace kite_device

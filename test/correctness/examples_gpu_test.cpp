@@ -219,7 +219,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
                 R"({"block_sizes":[128,128,64],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true,"l2_groupings":[2]})",
                 R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
-                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"},
+                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
                10.0, "matmul_aligned"});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
@@ -243,7 +245,8 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,16,16,16],"tensor_cores":true})",
                 R"({"block_sizes":[1,64,32,32],"num_warps":4,"num_stages":3,"tensor_cores":true})",
                 R"({"block_sizes":[1,64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
-                R"({"block_sizes":[1,128,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"}, 10.0});
+                R"({"block_sizes":[1,128,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[1,64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"}, 10.0});
   c.push_back({"attention", "attention", {1, 7, 129},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("q", randn({3, n, 32}, bf, s)), T("k", randn({3, n, 32}, bf, s + 1)),
