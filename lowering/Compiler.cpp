@@ -179,6 +179,16 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
     case CudaKernel::Param::Kind::ArgData: ps.kind = ParamSpec::Kind::argData; break;
     case CudaKernel::Param::Kind::OutputData: ps.kind = ParamSpec::Kind::outputData; break;
     case CudaKernel::Param::Kind::ArgScalar: ps.kind = ParamSpec::Kind::argScalar; break;
+    case CudaKernel::Param::Kind::ArgTensorMap: {
+      ps.kind = ParamSpec::Kind::argTensorMap;
+      TensorMapSpec m;
+      m.rank = uint8_t(p.box.size());
+      m.swizzle = uint8_t(p.swizzle);
+      for (size_t d = 0; d < p.box.size(); ++d)
+        m.box[d] = uint32_t(p.box[d]);
+      ps.bytes = m.encode();
+      break;
+    }
     }
     plan.params.push_back(ps);
   }

@@ -201,9 +201,16 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
       return failure();
     }
   }
-  if (c.num_warps < 1 || c.num_warps > 32 || !llvm::isPowerOf2_64(c.num_warps)) {
+  if (c.num_warps == 12) {
+    if (!c.tensor_cores || !c.wgmma || !c.warp_specialize) {
+      error = "num_warps = 12 (a producer and two consumer warpgroups) needs tensor_cores, "
+              "wgmma and warp_specialize";
+      return failure();
+    }
+  } else if (c.num_warps < 1 || c.num_warps > 32 || !llvm::isPowerOf2_64(c.num_warps)) {
     error = "num_warps = " + std::to_string(c.num_warps) +
-            " must be a power of two from 1 to 32 (at most 1024 threads)";
+            " must be a power of two from 1 to 32 (at most 1024 threads), or 12 with "
+            "warp_specialize";
     return failure();
   }
   if (c.inner_threads &&

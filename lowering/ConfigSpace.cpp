@@ -105,9 +105,15 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
                                def.block_sizes[op.getId()], doc));
   }
 
-  params.push_back(parameter("num_warps", std::nullopt, {1, 2, 4, 8, 16, 32}, def.num_warps,
-                             "warps per program (32 threads each)"));
-  if (hasHalfMatmul(kernel)) {
+  bool halfMatmul = hasHalfMatmul(kernel);
+  params.push_back(parameter("num_warps", std::nullopt,
+                             halfMatmul ? std::vector<json>{1, 2, 4, 8, 12, 16, 32}
+                                        : std::vector<json>{1, 2, 4, 8, 16, 32},
+                             def.num_warps,
+                             halfMatmul ? "warps per program (32 threads each); 12 only with "
+                                          "warp_specialize"
+                                        : "warps per program (32 threads each)"));
+  if (halfMatmul) {
     params.push_back(parameter("tensor_cores", std::nullopt, {false, true}, def.tensor_cores,
                                "matrix products of f16/bf16 tiles on tensor cores (mma.sync)"));
     params.push_back(parameter("num_stages", std::nullopt, {2, 3, 4, 5}, def.num_stages,
@@ -118,8 +124,12 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
                                "(sm_90a; 64-row blocks per 4 warps, BK = 64)"));
     params.push_back(parameter("warp_specialize", std::nullopt, {false, true},
                                def.warp_specialize,
-                               "with wgmma and 8 warps: one warpgroup copies, one multiplies "
-                               "(mbarriers instead of block barriers)"));
+                               "with wgmma and 8 or 12 warps: one warpgroup copies, one or "
+                               "two multiply (mbarriers instead of block barriers)"));
+    params.push_back(parameter("indexing", std::nullopt, {"pointer", "tma"}, def.indexing,
+                               "with warp_specialize: operand tiles copied by the threads "
+                               "(pointer) or by the Tensor Memory Accelerator (tma; "
+                               "16-byte aligned rows, else pointer)"));
   }
   if (usesExp(kernel))
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,

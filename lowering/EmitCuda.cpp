@@ -181,8 +181,11 @@ private:
   /// The config's fast_math and tensor_cores.
   bool fastMath = false;
   bool tensorCores = false;
-  /// A K loop runs as kite_gemm.cuh's mma_mainloop.
+  /// A K loop runs as one of kite_gemm.cuh's main loops.
   bool usesGemm = false;
+  /// One of them is warp-specialized (the only code that may run with a
+  /// thread count that is not a power of two: 12 warps).
+  bool specializedLoop = false;
   std::string body;
   int indent = 1;
   int nextName = 0;
@@ -233,7 +236,9 @@ private:
     ctx->tpd.assign(r, 1);
     ctx->vec.assign(r, 1);
     ctx->tstride.assign(r, 1);
-    int64_t remaining = numThreads, stride = 1;
+    // The layout's threads: a power of two (with 12 warps the last 4 hold
+    // replicas of the first 4's elements, and owner() keeps them quiet).
+    int64_t remaining = (int64_t)llvm::bit_floor((uint64_t)numThreads), stride = 1;
     for (int64_t d = r - 1; d >= 0; --d) {
       int64_t v = d == r - 1 ? std::min<int64_t>(shape[d], vecElems) : 1;
       ctx->vec[d] = v;
@@ -668,6 +673,11 @@ FailureOr<CudaKernel> Emitter::run() {
     return failure();
   if (!tooBig.empty())
     return kernel.emitError() << "the config does not fit: " << tooBig, failure();
+  if (!llvm::isPowerOf2_64(numThreads) && !specializedLoop)
+    return kernel.emitError() << "the config does not fit: num_warps = " << numThreads / 32
+                              << " is only for a warp-specialized matrix-product K loop, "
+                                 "and the kernel has none that kite-matmul-mainloop took",
+           failure();
   if (sharedBytes > kMaxSharedBytes)
     return kernel.emitError() << "the config does not fit: it needs " << sharedBytes
                               << " bytes of shared memory (at most " << kMaxSharedBytes
@@ -696,6 +706,9 @@ FailureOr<CudaKernel> Emitter::run() {
       params += cType(arg.getType()) + " a" + std::to_string(p.index);
       break;
     }
+    case CudaKernel::Param::Kind::ArgTensorMap:
+      params += "const __grid_constant__ KiteTensorMap " + p.name;
+      break;
     }
   }
   result.sharedBytes = sharedBytes;
@@ -1111,9 +1124,9 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
                     loop.getResults(), opened);
 }
 
-/// A K loop that kite-matmul-mainloop marked: one mma_mainloop call leaves
-/// the tile's sums in shared memory; the loop's result is the initial
-/// accumulator plus them, in the accumulator's layout.
+/// A K loop that kite-matmul-mainloop marked: one call of a kite_gemm.cuh
+/// main loop leaves the tile's f32 sums in shared memory; the loop's result
+/// is the initial accumulator plus them, in the accumulator's layout.
 LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   Block *body = loop.getBodyBlock();
   Operation *product = body->getTerminator()->getOperand(0).getDefiningOp();
@@ -1128,29 +1141,23 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   auto get = [&](StringRef key) { return cast<IntegerAttr>(plan.get(key)).getInt(); };
   auto flag = [&](StringRef key) { return cast<BoolAttr>(plan.get(key)).getValue(); };
   StringRef kind = cast<StringAttr>(plan.get("kind")).getValue();
-  bool specialized = kind == "wgmma_ws";
+  bool tma = kind == "wgmma_tma";
+  bool specialized = kind == "wgmma_ws" || tma;
   bool wgmma = kind == "wgmma" || specialized;
   int64_t stages = get("stages");
   int64_t warps = wgmma ? 4 * get("warpgroups") : get("warps_m") * get("warps_n");
   if (warps * 32 != numThreads)
     return loop.emitError() << "kite.mainloop's warps do not match num_warps";
+  if (specialized)
+    specializedLoop = true;
   ArrayRef<Value> sa = a.spans, sb = b.spans;
   TensorRef A = tensors[a.tensor], B = tensors[b.tensor];
   std::string lo = scalar(loop.getLowerBounds()[0]), hi = scalar(loop.getUpperBounds()[0]);
   const SpanVars &m = spans[sa[rank - 2]], &n = spans[sb[rank - 1]];
-  std::string offA = llvm::formatv("(i64)({0}) * {1}LL + (i64)({2}) * {3}LL", m.begin,
-                                   A.strides[rank - 2], lo, A.strides[rank - 1]);
-  std::string offB = llvm::formatv("(i64)({0}) * {1}LL + (i64)({2}) * {3}LL", lo,
-                                   B.strides[rank - 2], n.begin, B.strides[rank - 1]);
-  if (rank == 3) {
-    const SpanVars &batch = spans[sa[0]];
-    offA += llvm::formatv(" + (i64)({0}) * {1}LL", batch.begin, A.strides[0]).str();
-    offB += llvm::formatv(" + (i64)({0}) * {1}LL", batch.begin, B.strides[0]).str();
-  }
   int64_t ldc = BN + 8; // kGemmPad in kite_gemm.cuh
   // wgmma's swizzled buffers start at a 1024-byte boundary.
   int64_t align = wgmma ? 1024 : 0;
-  // The warp-specialized loop keeps 2 mbarriers per stage after the buffers.
+  // The warp-specialized loops keep 2 mbarriers per stage after the buffers.
   int64_t barriers = specialized ? 16 * stages : 0;
   sharedBytes = std::max<int64_t>(
       {sharedBytes, align + stages * (BM * BK + BK * BN) * 2 + barriers, align + BM * ldc * 4});
@@ -1166,19 +1173,55 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                        "1023)) & 1023);",
                        smem));
   }
-  std::string shape =
-      specialized ? llvm::formatv("wgmma_ws_mainloop<{0}, {1}", BM, BN).str()
-      : wgmma     ? llvm::formatv("wgmma_mainloop<{0}, {1}, {2}", BM, BN, get("warpgroups")).str()
-            : llvm::formatv("mma_mainloop<{0}, {1}, {2}, {3}, {4}", BM, BN, BK,
-                            get("warps_m"), get("warps_n"))
-                  .str();
-  line(llvm::formatv("{0}, {1}, {2}, {3}, {4}>({5}, {6} + {7}, {8}LL, {9}LL, {10} + {11}, "
-                     "{12}LL, {13}LL, (int)({14}), (int)({15}), (int)((i64)({16}) - "
-                     "(i64)({17})));",
-                     shape, stages, flag("vec_a") ? "true" : "false",
-                     flag("vec_b") ? "true" : "false", cType(aType.getElementType()), smem,
-                     A.ptr, offA, A.strides[rank - 2], A.strides[rank - 1], B.ptr, offB,
-                     B.strides[rank - 2], B.strides[rank - 1], m.valid, n.valid, hi, lo));
+  std::string elem = cType(aType.getElementType());
+  if (tma) {
+    // A tensor-map parameter per operand, which the runtime encodes at
+    // launch: boxes of BM x 64 (A) and 64 x 64 (B), 128-byte swizzled.
+    std::string mapA = fresh("tma"), mapB = fresh("tma");
+    CudaKernel::Param pa{CudaKernel::Param::Kind::ArgTensorMap, a.tensor.getArgNumber(), mapA,
+                         {}, 3};
+    CudaKernel::Param pb{CudaKernel::Param::Kind::ArgTensorMap, b.tensor.getArgNumber(), mapB,
+                         {}, 3};
+    if (rank == 3) {
+      pa.box.push_back(1);
+      pb.box.push_back(1);
+    }
+    pa.box.insert(pa.box.end(), {BM, 64});
+    pb.box.insert(pb.box.end(), {64, 64});
+    result.params.push_back(pa);
+    result.params.push_back(pb);
+    std::string batch = rank == 3 ? "(int)(" + spans[sa[0]].begin + ")" : "0";
+    line(llvm::formatv("wgmma_tma_mainloop<{0}, {1}, {2}, {3}, {4}, {5}>({6}, &{7}, &{8}, "
+                       "(int)({9}), (int)({10}), (int)({11}), {12}, (int)((i64)({13}) - "
+                       "(i64)({11})));",
+                       BM, BN, get("warpgroups") - 1, stages, rank, elem, smem, mapA, mapB,
+                       m.begin, n.begin, lo, batch, hi));
+  } else {
+    std::string offA = llvm::formatv("(i64)({0}) * {1}LL + (i64)({2}) * {3}LL", m.begin,
+                                     A.strides[rank - 2], lo, A.strides[rank - 1]);
+    std::string offB = llvm::formatv("(i64)({0}) * {1}LL + (i64)({2}) * {3}LL", lo,
+                                     B.strides[rank - 2], n.begin, B.strides[rank - 1]);
+    if (rank == 3) {
+      const SpanVars &batch = spans[sa[0]];
+      offA += llvm::formatv(" + (i64)({0}) * {1}LL", batch.begin, A.strides[0]).str();
+      offB += llvm::formatv(" + (i64)({0}) * {1}LL", batch.begin, B.strides[0]).str();
+    }
+    std::string shape =
+        specialized
+            ? llvm::formatv("wgmma_ws_mainloop<{0}, {1}, {2}", BM, BN, get("warpgroups") - 1)
+                  .str()
+        : wgmma ? llvm::formatv("wgmma_mainloop<{0}, {1}, {2}", BM, BN, get("warpgroups")).str()
+                : llvm::formatv("mma_mainloop<{0}, {1}, {2}, {3}, {4}", BM, BN, BK,
+                                get("warps_m"), get("warps_n"))
+                      .str();
+    line(llvm::formatv("{0}, {1}, {2}, {3}, {4}>({5}, {6} + {7}, {8}LL, {9}LL, {10} + {11}, "
+                       "{12}LL, {13}LL, (int)({14}), (int)({15}), (int)((i64)({16}) - "
+                       "(i64)({17})));",
+                       shape, stages, flag("vec_a") ? "true" : "false",
+                       flag("vec_b") ? "true" : "false", elem, smem, A.ptr, offA,
+                       A.strides[rank - 2], A.strides[rank - 1], B.ptr, offB,
+                       B.strides[rank - 2], B.strides[rank - 1], m.valid, n.valid, hi, lo));
+  }
   std::string cs = fresh("sc");
   line(llvm::formatv("const float* {0} = reinterpret_cast<const float*>({1});", cs, smem));
   forEach(r, [&](ArrayRef<std::string> k) {

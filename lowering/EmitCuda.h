@@ -31,8 +31,13 @@ struct CudaKernel {
   /// A kernel parameter: the data pointer of argument/output `index`, or the
   /// value of scalar argument `index`.
   struct Param {
-    enum class Kind { ArgData, OutputData, ArgScalar } kind;
+    enum class Kind { ArgData, OutputData, ArgScalar, ArgTensorMap } kind;
     unsigned index;
+    /// ArgTensorMap: the parameter's name, the copy box (elements per dim,
+    /// outermost first) and the swizzle (0 none .. 3 128-byte).
+    std::string name = {};
+    std::vector<int64_t> box = {};
+    int swizzle = 0;
   };
   /// A returned tensor: argument or output `index`.
   struct Result {

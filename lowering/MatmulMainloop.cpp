@@ -36,6 +36,20 @@ std::optional<int64_t> spanLowerBound(Value span) {
   return getConstantIntValue(loop.getLowerBounds()[arg.getArgNumber()]);
 }
 
+/// True if the tile loop dim that defines `span` runs over [0, size) with
+/// constant bounds: a TMA box past the loop's end then lies past the
+/// tensor's, where the copy fills zeros.
+bool spanCoversDim(Value span, int64_t size) {
+  auto arg = dyn_cast<BlockArgument>(span);
+  if (!arg || ShapedType::isDynamic(size))
+    return false;
+  auto loop = dyn_cast<TileForOp>(arg.getOwner()->getParentOp());
+  if (!loop || arg.getArgNumber() >= loop.getNumDims())
+    return false;
+  return getConstantIntValue(loop.getLowerBounds()[arg.getArgNumber()]) == 0 &&
+         getConstantIntValue(loop.getUpperBounds()[arg.getArgNumber()]) == size;
+}
+
 /// Why `loop` cannot be a pipelined main loop, or "" with `attrs` filled.
 std::string analyze(TileForOp loop, const Config &config,
                     SmallVectorImpl<NamedAttribute> &attrs) {
@@ -76,17 +90,29 @@ std::string analyze(TileForOp loop, const Config &config,
             rows * BN / 128 <= 128 &&
             stages * (BM + BN) * 128 + 1024 <= 232448;
   }
-  // Warp-specialized: 8 warps as one producer and one consumer warpgroup;
-  // the consumer holds all of the tile's sums.
+  // Warp-specialized: a producer warpgroup and one or two consumer
+  // warpgroups (8 or 12 warps), each consumer with 64 or 128 rows of the
+  // tile and all of its columns.
   // (Not with a persistent pid_type: a program would run the loop, and
   // initialize its mbarriers, once per tile.)
+  int64_t consumers = warps / 4 - 1;
+  int64_t rows = consumers > 0 ? BM / consumers : 0;
   bool specialized = config.wgmma && config.warp_specialize &&
-                     !StringRef(config.pid_type).starts_with("persistent") && warps == 8 && BK == 64 && (BM == 64 || BM == 128) && BN % 64 == 0 &&
-                     BN <= 256 && (BM / 64) * BN / 2 <= 128 &&
+                     !StringRef(config.pid_type).starts_with("persistent") &&
+                     (warps == 8 || warps == 12) && BK == 64 && BM % consumers == 0 &&
+                     (rows == 64 || rows == 128) && BN % 64 == 0 && BN <= 256 &&
+                     (rows / 64) * BN / 2 <= 128 &&
                      stages * (BM + BN) * 128 + 16 * stages + 1024 <= 232448;
+  if (warps == 12 && !specialized)
+    return "12 warps are for a warp-specialized loop (wgmma, BK = 64, 64 or 128 rows and at "
+           "most 256 columns per consumer, not persistent)";
+  // TMA copies (indexing "tma"): the producer is one thread; the operands
+  // need what 16-byte copies need (checked below, falling back if not).
+  bool tma = specialized && config.indexing == "tma";
   if (specialized) {
-    attrs.push_back(builder.getNamedAttr("kind", builder.getStringAttr("wgmma_ws")));
-    attrs.push_back(builder.getNamedAttr("warpgroups", builder.getI64IntegerAttr(2)));
+    attrs.push_back(builder.getNamedAttr(
+        "kind", builder.getStringAttr(tma ? "wgmma_tma" : "wgmma_ws")));
+    attrs.push_back(builder.getNamedAttr("warpgroups", builder.getI64IntegerAttr(warps / 4)));
   } else if (wgmma) {
     attrs.push_back(builder.getNamedAttr("kind", builder.getStringAttr("wgmma")));
     attrs.push_back(builder.getNamedAttr("warpgroups", builder.getI64IntegerAttr(warps / 4)));
@@ -132,11 +158,26 @@ std::string analyze(TileForOp loop, const Config &config,
     std::optional<int64_t> lower = spanLowerBound(colSpan);
     return lower && *lower % 8 == 0;
   };
+  bool vecA = vectorizable(*a, k), vecB = vectorizable(*b, b->spans[rank - 1]);
+  auto shapeA = cast<kite::TensorType>(a->tensor.getType()).getShape();
+  auto shapeB = cast<kite::TensorType>(b->tensor.getType()).getShape();
+  bool wholeDims = spanCoversDim(a->spans[rank - 2], shapeA[rank - 2]) &&
+                   spanCoversDim(k, shapeA[rank - 1]) && shapeB[rank - 2] == shapeA[rank - 1] &&
+                   spanCoversDim(b->spans[rank - 1], shapeB[rank - 1]);
+  for (const ProductOperand *o : {&*a, &*b})
+    if (auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(o->tensor.getArgNumber(),
+                                                                 "kite.strides"))
+      wholeDims &= llvm::all_of(strides.asArrayRef(), [](int64_t s) { return s > 0; });
+  if (tma && !(vecA && vecB && wholeDims)) {
+    // TMA needs 16-byte aligned rows, and loops over whole dims (its bounds
+    // are the tensors'); the cp.async producer copes without.
+    for (NamedAttribute &attr : attrs)
+      if (attr.getName() == "kind")
+        attr.setValue(builder.getStringAttr("wgmma_ws"));
+  }
   attrs.push_back(builder.getNamedAttr("stages", builder.getI64IntegerAttr(stages)));
-  attrs.push_back(
-      builder.getNamedAttr("vec_a", builder.getBoolAttr(vectorizable(*a, k))));
-  attrs.push_back(builder.getNamedAttr(
-      "vec_b", builder.getBoolAttr(vectorizable(*b, b->spans[rank - 1]))));
+  attrs.push_back(builder.getNamedAttr("vec_a", builder.getBoolAttr(vecA)));
+  attrs.push_back(builder.getNamedAttr("vec_b", builder.getBoolAttr(vecB)));
   return "";
 }
 

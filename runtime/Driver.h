@@ -63,6 +63,7 @@ namespace kite::runtime {
   X(cuFuncGetAttribute)                                                                            \
   X(cuFuncSetAttribute)                                                                            \
   X(cuLaunchKernel)                                                                                \
+  X(cuTensorMapEncodeTiled)                                                                        \
   X(cuEventCreate)                                                                                 \
   X(cuEventRecord)                                                                                 \
   X(cuEventSynchronize)                                                                            \

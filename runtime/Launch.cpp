@@ -231,6 +231,7 @@ struct LoadedPlan {
     DType type; // argScalar: the scalar's type
     uint32_t index, dim;
     uint32_t offset;
+    TensorMapSpec map; // argTensorMap
   };
   Module module;
   CUfunction function = nullptr;
@@ -264,6 +265,48 @@ struct NvtxRange {
   NvtxRange(const NvtxRange &) = delete;
   NvtxRange &operator=(const NvtxRange &) = delete;
 };
+
+/// Writes the CUtensorMap of `t` tiled by `spec` to `dst` (128 bytes):
+/// dims innermost first, zero fill past the tensor's bounds.
+void encodeTensorMap(uint8_t *dst, const Tensor &t, DType dtype, const TensorMapSpec &spec,
+                     const KernelPlan &plan) {
+  CUtensorMapDataType type;
+  switch (dtype) {
+  case DType::bf16: type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
+  case DType::f16: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
+  case DType::f32: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+  case DType::f64: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; break;
+  case DType::i32: type = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
+  case DType::i64: type = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
+  default:
+    throw Error(fmt::format("kite::launch: {} cannot copy {} tensors by TMA", plan.name,
+                            dtype_name(dtype)));
+  }
+  const int rank = spec.rank;
+  const uint64_t elem = uint64_t(element_size(dtype));
+  cuuint64_t dims[5], strides[4];
+  cuuint32_t box[5], elementStrides[5];
+  for (int d = 0; d < rank; ++d) {
+    int src = rank - 1 - d; // CUDA lists dims innermost first
+    dims[d] = cuuint64_t(t.size(src));
+    box[d] = spec.box[src];
+    elementStrides[d] = 1;
+    if (d > 0)
+      strides[d - 1] = cuuint64_t(t.stride(src)) * elem;
+  }
+  static const CUtensorMapSwizzle swizzles[] = {
+      CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B,
+      CU_TENSOR_MAP_SWIZZLE_128B};
+  CUtensorMap map;
+  check(cu().cuTensorMapEncodeTiled(&map, type, cuuint32_t(rank), t.data_ptr(), dims, strides, box,
+                                    elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                    swizzles[spec.swizzle & 3],
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        "encoding the TMA descriptor of a {}-D {} tensor for {}", rank, dtype_name(dtype),
+        plan.name);
+  std::memcpy(dst, &map, sizeof(map));
+}
 
 size_t scalarBytes(DType t) {
   switch (t) {
@@ -359,17 +402,24 @@ std::unique_ptr<LoadedPlan> loadPlan(DeviceContext &dc, const KernelPlan &plan) 
                                  int(plan.dynamicSharedBytes)),
           "allowing {} bytes of dynamic shared memory for {}", plan.dynamicSharedBytes, what);
 
-  // The parameter layout: each parameter 8-byte aligned in one buffer, so
-  // the launch copies the template and patches the run-time values.
+  // The parameter layout: each parameter 8-byte aligned (tensor maps
+  // 64-byte aligned) in one buffer, so the launch copies the template and
+  // patches the run-time values.
   uint32_t offset = 0;
   for (const ParamSpec &p : plan.params) {
-    LoadedPlan::Slot slot{p.kind, DType::f32, p.index, p.dim, offset};
+    LoadedPlan::Slot slot{p.kind, DType::f32, p.index, p.dim, offset, {}};
     size_t size = 8;
     if (p.kind == ParamSpec::Kind::argScalar) {
       slot.type = plan.args[p.index].dtype;
       size = scalarBytes(slot.type);
     } else if (p.kind == ParamSpec::Kind::constant) {
       size = p.bytes.size();
+    } else if (p.kind == ParamSpec::Kind::argTensorMap) {
+      offset = (offset + 63) / 64 * 64;
+      slot.offset = offset;
+      slot.type = plan.args[p.index].dtype;
+      slot.map = TensorMapSpec::decode(p.bytes);
+      size = sizeof(CUtensorMap);
     }
     lp->slots.push_back(slot);
     offset += uint32_t((size + 7) / 8 * 8);
@@ -584,6 +634,9 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
       std::memcpy(dst, &v, 8);
       break;
     }
+    case ParamSpec::Kind::argTensorMap:
+      encodeTensorMap(dst, *args[slot.index].tensor, slot.type, slot.map, plan);
+      break;
     case ParamSpec::Kind::constant: break;
     }
   }

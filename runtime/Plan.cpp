@@ -175,6 +175,25 @@ void kite::validate_plan(const KernelPlan &plan) {
         fail(fmt::format("parameter {} reads output {}, but there are {}", i, p.index,
                          plan.outputs.size()));
       break;
+    case ParamSpec::Kind::argTensorMap: {
+      const ArgSpec *a = needArg(true);
+      TensorMapSpec m;
+      try {
+        m = TensorMapSpec::decode(p.bytes);
+      } catch (const Error &e) {
+        fail(fmt::format("parameter {}: {}", i, e.what()));
+      }
+      if (m.rank != a->sizes.size())
+        fail(fmt::format("parameter {} tiles argument '{}' in {} dims, but it has {}", i, a->name,
+                         int(m.rank), a->sizes.size()));
+      if (m.swizzle > 3)
+        fail(fmt::format("parameter {} has swizzle mode {} (0 to 3 allowed)", i, int(m.swizzle)));
+      for (int d = 0; d < m.rank; ++d)
+        if (m.box[d] < 1 || m.box[d] > 256)
+          fail(fmt::format("parameter {} has a copy box of {} elements in dim {} (1 to 256 allowed)",
+                           i, m.box[d], d));
+      break;
+    }
     case ParamSpec::Kind::constant:
       if (p.bytes.empty() || p.bytes.size() > kMaxConstantBytes)
         fail(fmt::format("constant parameter {} has {} bytes (1 to {} allowed)", i,
@@ -182,7 +201,8 @@ void kite::validate_plan(const KernelPlan &plan) {
       break;
     default: fail(fmt::format("parameter {} has unknown kind {}", i, int(p.kind)));
     }
-    if (p.kind != ParamSpec::Kind::constant && !p.bytes.empty())
+    if (p.kind != ParamSpec::Kind::constant && p.kind != ParamSpec::Kind::argTensorMap &&
+        !p.bytes.empty())
       fail(fmt::format("parameter {} is not a constant but has bytes", i));
   }
   for (size_t i = 0; i < plan.results.size(); ++i) {
@@ -298,7 +318,7 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
   }
   plan.params.resize(r.count("parameters", 17));
   for (ParamSpec &p : plan.params) {
-    p.kind = r.enumeration<ParamSpec::Kind>("parameter kind", uint8_t(ParamSpec::Kind::constant));
+    p.kind = r.enumeration<ParamSpec::Kind>("parameter kind", uint8_t(ParamSpec::Kind::argTensorMap));
     p.index = r.u32("parameter index");
     p.dim = r.u32("parameter dim");
     p.bytes = r.bytes("parameter bytes");
@@ -317,4 +337,26 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
     throw Error(fmt::format("kite plan: corrupt buffer: {}", e.what()));
   }
   return plan;
+}
+
+std::vector<uint8_t> kite::TensorMapSpec::encode() const {
+  std::vector<uint8_t> out = {rank, swizzle, 0, 0};
+  for (int d = 0; d < rank; ++d)
+    for (int b = 0; b < 4; ++b)
+      out.push_back(uint8_t(box[d] >> (8 * b)));
+  return out;
+}
+
+kite::TensorMapSpec kite::TensorMapSpec::decode(std::span<const uint8_t> bytes) {
+  TensorMapSpec m;
+  if (bytes.size() < 4 || bytes[0] < 1 || bytes[0] > 5 || bytes.size() != 4 + 4 * size_t(bytes[0]))
+    throw Error(fmt::format("a tensor-map parameter needs 4 + 4 x rank bytes with a rank of 1 to "
+                            "5, got {} bytes",
+                            bytes.size()));
+  m.rank = bytes[0];
+  m.swizzle = bytes[1];
+  for (int d = 0; d < m.rank; ++d)
+    for (int b = 0; b < 4; ++b)
+      m.box[d] |= uint32_t(bytes[4 + 4 * d + b]) << (8 * b);
+  return m;
 }

@@ -192,12 +192,28 @@ struct ParamSpec {
     argSize,   // int64_t: size `dim` of argument `index` (a tensor)
     argStride, // int64_t: stride `dim` (elements) of argument `index`
     constant,  // the bytes in `bytes` (a value folded at compile time)
+    argTensorMap, // a CUtensorMap (128 bytes) over argument `index` (a tensor), for
+                  // TMA copies of tiles; `bytes` holds its TensorMapSpec
   };
   Kind kind = Kind::argData;
   uint32_t index = 0;
   uint32_t dim = 0;
   std::vector<uint8_t> bytes; // constant only
   friend bool operator==(const ParamSpec &, const ParamSpec &) = default;
+};
+
+/// How an argTensorMap parameter tiles its tensor: the copy box (elements
+/// per dim, outermost first, as the tensor's dims) and the shared-memory
+/// swizzle (0 none, 1 32-byte, 2 64-byte, 3 128-byte). Stored in the
+/// parameter's `bytes` as: rank (u8), swizzle (u8), two zero bytes, then
+/// `rank` box sizes (u32, little-endian).
+struct TensorMapSpec {
+  uint8_t rank = 0;
+  uint8_t swizzle = 0;
+  std::array<uint32_t, 5> box{};
+  std::vector<uint8_t> encode() const;
+  /// Throws kite::Error on a malformed buffer.
+  static TensorMapSpec decode(std::span<const uint8_t> bytes);
 };
 
 /// One value the kernel returns (a Tensor, or an element of a tuple).
@@ -244,8 +260,9 @@ void validate_plan(const KernelPlan &plan);
 /// with a kite::Error that says which (never a crash, never a partial plan).
 std::vector<uint8_t> serialize(const KernelPlan &plan);
 KernelPlan deserialize(std::span<const uint8_t> bytes);
-/// The version serialize writes and deserialize reads.
-inline constexpr uint32_t kPlanFormatVersion = 1;
+/// The version serialize writes and deserialize reads (2: tensor-map
+/// parameters).
+inline constexpr uint32_t kPlanFormatVersion = 2;
 
 //===----------------------------------------------------------------------===//
 // Launching

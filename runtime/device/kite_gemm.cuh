@@ -275,6 +275,68 @@ __device__ __forceinline__ void wgmma_load_b(T *dst, const T *src, i64 rowStride
   }
 }
 
+/// The sums of one warpgroup's FM m64 blocks of BN columns, in wgmma's
+/// accumulator layout.
+template <int FM, int BN> using WgmmaSums = float[FM][BN / 2];
+
+template <int FM, int BN> __device__ __forceinline__ void wgmma_zero(WgmmaSums<FM, BN> &acc) {
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < BN / 2; ++j)
+      acc[i][j] = 0.f;
+}
+
+/// One 64-deep K stage of wgmmas, issued and committed (not waited for):
+/// `a` is this warpgroup's first row of the stage's A buffer (rows of 64
+/// elements, 128-byte swizzled), `b` the stage's B buffer (BN / 64 column
+/// blocks of 64 K rows).
+template <int FM, int BN, class T>
+__device__ __forceinline__ void wgmma_stage(WgmmaSums<FM, BN> &acc, const T *a, const T *b) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    // B: 16 K rows (2 groups of 8 rows of 128 bytes) further per step.
+    const unsigned long long db = wgmma_desc(b + kk * 16 * 64, 64 * 128, 1024);
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+      // A: 32 bytes further along the swizzled row per step.
+      WgmmaOp<BN, T>::run(acc[i], wgmma_desc(a + i * 64 * 64 + kk * 16, 16, 1024), db);
+  }
+  wgmma_commit();
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+    wgmma_touch(acc[i]);
+}
+
+/// Waits until at most `Pending` committed stages are still running.
+template <int Pending, int FM, int BN>
+__device__ __forceinline__ void wgmma_drain(WgmmaSums<FM, BN> &acc) {
+  wgmma_wait<Pending>();
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+    wgmma_touch(acc[i]);
+}
+
+/// Stores a warpgroup's sums, whose first row is `row0` of the tile, to the
+/// row-major tile C[.][BN + kGemmPad]; `t` is the thread's index in its
+/// warpgroup.
+template <int FM, int BN>
+__device__ __forceinline__ void wgmma_store_sums(float *C, const WgmmaSums<FM, BN> &acc,
+                                                 int row0, int t) {
+  constexpr int LDC = BN + kGemmPad;
+  const int w = t / 32, g = (t % 32) / 4, q = t % 4;
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int r = row0 + i * 64 + w * 16 + g, c = j * 8 + q * 2;
+      *reinterpret_cast<float2 *>(C + r * LDC + c) = make_float2(acc[i][j * 4], acc[i][j * 4 + 1]);
+      *reinterpret_cast<float2 *>(C + (r + 8) * LDC + c) =
+          make_float2(acc[i][j * 4 + 2], acc[i][j * 4 + 3]);
+    }
+}
+
 /// The wgmma main loop, with the same contract as mma_mainloop: sums
 /// A[0:validM, 0:K] x B[0:K, 0:validN] for one BM x BN tile into shared
 /// memory as float[BM][BN + kGemmPad]. `WG` warpgroups (4 warps each) split
@@ -303,13 +365,8 @@ __device__ __forceinline__ void wgmma_mainloop(unsigned char *smem, const T *A, 
   T *sB = sA + Stages * StageA;
   const int wg = threadIdx.x / 128;
 
-  float acc[FM][BN / 2];
-#pragma unroll
-  for (int i = 0; i < FM; ++i)
-#pragma unroll
-    for (int j = 0; j < BN / 2; ++j)
-      acc[i][j] = 0.f;
-
+  WgmmaSums<FM, BN> acc;
+  wgmma_zero<FM, BN>(acc);
   const int KT = (K + BK - 1) / BK;
   auto load = [&](int stage, int kt) {
     const int k0 = kt * BK;
@@ -328,60 +385,28 @@ __device__ __forceinline__ void wgmma_mainloop(unsigned char *smem, const T *A, 
     cp_async_wait<Stages - 2>();
     fence_proxy_async();
     __syncthreads();
-    const T *a = sA + (kt % Stages) * StageA;
-    const T *b = sB + (kt % Stages) * StageB;
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      // B: 16 K rows (2 groups of 8 rows of 128 bytes) further per step.
-      const unsigned long long db = wgmma_desc(b + kk * 16 * 64, BK * 128, 1024);
-#pragma unroll
-      for (int i = 0; i < FM; ++i) {
-        // A: 32 bytes further along the swizzled row per step.
-        const unsigned long long da =
-            wgmma_desc(a + (wg * MW + i * 64) * BK + kk * 16, 16, 1024);
-        WgmmaOp<BN, T>::run(acc[i], da, db);
-      }
-    }
-    wgmma_commit();
-#pragma unroll
-    for (int i = 0; i < FM; ++i)
-      wgmma_touch(acc[i]);
+    const int s = kt % Stages;
+    wgmma_stage<FM, BN>(acc, sA + s * StageA + wg * MW * BK, sB + s * StageB);
     // The previous stage's wgmmas are done (this one's may still run);
     // once every warpgroup is there, its buffer can be refilled.
-    wgmma_wait<1>();
+    wgmma_drain<1, FM, BN>(acc);
     __syncthreads();
     const int next = kt + Stages - 1;
     if (next < KT)
       load(next % Stages, next);
     cp_async_commit();
   }
-  wgmma_wait<0>();
-#pragma unroll
-  for (int i = 0; i < FM; ++i)
-    wgmma_touch(acc[i]);
+  wgmma_drain<0, FM, BN>(acc);
   cp_async_wait<0>();
   __syncthreads();
-
-  float *C = reinterpret_cast<float *>(smem);
-  constexpr int LDC = BN + kGemmPad;
-  const int t = threadIdx.x % 128, w = t / 32, g = (t % 32) / 4, q = t % 4;
-#pragma unroll
-  for (int i = 0; i < FM; ++i)
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      const int r = wg * MW + i * 64 + w * 16 + g, c = j * 8 + q * 2;
-      *reinterpret_cast<float2 *>(C + r * LDC + c) = make_float2(acc[i][j * 4], acc[i][j * 4 + 1]);
-      *reinterpret_cast<float2 *>(C + (r + 8) * LDC + c) =
-          make_float2(acc[i][j * 4 + 2], acc[i][j * 4 + 3]);
-    }
+  wgmma_store_sums<FM, BN>(reinterpret_cast<float *>(smem), acc, wg * MW, threadIdx.x % 128);
   __syncthreads();
 #endif
 }
 
 //===----------------------------------------------------------------------===//
-// Hopper, warp-specialized: a producer warpgroup copies, a consumer
-// warpgroup multiplies, synchronized by mbarriers
+// Hopper, warp-specialized: a producer warpgroup copies, consumer
+// warpgroups multiply, synchronized by mbarriers
 //===----------------------------------------------------------------------===//
 
 __device__ __forceinline__ void mbar_init(unsigned long long *bar, unsigned count) {
@@ -409,107 +434,195 @@ __device__ __forceinline__ void mbar_arrive_cp_async(unsigned long long *bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar))
                : "memory");
 }
+/// One arrival that also adds `bytes` to the transactions (TMA copies) the
+/// phase waits for.
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned long long *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+/// The shared-memory ring of a warp-specialized main loop: `Stages` A and B
+/// buffers, then a `full` and an `empty` mbarrier per stage.
+template <int BM, int BN, int Stages, class T> struct WgmmaRing {
+  static constexpr int StageA = BM * 64, StageB = 64 * BN; // elements
+  T *a, *b;
+  unsigned long long *full, *empty;
+  __device__ __forceinline__ explicit WgmmaRing(unsigned char *smem) {
+    a = reinterpret_cast<T *>(smem);
+    b = a + Stages * StageA;
+    full = reinterpret_cast<unsigned long long *>(b + Stages * StageB);
+    empty = full + Stages;
+  }
+  /// Thread 0 initializes the barriers; every thread must call it, as it
+  /// ends with a block barrier.
+  __device__ __forceinline__ void init(unsigned fullCount, unsigned emptyCount) {
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < Stages; ++s) {
+        mbar_init(&full[s], fullCount);
+        mbar_init(&empty[s], emptyCount);
+      }
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+  }
+};
+
+/// A consumer warpgroup's side of the ring: waits for each stage to be
+/// full, runs its wgmmas on rows [row0, row0 + 64 FM) of the stage's A, and
+/// frees the stage once they are done. With `Fence`, the stages were
+/// written through the generic proxy (cp.async) and need a proxy fence
+/// before wgmma reads them.
+template <int BM, int BN, int Stages, bool Fence, int FM, class T>
+__device__ __forceinline__ void wgmma_consume(WgmmaRing<BM, BN, Stages, T> &ring,
+                                              WgmmaSums<FM, BN> &acc, int row0, int KT) {
+  using Ring = WgmmaRing<BM, BN, Stages, T>;
+  for (int kt = 0; kt < KT; ++kt) {
+    const int s = kt % Stages;
+    mbar_wait(&ring.full[s], (kt / Stages) & 1);
+    if constexpr (Fence)
+      fence_proxy_async();
+    wgmma_stage<FM, BN>(acc, ring.a + s * Ring::StageA + row0 * 64, ring.b + s * Ring::StageB);
+    // The previous stage's wgmmas are done: its buffers can be refilled.
+    wgmma_drain<1, FM, BN>(acc);
+    if (kt > 0)
+      mbar_arrive(&ring.empty[(kt - 1) % Stages]);
+  }
+  wgmma_drain<0, FM, BN>(acc);
+}
 
 /// wgmma_mainloop's contract (sums of a BM x BN tile into shared memory as
-/// float[BM][BN + kGemmPad]) with the warps split by role: warpgroup 1 (the
-/// producer, threads 128-255) fills the `Stages` buffers with cp.async and
-/// signals each `full` mbarrier; warpgroup 0 (the consumer) waits on it, runs
-/// the stage's wgmmas, and signals the stage's `empty` mbarrier once they
-/// have completed, so neither role stops at a block barrier inside the
-/// loop. 8 warps; BM is 64 or 128 (one or two m64 blocks for the consumer).
-template <int BM, int BN, int Stages, bool VecA, bool VecB, class T>
+/// float[BM][BN + kGemmPad]) with the warps split by role: the last
+/// warpgroup (the producer) fills the `Stages` buffers with cp.async and
+/// signals each stage's `full` mbarrier; the `Consumers` warpgroups before
+/// it (1 or 2, 8 or 12 warps in all) each take BM / Consumers rows of the
+/// tile, wait on `full`, run the stage's wgmmas and signal its `empty`
+/// mbarrier once they have completed. Neither role stops at a block
+/// barrier inside the loop. Needs sm_90a for two consumers; with one, an
+/// older architecture runs mma_mainloop on the same tile instead.
+template <int BM, int BN, int Consumers, int Stages, bool VecA, bool VecB, class T>
 __device__ __forceinline__ void wgmma_ws_mainloop(unsigned char *smem, const T *A, i64 sam,
                                                   i64 sak, const T *B, i64 sbk, i64 sbn,
                                                   int validM, int validN, int K) {
 #if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  mma_mainloop<BM, BN, 64, 2, 4, Stages, VecA, VecB, T>(
-      smem, A, sam, sak, B, sbk, sbn, validM, validN, K);
+  static_assert(Consumers == 1, "two consumer warpgroups need sm_90a");
+  mma_mainloop<BM, BN, 64, 2, 4, Stages, VecA, VecB, T>(smem, A, sam, sak, B, sbk, sbn, validM,
+                                                        validN, K);
 #else
-  constexpr int BK = 64, FM = BM / 64;
-  static_assert((BM == 64 || BM == 128) && BN % 64 == 0 && FM * BN / 2 <= 128 && Stages >= 2,
-                "wgmma_ws_mainloop: BM 64 or 128, BN a multiple of 64, at most 128 sums a thread");
-  constexpr int StageA = BM * BK, StageB = BK * BN; // elements
-  T *sA = reinterpret_cast<T *>(smem);
-  T *sB = sA + Stages * StageA;
-  unsigned long long *full = reinterpret_cast<unsigned long long *>(sB + Stages * StageB);
-  unsigned long long *empty = full + Stages;
-  const bool producer = threadIdx.x >= 128;
-  const int t = threadIdx.x % 128;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < Stages; ++s) {
-      mbar_init(&full[s], 256); // each producer thread arrives twice
-      mbar_init(&empty[s], 128);
-    }
-  }
-  __syncthreads();
-  const int KT = (K + BK - 1) / BK;
-
-  float acc[FM][BN / 2];
-#pragma unroll
-  for (int i = 0; i < FM; ++i)
-#pragma unroll
-    for (int j = 0; j < BN / 2; ++j)
-      acc[i][j] = 0.f;
-
-  if (producer) {
+  constexpr int MW = BM / Consumers, FM = MW / 64;
+  static_assert((Consumers == 1 || Consumers == 2) && (MW == 64 || MW == 128) && BN % 64 == 0 &&
+                    BN <= 256 && FM * BN / 2 <= 128 && Stages >= 2,
+                "wgmma_ws_mainloop: 64 or 128 rows per consumer, BN a multiple of 64 up to "
+                "256, at most 128 sums a thread");
+  using Ring = WgmmaRing<BM, BN, Stages, T>;
+  Ring ring(smem);
+  ring.init(256, Consumers * 128); // each producer thread arrives twice
+  const int KT = (K + 63) / 64;
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  WgmmaSums<FM, BN> acc;
+  if (wg == Consumers) {
     for (int kt = 0; kt < KT; ++kt) {
       const int s = kt % Stages;
       if (kt >= Stages)
-        mbar_wait(&empty[s], (kt / Stages - 1) & 1);
-      const int k0 = kt * BK;
-      gemm_load_tile<BM, BK, 128, VecA>(sA + s * StageA, A + (i64)k0 * sak, sam, sak, validM,
-                                        K - k0, t);
-      wgmma_load_b<BK, BN, 128, VecB>(sB + s * StageB, B + (i64)k0 * sbk, sbk, sbn, K - k0,
-                                      validN, t);
-      mbar_arrive_cp_async(&full[s]);
-      mbar_arrive(&full[s]);
+        mbar_wait(&ring.empty[s], (kt / Stages - 1) & 1);
+      const int k0 = kt * 64;
+      gemm_load_tile<BM, 64, 128, VecA>(ring.a + s * Ring::StageA, A + (i64)k0 * sak, sam, sak,
+                                        validM, K - k0, t);
+      wgmma_load_b<64, BN, 128, VecB>(ring.b + s * Ring::StageB, B + (i64)k0 * sbk, sbk, sbn,
+                                      K - k0, validN, t);
+      mbar_arrive_cp_async(&ring.full[s]);
+      mbar_arrive(&ring.full[s]);
     }
     cp_async_wait<0>();
   } else {
-    for (int kt = 0; kt < KT; ++kt) {
-      const int s = kt % Stages;
-      mbar_wait(&full[s], (kt / Stages) & 1);
-      fence_proxy_async();
-      const T *a = sA + s * StageA;
-      const T *b = sB + s * StageB;
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        const unsigned long long db = wgmma_desc(b + kk * 16 * 64, BK * 128, 1024);
-#pragma unroll
-        for (int i = 0; i < FM; ++i)
-          WgmmaOp<BN, T>::run(acc[i], wgmma_desc(a + (i * 64) * BK + kk * 16, 16, 1024), db);
-      }
-      wgmma_commit();
-#pragma unroll
-      for (int i = 0; i < FM; ++i)
-        wgmma_touch(acc[i]);
-      wgmma_wait<1>();
-      if (kt > 0)
-        mbar_arrive(&empty[(kt - 1) % Stages]);
-    }
-    wgmma_wait<0>();
-#pragma unroll
-    for (int i = 0; i < FM; ++i)
-      wgmma_touch(acc[i]);
+    wgmma_zero<FM, BN>(acc);
+    wgmma_consume<BM, BN, Stages, true>(ring, acc, wg * MW, KT);
   }
+  __syncthreads(); // every stage consumed: the buffers become the sums
+  if (wg < Consumers)
+    wgmma_store_sums<FM, BN>(reinterpret_cast<float *>(smem), acc, wg * MW, t);
   __syncthreads();
+#endif
+}
 
-  if (!producer) {
-    float *C = reinterpret_cast<float *>(smem);
-    constexpr int LDC = BN + kGemmPad;
-    const int w = t / 32, g = (t % 32) / 4, q = t % 4;
+//===----------------------------------------------------------------------===//
+// Hopper, TMA: the warp-specialized loop with the copies done by the Tensor
+// Memory Accelerator
+//===----------------------------------------------------------------------===//
+
+/// A CUtensorMap, as the runtime encodes it (128 bytes, 64-byte aligned);
+/// passed as a `const __grid_constant__` kernel parameter.
+struct __align__(64) KiteTensorMap {
+  unsigned long long bits[16];
+};
+
+/// A TMA copy of the box at coordinates (c0 innermost, c1[, c2]) of `map`
+/// into shared memory at `dst`, completing on `bar`.
+template <int Rank>
+__device__ __forceinline__ void tma_load(void *dst, const KiteTensorMap *map,
+                                         unsigned long long *bar, int c0, int c1, int c2) {
+  if constexpr (Rank == 2)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_addr(dst)),
+                 "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
+                 "r"(c1)
+                 : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(smem_addr(dst)),
+                 "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
+                 "r"(c1), "r"(c2)
+                 : "memory");
+}
+
+/// wgmma_ws_mainloop's contract with TMA copies: one producer thread (the
+/// producer warpgroup's first) issues, per stage, one box of A (BM rows x
+/// 64 K, 128-byte swizzled) and BN / 64 boxes of B (64 K rows x 64 columns
+/// each), which complete on the stage's `full` mbarrier; elements past the
+/// tensors' bounds arrive as zeros. `m0`, `n0`, `k0` and `b` are the
+/// tile's first row, column, K index and batch (3-D maps: dims K, M, batch
+/// for A and N, K, batch for B).
+template <int BM, int BN, int Consumers, int Stages, int Rank, class T>
+__device__ __forceinline__ void wgmma_tma_mainloop(unsigned char *smem, const KiteTensorMap *ma,
+                                                   const KiteTensorMap *mb, int m0, int n0,
+                                                   int k0, int b, int K) {
+#if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(BM < 0, "TMA main loops need sm_90a");
+#else
+  constexpr int MW = BM / Consumers, FM = MW / 64;
+  static_assert((Consumers == 1 || Consumers == 2) && (MW == 64 || MW == 128) && BN % 64 == 0 &&
+                    BN <= 256 && FM * BN / 2 <= 128 && Stages >= 2,
+                "wgmma_tma_mainloop: 64 or 128 rows per consumer, BN a multiple of 64 up to "
+                "256, at most 128 sums a thread");
+  using Ring = WgmmaRing<BM, BN, Stages, T>;
+  constexpr unsigned StageBytes = (Ring::StageA + Ring::StageB) * sizeof(T);
+  Ring ring(smem);
+  ring.init(1, Consumers * 128);
+  const int KT = (K + 63) / 64;
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  WgmmaSums<FM, BN> acc;
+  if (wg == Consumers) {
+    if (t == 0) {
+      for (int kt = 0; kt < KT; ++kt) {
+        const int s = kt % Stages;
+        if (kt >= Stages)
+          mbar_wait(&ring.empty[s], (kt / Stages - 1) & 1);
+        const int k = k0 + kt * 64;
+        mbar_arrive_expect_tx(&ring.full[s], StageBytes);
+        tma_load<Rank>(ring.a + s * Ring::StageA, ma, &ring.full[s], k, m0, b);
 #pragma unroll
-    for (int i = 0; i < FM; ++i)
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const int r = i * 64 + w * 16 + g, c = j * 8 + q * 2;
-        *reinterpret_cast<float2 *>(C + r * LDC + c) =
-            make_float2(acc[i][j * 4], acc[i][j * 4 + 1]);
-        *reinterpret_cast<float2 *>(C + (r + 8) * LDC + c) =
-            make_float2(acc[i][j * 4 + 2], acc[i][j * 4 + 3]);
+        for (int j = 0; j < BN / 64; ++j)
+          tma_load<Rank>(ring.b + s * Ring::StageB + j * 64 * 64, mb, &ring.full[s], n0 + j * 64,
+                         k, b);
       }
+    }
+  } else {
+    wgmma_zero<FM, BN>(acc);
+    wgmma_consume<BM, BN, Stages, false>(ring, acc, wg * MW, KT);
   }
+  __syncthreads(); // every stage consumed: the buffers become the sums
+  if (wg < Consumers)
+    wgmma_store_sums<FM, BN>(reinterpret_cast<float *>(smem), acc, wg * MW, t);
   __syncthreads();
 #endif
 }

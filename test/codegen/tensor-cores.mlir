@@ -25,13 +25,49 @@
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=WS
 // WS: "tensor_cores":true,"warp_specialize":true,"wgmma":true
 // WS: kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023);
-// WS: wgmma_ws_mainloop<128, 128, 4, true, true, bf16>(
+// WS: wgmma_ws_mainloop<128, 128, 1, 4, true, true, bf16>(
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=ptx | FileCheck %s --check-prefix=WSPTX
 // WSPTX-DAG: mbarrier.init.shared::cta.b64
 // WSPTX-DAG: mbarrier.try_wait.parity.shared::cta.b64
 // WSPTX-DAG: cp.async.mbarrier.arrive.noinc.shared::cta.b64
 // WSPTX-DAG: fence.proxy.async.shared::cta
 // WSPTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+//
+// 12 warps: a producer and two consumer warpgroups, each with 64 rows and
+// all 256 columns (m64n256k16); the epilogue's layout takes 256 of the 384
+// threads.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda | FileCheck %s --check-prefix=WS2
+// WS2: // launch: 8 programs of 384 threads
+// WS2: __launch_bounds__(384)
+// WS2: wgmma_ws_mainloop<128, 256, 2, 4, true, true, bf16>(
+// WS2: if (threadIdx.x < 256
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=ptx | FileCheck %s --check-prefix=WS2PTX
+// WS2PTX: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+//
+// indexing "tma": tensor-map parameters the runtime encodes at launch, and
+// one producer thread issuing cp.async.bulk.tensor boxes that complete on
+// the stage mbarriers.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=TMA
+// TMA: const __grid_constant__ KiteTensorMap [[MA:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MB:tma[0-9]+]])
+// TMA: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16>({{sg[0-9]+}}, &[[MA]], &[[MB]],
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=ptx | FileCheck %s --check-prefix=TMAPTX
+// TMAPTX-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// TMAPTX-DAG: mbarrier.arrive.expect_tx.shared::cta.b64
+// TMAPTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// TMAPTX-NOT: cp.async.cg.shared.global
+//
+// Rows that are not 16-byte multiples cannot be TMA boxes: the cp.async
+// producer instead.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=NOTMA
+// NOTMA-NOT: KiteTensorMap
+// NOTMA: wgmma_ws_mainloop<128, 128, 1, 4, false, true, bf16>(
+//
+// 12 warps without a loop the warp-specialized main loop takes are an
+// error that says why.
+// RUN: not kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,32],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=W12
+// W12: num_warps = 12 is only for a warp-specialized matrix-product K loop
+// RUN: not kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,64],"num_warps":12}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=W12CFG
+// W12CFG: num_warps = 12 (a producer and two consumer warpgroups) needs tensor_cores, wgmma and warp_specialize
 //
 // wgmma without warp specialization: 8 warps are 2 warpgroups of 64 rows,
 // each with all 256 columns.

@@ -200,7 +200,8 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[16,16,16],"num_warps":1,"tensor_cores":true})",
                 R"({"block_sizes":[128,64,32],"num_warps":8,"tensor_cores":true,"pid_type":"persistent_interleaved"})",
                 R"({"block_sizes":[64,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true})",
-                R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"}, 10.0});
+                R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"}, 10.0});
   // Rows of 264 and 136 elements: the pipelined main loop copies 16 bytes
   // at a time (above, rows of 77 and 65 are copied element by element),
   // with partial tiles along M, N and K.
@@ -219,8 +220,26 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
                 R"({"block_sizes":[128,128,64],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true,"l2_groupings":[2]})",
                 R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
-                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"},
+                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[256,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[4]})",
+                R"({"block_sizes":[128,64,64],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
                10.0, "matmul_aligned"});
+  c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 136}, bf, s + 1)),
+                                         T("bias", randn({136}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(matmul_bias_relu(*a[0].tensor, *a[1].tensor, *a[2].tensor));
+               },
+               {"", R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
+               10.0, "matmul_bias_relu_aligned"});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("y", randn({77, 65}, bf, s + 1)),
@@ -243,7 +262,18 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,16,16,16],"tensor_cores":true})",
                 R"({"block_sizes":[1,64,32,32],"num_warps":4,"num_stages":3,"tensor_cores":true})",
                 R"({"block_sizes":[1,64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
-                R"({"block_sizes":[1,128,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"}, 10.0});
+                R"({"block_sizes":[1,128,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[1,64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"}, 10.0});
+  // Rows of 136 and 72 elements: TMA boxes over 3-D tensor maps.
+  c.push_back({"bmm", "bmm", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("a", randn({3, n, 136}, bf, s)), T("b", randn({3, 136, 72}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::bmm(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[1,128,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[1,128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[1,128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"},
+               10.0, "bmm_aligned"});
   c.push_back({"attention", "attention", {1, 7, 129},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("q", randn({3, n, 32}, bf, s)), T("k", randn({3, n, 32}, bf, s + 1)),

@@ -6,6 +6,8 @@
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 256, 64], \"num_warps\": 8, \"num_stages\": 4, \"tensor_cores\": true, \"wgmma\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=WGMMA
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 32], \"num_warps\": 8, \"tensor_cores\": true, \"wgmma\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=NOWG
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 64], \"num_warps\": 8, \"num_stages\": 4, \"tensor_cores\": true, \"wgmma\": true, \"warp_specialize\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=WS
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [256, 128, 64], \"num_warps\": 12, \"num_stages\": 4, \"tensor_cores\": true, \"wgmma\": true, \"warp_specialize\": true, \"indexing\": \"tma\"}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=TMA
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 256, 32], \"num_warps\": 12, \"num_stages\": 4, \"tensor_cores\": true, \"wgmma\": true, \"warp_specialize\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=W12
 // RUN: kite-opt %s --kite-specialize="kernel=scaled args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [64, 64, 32], \"tensor_cores\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=BODY
 
 // A plain K loop on bf16 operands: 8 warps as 2 x 4 (64 x 32 warp tiles),
@@ -24,6 +26,14 @@
 
 // warp_specialize: one producer and one consumer warpgroup of the 8 warps.
 // WS: kite.mainloop = {kind = "wgmma_ws", stages = 4 : i64, vec_a = true, vec_b = true, warpgroups = 2 : i64}
+
+// 12 warps with indexing "tma": a producer (one thread issuing TMA copies)
+// and two consumer warpgroups of 128 rows each.
+// TMA: kite.mainloop = {kind = "wgmma_tma", stages = 4 : i64, vec_a = true, vec_b = true, warpgroups = 3 : i64}
+
+// 12 warps are only for the warp-specialized loop, which needs BK = 64.
+// W12: remark: not a pipelined main loop: 12 warps are for a warp-specialized loop
+// W12-NOT: kite.mainloop =
 
 // wgmma needs K tiles of 64; with 32 the loop falls back to mma.sync.
 // NOWG: kite.mainloop = {kind = "mma", stages = 2 : i64, vec_a = true, vec_b = true, warps_m = 2 : i64, warps_n = 4 : i64}

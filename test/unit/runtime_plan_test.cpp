@@ -8,6 +8,7 @@
 
 #include <kite/runtime.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -43,6 +44,7 @@ KernelPlan fullPlan() {
               ParamSpec{ParamSpec::Kind::argScalar, 2, 0, {}},
               ParamSpec{ParamSpec::Kind::argSize, 0, 1, {}},
               ParamSpec{ParamSpec::Kind::argStride, 1, 1, {}},
+              ParamSpec{ParamSpec::Kind::argTensorMap, 0, 0, TensorMapSpec{2, 3, {8, 64}}.encode()},
               constant};
   p.results = {ResultSpec{ResultSpec::Kind::output, 0}, ResultSpec{ResultSpec::Kind::arg, 1}};
   p.config = R"({"block_sizes": [8], "num_warps": 4})";
@@ -116,8 +118,10 @@ TEST(RuntimePlan, TrailingBytesAndForeignBuffers) {
 TEST(RuntimePlan, OtherVersionIsRefused) {
   std::vector<uint8_t> bytes = serialize(fullPlan());
   bytes[8] = uint8_t(kPlanFormatVersion + 1);
-  EXPECT_EQ(errorOf(bytes), "kite plan: format version 2, but this kite reads version 1; "
-                            "recompile the kernel (or re-tune the cache entry)");
+  EXPECT_EQ(errorOf(bytes), fmt::format("kite plan: format version {}, but this kite reads "
+                                        "version {}; recompile the kernel (or re-tune the "
+                                        "cache entry)",
+                                        kPlanFormatVersion + 1, kPlanFormatVersion));
 }
 
 /// Corruptions that keep a valid checksum (a buggy writer, not a bit flip)
@@ -170,15 +174,15 @@ TEST(RuntimePlan, ValidatePlanNamesTheProblem) {
   EXPECT_EQ(errorOfPlan(fullPlan()), "");
   KernelPlan p = fullPlan();
   p.params.push_back(ParamSpec{ParamSpec::Kind::argData, 2, 0, {}});
-  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: parameter 8 reads argument 'eps' as "
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: parameter 9 reads argument 'eps' as "
                             "a tensor, but it is a scalar");
   p = fullPlan();
   p.params.push_back(ParamSpec{ParamSpec::Kind::outputData, 5, 0, {}});
   EXPECT_EQ(errorOfPlan(p),
-            "kite plan 'softmax' is invalid: parameter 8 reads output 5, but there are 2");
+            "kite plan 'softmax' is invalid: parameter 9 reads output 5, but there are 2");
   p = fullPlan();
   p.params.push_back(ParamSpec{ParamSpec::Kind::argSize, 0, 2, {}});
-  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: parameter 8 reads dimension 2 of "
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: parameter 9 reads dimension 2 of "
                             "argument 'x', which has 2");
   p = fullPlan();
   p.results.push_back(ResultSpec{ResultSpec::Kind::arg, 2});
@@ -195,6 +199,51 @@ TEST(RuntimePlan, ValidatePlanNamesTheProblem) {
   p.args[2].dtype = bf16;
   EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: scalar argument 'eps' has type bf16; "
                             "scalars are i64, i32, f64, f32 or bool");
+}
+
+TEST(RuntimePlan, TensorMapParameters) {
+  TensorMapSpec m{3, 3, {1, 128, 64}};
+  std::vector<uint8_t> bytes = m.encode();
+  ASSERT_EQ(bytes.size(), 16u);
+  TensorMapSpec back = TensorMapSpec::decode(bytes);
+  EXPECT_EQ(back.rank, 3);
+  EXPECT_EQ(back.swizzle, 3);
+  EXPECT_EQ(back.box[0], 1u);
+  EXPECT_EQ(back.box[1], 128u);
+  EXPECT_EQ(back.box[2], 64u);
+
+  auto errorOfMap = [](std::vector<uint8_t> bytes) -> std::string {
+    KernelPlan p = fullPlan();
+    p.params.push_back(ParamSpec{ParamSpec::Kind::argTensorMap, 0, 0, std::move(bytes)});
+    try {
+      validate_plan(p);
+    } catch (const Error &e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(errorOfMap(TensorMapSpec{2, 3, {64, 64}}.encode()), "");
+  EXPECT_EQ(errorOfMap(TensorMapSpec{3, 3, {1, 64, 64}}.encode()),
+            "kite plan 'softmax' is invalid: parameter 9 tiles argument 'x' in 3 dims, but it "
+            "has 2");
+  EXPECT_EQ(errorOfMap(TensorMapSpec{2, 3, {0, 64}}.encode()),
+            "kite plan 'softmax' is invalid: parameter 9 has a copy box of 0 elements in dim 0 "
+            "(1 to 256 allowed)");
+  EXPECT_EQ(errorOfMap(TensorMapSpec{2, 3, {64, 512}}.encode()),
+            "kite plan 'softmax' is invalid: parameter 9 has a copy box of 512 elements in dim 1 "
+            "(1 to 256 allowed)");
+  EXPECT_EQ(errorOfMap(TensorMapSpec{2, 7, {64, 64}}.encode()),
+            "kite plan 'softmax' is invalid: parameter 9 has swizzle mode 7 (0 to 3 allowed)");
+  std::vector<uint8_t> truncated = TensorMapSpec{2, 3, {64, 64}}.encode();
+  truncated.pop_back();
+  EXPECT_EQ(errorOfMap(truncated),
+            "kite plan 'softmax' is invalid: parameter 9: a tensor-map parameter needs 4 + 4 x "
+            "rank bytes with a rank of 1 to 5, got 11 bytes");
+  // A tensor map of a scalar argument.
+  KernelPlan p = fullPlan();
+  p.params.push_back(
+      ParamSpec{ParamSpec::Kind::argTensorMap, 2, 0, TensorMapSpec{1, 0, {8}}.encode()});
+  EXPECT_THROW(validate_plan(p), Error);
 }
 
 TEST(RuntimePlan, ArgSpecText) {
