@@ -220,15 +220,16 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
     }
   }
   const char *pre = name == "bmm" ? R"({"block_sizes":[1,)" : R"({"block_sizes":[)";
-  // The default (warp-specialized wgmma, 128x128x64), then TMA copies, two
-  // consumer warpgroups (12 warps) and the other main loops.
+  // The default (TMA copies for two consumer warpgroups, 128x256x64, L2
+  // groups of 8 tile rows), then its neighbours: one consumer, smaller
+  // tiles for few rows, thread copies, no grouping, no warp specialization.
   const std::string ws = R"(,"tensor_cores":true,"wgmma":true,"warp_specialize":true)";
   const std::string tma = ws + R"(,"indexing":"tma")";
   b.configs = {"", std::string(pre) + R"(128,128,64],"num_warps":8,"num_stages":4)" + tma + "}",
-               std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + ws + "}",
-               std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + tma + "}",
+               std::string(pre) + R"(64,128,64],"num_warps":8,"num_stages":6)" + tma + "}",
                std::string(pre) + R"(256,128,64],"num_warps":12,"num_stages":4)" + tma + "}",
-               std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4,"l2_groupings":[8])" + tma + "}",
+               std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + tma + "}",
+               std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + ws + "}",
                std::string(pre) + R"(256,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true})"};
   return b;
 }

@@ -34,9 +34,9 @@ struct ApplyConfigPass : kite::impl::KiteApplyConfigBase<ApplyConfigPass> {
       func.emitError() << "bad config: " << error;
       return signalPassFailure();
     }
-    Config c = config.empty() ? defaultConfig(func) : *parsed;
+    Config c = config.empty() ? defaultConfig(func, arch) : *parsed;
     if (!config.empty() && c.block_sizes.empty())
-      c.block_sizes = defaultConfig(func).block_sizes;
+      c.block_sizes = defaultConfig(func, arch).block_sizes;
     if (failed(validateConfig(func, c, error))) {
       func.emitError() << "config does not fit kernel '" << func.getSymName()
                        << "': " << error;

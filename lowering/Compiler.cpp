@@ -90,6 +90,13 @@ auto withKernel(std::string_view ir, std::string_view name, const std::vector<ki
   return use(*kernel, fail);
 }
 
+/// `arch`, or if empty the first GPU's, or sm_90a without a GPU.
+std::string targetArch(const std::string &arch) {
+  if (!arch.empty())
+    return arch;
+  return kite::gpu_available() && kite::device_count() > 0 ? kite::device_properties(0).arch() : "sm_90a";
+}
+
 /// Scalars the kernel specializes on: bools always, others where the
 /// kernel wraps them in specialize().
 std::vector<bool> specializedScalars(func::FuncOp f) {
@@ -113,6 +120,7 @@ kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
   lowering.kernel = std::string(name);
   lowering.args = joinArgs(args);
   lowering.config = std::string(config);
+  lowering.arch = targetArch(options.arch);
   return withKernel(
       ir, name, args, "compile",
       [&](PassManager &pm) { buildKiteLoweringPipeline(pm, lowering); },
@@ -128,22 +136,22 @@ kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
       });
 }
 
-std::string kite::configSpaceOf(const KernelSource &kernel, const std::vector<ArgSpec> &args) {
+std::string kite::configSpaceOf(const KernelSource &kernel, const std::vector<ArgSpec> &args,
+                                std::string_view arch) {
+  std::string target = targetArch(std::string(arch));
   return withKernel(
       kernel.ir, kernel.name, args, "derive the config space of",
       [&](PassManager &pm) {
         pm.addPass(createKiteSpecialize({std::string(kernel.name), joinArgs(args)}));
       },
-      [](func::FuncOp f, auto &) { return deriveConfigSpace(f).dump(); });
+      [&](func::FuncOp f, auto &) { return deriveConfigSpace(f, target).dump(); });
 }
 
 kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
                                      const std::vector<ArgSpec> &args,
                                      const Options &options,
                                      const CompileOptions &compile) {
-  std::string arch = compile.arch;
-  if (arch.empty())
-    arch = gpu_available() && device_count() > 0 ? device_properties(0).arch() : "sm_90a";
+  std::string arch = targetArch(compile.arch);
 
   // Which scalars does the kernel specialize on? Only those keep a value in
   // the plan's specs (others are run-time arguments).

@@ -42,8 +42,10 @@ KernelPlan compileToPlan(const KernelSource &kernel, const std::vector<ArgSpec> 
                          const Options &options, const CompileOptions &compile = {});
 
 /// The config space of a kernel for these arguments, as JSON text (see
-/// lowering/ConfigSpace.h for its form). Throws kite::Error.
-std::string configSpaceOf(const KernelSource &kernel, const std::vector<ArgSpec> &args);
+/// lowering/ConfigSpace.h for its form), with the default config for `arch`
+/// (empty: the first GPU's, or sm_90a without one). Throws kite::Error.
+std::string configSpaceOf(const KernelSource &kernel, const std::vector<ArgSpec> &args,
+                          std::string_view arch = "");
 
 /// The autotuner as kite::launch runs it for Options::Tuning::tune: tunes on
 /// random inputs of these specs and returns the winner as a cache entry.

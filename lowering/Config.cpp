@@ -300,7 +300,9 @@ bool isBatchDim(TileForOp loop, int64_t d) {
 }
 } // namespace
 
-Config kite::defaultConfig(func::FuncOp kernel) {
+bool kite::hasWgmma(StringRef arch) { return arch == "sm_90a"; }
+
+Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
   // Aim for about 4096 elements per tile value in a program: enough work
   // per thread at 4 warps, little enough to stay in registers.
   constexpr int64_t kTargetElements = 4096;
@@ -326,17 +328,27 @@ Config kite::defaultConfig(func::FuncOp kernel) {
     hasMatmul |= isa<DotOp, AddmmOp, BmmOp, BaddbmmOp, MatmulOp>(op);
   });
   // A K loop that only accumulates a 16-bit product runs as a pipelined,
-  // warp-specialized wgmma main loop: 128 x 128 output tiles, K 64 at a
-  // time through 4 stages (on the H200 the fastest measured at 4096^3 and
-  // 8192^3: 545-550 TFLOP/s, against 357 without warp specialization).
+  // warp-specialized wgmma main loop: 128 x 256 output tiles, K 64 at a
+  // time through 4 stages, TMA copies (where rows are 16-byte aligned) by a
+  // producer warpgroup for two consumer warpgroups, and 2-D grids walked in
+  // groups of 8 tile rows. On the H200 the fastest measured at 4096^3 and
+  // 8192^3 (650-665 TFLOP/s, against 550-560 with one consumer and 128 x
+  // 128 tiles, 357 without warp specialization).
   bool plainProduct = false;
   kernel.walk([&](TileForOp loop) { plainProduct |= whyNotPlainProductLoop(loop).empty(); });
+  // Without wgmma (before sm_90a): mma.sync main loops on 128 x 128 x 32
+  // tiles, 8 warps.
+  bool hopper = hasWgmma(arch);
   if (plainProduct) {
-    c.num_warps = 8;
+    c.num_warps = hopper ? 12 : 8;
     c.num_stages = 4;
     c.tensor_cores = true;
-    c.wgmma = true;
-    c.warp_specialize = true;
+    c.wgmma = hopper;
+    c.warp_specialize = hopper;
+    c.indexing = hopper ? "tma" : "pointer";
+    for (Operation &op : kernel.getBody().front())
+      if (auto loop = dyn_cast<TileForOp>(&op))
+        c.l2_groupings.push_back(loop.getNumDims() == 2 ? 8 : 1);
   }
   for (BlockSizeOp op : blockSizeOps(kernel)) {
     int64_t extent = ShapedType::kDynamic;
@@ -346,11 +358,11 @@ Config kite::defaultConfig(func::FuncOp kernel) {
     int64_t target = 64;
     if (plainProduct) {
       if (!loop || !loop.isTopLevel())
-        target = 64;
+        target = hopper ? 64 : 32;
       else if (isBatchDim(loop, loopDim))
         target = 1;
       else
-        target = 128;
+        target = hopper && loopDim == loop.getNumDims() - 1 ? 256 : 128;
     } else if (hasMatmul) {
       // Output tiles of 64x64, K in steps of 32; batch dims one at a time.
       if (!loop || !loop.isTopLevel())
@@ -399,5 +411,26 @@ Config kite::defaultConfig(func::FuncOp kernel) {
   });
   if (!hasMatmul)
     c.num_warps = std::clamp<int64_t>(llvm::PowerOf2Ceil(largest / (32 * 32)), 4, 16);
+  if (plainProduct && hopper) {
+    // Two consumers need 128 rows and 64-deep K tiles (small dims clamp
+    // the tiles); with fewer rows, one consumer (8 warps), which
+    // kite-matmul-mainloop can still turn down for the plain paths.
+    auto blockOf = [&](Value b) -> int64_t {
+      if (auto op = b.getDefiningOp<BlockSizeOp>())
+        return c.block_sizes[op.getId()];
+      return getConstantIntValue(b).value_or(0);
+    };
+    kernel.walk([&](TileForOp loop) {
+      auto top = loop->getParentOfType<TileForOp>();
+      if (!top || !whyNotPlainProductLoop(loop).empty())
+        return;
+      unsigned dims = top.getNumDims();
+      int64_t bm = dims >= 2 ? blockOf(top.getBlockSizes()[dims - 2]) : 0;
+      int64_t bn = blockOf(top.getBlockSizes()[dims - 1]);
+      int64_t bk = blockOf(loop.getBlockSizes()[0]);
+      if (bm < 128 || bn < 64 || bk != 64)
+        c.num_warps = 8;
+    });
+  }
   return c;
 }

@@ -103,8 +103,13 @@ std::string whyNotPlainProductLoop(TileForOp loop);
 /// the one after the accumulator, if any); null for any other op.
 mlir::Value matrixProductLhs(mlir::Operation *op);
 
-/// A reasonable config for a specialized kernel without tuning.
-Config defaultConfig(mlir::func::FuncOp kernel);
+/// True if `arch` (an NVRTC target, "sm_90a") has Hopper's warpgroup MMA,
+/// mbarrier transactions and TMA, which the wgmma, warp-specialized and TMA
+/// main loops need.
+bool hasWgmma(llvm::StringRef arch);
+
+/// A reasonable config for a specialized kernel without tuning, on `arch`.
+Config defaultConfig(mlir::func::FuncOp kernel, llvm::StringRef arch = "sm_90a");
 
 } // namespace kite
 

@@ -81,8 +81,8 @@ SmallVector<TileForOp> topLevelLoops(func::FuncOp kernel) {
 
 } // namespace
 
-json kite::deriveConfigSpace(func::FuncOp kernel) {
-  Config def = defaultConfig(kernel);
+json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
+  Config def = defaultConfig(kernel, arch);
   json params = json::array();
 
   // Block sizes: powers of two within the registered bounds and the extent.
@@ -159,7 +159,8 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
     for (int64_t d = 0; d < rank; ++d)
       order[d] = rank - 1 - d; // the default: the last dim varies fastest
     defaultOrders.push_back(order);
-    defaultGroups.push_back(1);
+    int64_t group = li < def.l2_groupings.size() ? def.l2_groupings[li] : 1;
+    defaultGroups.push_back(group);
     if (rank < 2)
       continue;
     std::string at = where(loop.getLoc());
@@ -183,7 +184,7 @@ json kite::deriveConfigSpace(func::FuncOp kernel) {
       std::vector<json> groups;
       for (int64_t g : powersOfTwo(1, 64))
         groups.push_back(g);
-      params.push_back(parameter("l2_groupings", li, groups, 1,
+      params.push_back(parameter("l2_groupings", li, groups, group,
                                  "rows of tiles of the loop at " + at +
                                      " that walk the columns together (1: none)"));
     }

@@ -33,7 +33,7 @@ namespace kite {
 /// config applied yet). Values that cannot fit (a block size beyond its
 /// dimension, a chunk as long as the row) are left out; values that may
 /// still be rejected at emission (too many registers a thread) are in.
-nlohmann::json deriveConfigSpace(mlir::func::FuncOp kernel);
+nlohmann::json deriveConfigSpace(mlir::func::FuncOp kernel, llvm::StringRef arch = "sm_90a");
 
 } // namespace kite
 

@@ -51,7 +51,7 @@ bool spanCoversDim(Value span, int64_t size) {
 }
 
 /// Why `loop` cannot be a pipelined main loop, or "" with `attrs` filled.
-std::string analyze(TileForOp loop, const Config &config,
+std::string analyze(TileForOp loop, const Config &config, bool hopper,
                     SmallVectorImpl<NamedAttribute> &attrs) {
   if (std::string why = whyNotPlainProductLoop(loop); !why.empty())
     return why;
@@ -83,7 +83,7 @@ std::string analyze(TileForOp loop, const Config &config,
   // allows: warpgroups of 4 warps each take 64-row blocks of the tile, with
   // all of BN (a multiple of 64, at most 256) and K 64 at a time.
   bool wgmma = false;
-  if (config.wgmma && warps % 4 == 0) {
+  if (hopper && config.wgmma && warps % 4 == 0) {
     int64_t groups = warps / 4;
     int64_t rows = BM / groups;
     wgmma = BK == 64 && BM % groups == 0 && rows % 64 == 0 && BN % 64 == 0 && BN <= 256 &&
@@ -97,12 +97,14 @@ std::string analyze(TileForOp loop, const Config &config,
   // initialize its mbarriers, once per tile.)
   int64_t consumers = warps / 4 - 1;
   int64_t rows = consumers > 0 ? BM / consumers : 0;
-  bool specialized = config.wgmma && config.warp_specialize &&
+  bool specialized = hopper && config.wgmma && config.warp_specialize &&
                      !StringRef(config.pid_type).starts_with("persistent") &&
                      (warps == 8 || warps == 12) && BK == 64 && BM % consumers == 0 &&
                      (rows == 64 || rows == 128) && BN % 64 == 0 && BN <= 256 &&
                      (rows / 64) * BN / 2 <= 128 &&
                      stages * (BM + BN) * 128 + 16 * stages + 1024 <= 232448;
+  if (warps == 12 && !hopper)
+    return "12 warps are for a warp-specialized loop, which needs sm_90a";
   if (warps == 12 && !specialized)
     return "12 warps are for a warp-specialized loop (wgmma, BK = 64, 64 or 128 rows and at "
            "most 256 columns per consumer, not persistent)";
@@ -204,7 +206,7 @@ struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPas
       return;
     func.walk([&](TileForOp loop) {
       SmallVector<NamedAttribute> attrs;
-      std::string why = analyze(loop, *config, attrs);
+      std::string why = analyze(loop, *config, hasWgmma(arch), attrs);
       if (why.empty()) {
         loop->setAttr("kite.mainloop", DictionaryAttr::get(&getContext(), attrs));
         return;

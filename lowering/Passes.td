@@ -60,7 +60,9 @@ def KiteApplyConfig : Pass<"kite-apply-config", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"config", "config", "std::string", /*default=*/"\"\"",
-           "The config as JSON (empty: the default config)">
+           "The config as JSON (empty: the default config)">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "The GPU target the default config is for">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
@@ -125,7 +127,9 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"explain", "explain", "bool", /*default=*/"false",
-           "Remark on each product loop that is not marked, with the reason">
+           "Remark on each product loop that is not marked, with the reason">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "The GPU target: wgmma, warp-specialized and TMA loops need sm_90a">
   ];
 }
 

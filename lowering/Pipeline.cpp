@@ -18,13 +18,13 @@ void kite::buildKiteLoweringPipeline(OpPassManager &pm,
   // is static and every tile's dtype known.
   pm.addPass(createKiteSpecialize({options.kernel, options.args}));
   // Block sizes from the config; after this every tile shape is static.
-  pm.addPass(createKiteApplyConfig({options.config}));
+  pm.addPass(createKiteApplyConfig({options.config, options.arch}));
   // Reductions the config loops over chunks of, instead of whole rows.
   pm.addPass(createKiteReductionLoops());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Matrix-product K loops that run as a pipelined tensor-core main loop.
-  pm.addPass(createKiteMatmulMainloop());
+  pm.addPass(createKiteMatmulMainloop({/*explain=*/false, options.arch}));
 }
 
 void kite::registerKiteLoweringPasses() {

@@ -20,6 +20,8 @@ struct LoweringOptions : mlir::PassPipelineOptions<LoweringOptions> {
       llvm::cl::desc("Launch arguments: x=bf16[1024,4096] eps=f32 ...")};
   Option<std::string> config{*this, "config",
                              llvm::cl::desc("The config (JSON); empty: default")};
+  Option<std::string> arch{*this, "arch", llvm::cl::desc("The GPU target (sm_90a, sm_80)"),
+                           llvm::cl::init("sm_90a")};
 };
 
 /// Adds the passes that take captured IR to CUDA-ready IR, in order. The

@@ -73,6 +73,38 @@ template <int Chunks> __device__ __forceinline__ int swizzle(int r, int c) {
     return c;
 }
 
+/// The element-by-element copy of a Rows x Cols tile of a strided global
+/// matrix (for rows that cannot be copied 16 bytes at a time): each thread
+/// loads up to 32 of its elements into registers before it stores any, so
+/// that many loads are in flight at once, then hands each to
+/// `store(row, col, value)`. Elements at or past (validRows, validCols)
+/// read as zero.
+template <int Rows, int Cols, int Threads, class T, class Store>
+__device__ __forceinline__ void gemm_copy_elements(const T *src, i64 rowStride, i64 colStride,
+                                                   int validRows, int validCols, int tid,
+                                                   Store store) {
+  constexpr int Per = (Rows * Cols + Threads - 1) / Threads; // elements per thread
+  constexpr int Batch = Per < 32 ? Per : 32;
+#pragma unroll 1
+  for (int base = 0; base < Per; base += Batch) {
+    T v[Batch];
+#pragma unroll
+    for (int j = 0; j < Batch; ++j) {
+      const int i = tid + (base + j) * Threads;
+      const int r = i / Cols, col = i % Cols;
+      v[j] = cvt<T>(0.f);
+      if (i < Rows * Cols && r < validRows && col < validCols)
+        v[j] = src[(i64)r * rowStride + (i64)col * colStride];
+    }
+#pragma unroll
+    for (int j = 0; j < Batch; ++j) {
+      const int i = tid + (base + j) * Threads;
+      if (i < Rows * Cols)
+        store(i / Cols, i % Cols, v[j]);
+    }
+  }
+}
+
 /// Copies a Rows x Cols tile of a strided global matrix into a swizzled
 /// shared buffer (row-major, Cols contiguous), by `Threads` threads of which
 /// this is number `tid`. Elements at or past
@@ -94,14 +126,11 @@ __device__ __forceinline__ void gemm_load_tile(T *dst, const T *src, i64 rowStri
       cp_async16(dst + r * Cols + swizzle<Chunks>(r, c) * 8, g, bytes);
     }
   } else {
-#pragma unroll 4
-    for (int i = tid; i < Rows * Cols; i += Threads) {
-      const int r = i / Cols, col = i % Cols;
-      T v = cvt<T>(0.f);
-      if (r < validRows && col < validCols)
-        v = src[(i64)r * rowStride + (i64)col * colStride];
-      dst[r * Cols + swizzle<Chunks>(r, col / 8) * 8 + col % 8] = v;
-    }
+    gemm_copy_elements<Rows, Cols, Threads>(src, rowStride, colStride, validRows, validCols, tid,
+                                            [&](int r, int col, T v) {
+                                              dst[r * Cols + swizzle<Chunks>(r, col / 8) * 8 +
+                                                  col % 8] = v;
+                                            });
   }
 }
 
@@ -264,14 +293,8 @@ __device__ __forceinline__ void wgmma_load_b(T *dst, const T *src, i64 rowStride
       cp_async16(dst + at(r, c * 8), g, bytes);
     }
   } else {
-#pragma unroll 4
-    for (int i = tid; i < Rows * Cols; i += Threads) {
-      const int r = i / Cols, col = i % Cols;
-      T v = cvt<T>(0.f);
-      if (r < validRows && col < validCols)
-        v = src[(i64)r * rowStride + (i64)col * colStride];
-      dst[at(r, col)] = v;
-    }
+    gemm_copy_elements<Rows, Cols, Threads>(src, rowStride, colStride, validRows, validCols, tid,
+                                            [&](int r, int col, T v) { dst[at(r, col)] = v; });
   }
 }
 

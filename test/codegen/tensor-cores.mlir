@@ -18,15 +18,28 @@
 // SIMT-NOT: mma_
 // SIMT: for (int kk{{[0-9]+}} = 0;
 //
-// The default config of a bf16 matmul whose K loop only accumulates: the
-// warp-specialized wgmma main loop on 128 x 128 x 64 tiles (a producer
-// warpgroup of cp.async copies signalling mbarriers, a consumer warpgroup
-// of wgmma.mma_async m64n128k16).
-// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=WS
-// WS: "tensor_cores":true,"warp_specialize":true,"wgmma":true
-// WS: kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023);
+// The default config of a bf16 matmul whose K loop only accumulates, with
+// rows of 16-byte multiples: 128 x 256 x 64 tiles, TMA copies by a producer
+// warpgroup for two consumer warpgroups (12 warps), L2 groups of 8.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=DEF
+// DEF: "block_sizes":[128,256,64],"indexing":"tma","l2_groupings":[8]{{.*}}"num_warps":12,{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true
+// DEF: kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023);
+// DEF: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16>(
+// Rows that are not (odd sizes): the same tiles with cp.async copies.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --emit=cuda | FileCheck %s --check-prefix=DEFODD
+// DEFODD: wgmma_ws_mainloop<128, 128, 2, 4, false, false, bf16>(
+// Too few rows for two consumers: 8 warps, which the main loop turns down
+// for tiles it cannot take.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[7,64]' --arg 'y=bf16[64,40]' --emit=cuda | FileCheck %s --check-prefix=DEFSMALL
+// DEFSMALL: "num_warps":8
+// DEFSMALL-NOT: _mainloop<
+//
+// warp_specialize with pointer indexing: a producer warpgroup of cp.async
+// copies signalling mbarriers, a consumer warpgroup of wgmma.mma_async
+// m64n128k16.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda | FileCheck %s --check-prefix=WS
 // WS: wgmma_ws_mainloop<128, 128, 1, 4, true, true, bf16>(
-// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=ptx | FileCheck %s --check-prefix=WSPTX
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=ptx | FileCheck %s --check-prefix=WSPTX
 // WSPTX-DAG: mbarrier.init.shared::cta.b64
 // WSPTX-DAG: mbarrier.try_wait.parity.shared::cta.b64
 // WSPTX-DAG: cp.async.mbarrier.arrive.noinc.shared::cta.b64

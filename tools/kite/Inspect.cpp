@@ -250,7 +250,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     mlir::FailureOr<mlir::func::FuncOp> kernel = kite::findKernel(*copy, opts.kernel);
     if (mlir::failed(kernel))
       return kite::cli::kUserError;
-    nlohmann::json space = kite::deriveConfigSpace(*kernel);
+    nlohmann::json space = kite::deriveConfigSpace(*kernel, opts.arch);
     std::string js = "{\"default\": " + space["default"].dump() + ",\n \"parameters\": [";
     const nlohmann::json &params = space["parameters"];
     for (size_t i = 0; i < params.size(); ++i)
@@ -267,6 +267,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
   lowering.kernel = opts.kernel;
   lowering.args = report.args;
   lowering.config = report.config;
+  lowering.arch = opts.arch;
   kite::buildKiteLoweringPipeline(pm, lowering);
   ctx.disableMultithreading();
   pm.addInstrumentation(std::make_unique<StageRecorder>(report.stages));
