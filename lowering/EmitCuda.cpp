@@ -1222,13 +1222,33 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                        A.strides[rank - 2], A.strides[rank - 1], B.ptr, offB,
                        B.strides[rank - 2], B.strides[rank - 1], m.valid, n.valid, hi, lo));
   }
+  // The sums, at gemm_sum_index's swizzled places: 16 bytes at a time
+  // where this thread's columns come in runs of 4 or more.
   std::string cs = fresh("sc");
   line(llvm::formatv("const float* {0} = reinterpret_cast<const float*>({1});", cs, smem));
-  forEach(r, [&](ArrayRef<std::string> k) {
-    line(llvm::formatv("{0}[{1}] = {2}[{1}] + {3}[({4}) * {5} + {6}];", r.name, flat(r, k),
-                       init.name, cs, coord(r, rank - 2, k[rank - 2]), ldc,
-                       coord(r, rank - 1, k[rank - 1])));
-  });
+  const Dim &col = r.dims[rank - 1];
+  int64_t step = col.ctxDim >= 0 && r.ctx->vec[col.ctxDim] % 4 == 0 && col.regExtent % 4 == 0
+                     ? 4
+                     : 1;
+  forEach(
+      r,
+      [&](ArrayRef<std::string> k) {
+        std::string at = llvm::formatv("{0} + gemm_sum_index<{1}>({2}, {3})", cs, ldc,
+                                       coord(r, rank - 2, k[rank - 2]),
+                                       coord(r, rank - 1, k[rank - 1]));
+        std::string i = flat(r, k);
+        if (step == 1) {
+          line(llvm::formatv("{0}[{1}] = {2}[{1}] + *({3});", r.name, i, init.name, at));
+          return;
+        }
+        std::string s = fresh("s");
+        line(llvm::formatv("const float4 {0} = *reinterpret_cast<const float4*>({1});", s, at));
+        const char *lanes[] = {"x", "y", "z", "w"};
+        for (int j = 0; j < 4; ++j)
+          line(llvm::formatv("{0}[{1} + {2}] = {3}[{1} + {2}] + {4}.{5};", r.name, i, j,
+                             init.name, s, lanes[j]));
+      },
+      step);
   line("__syncthreads();");
   tiles[loop.getResult(0)] = r;
   return success();

@@ -11,8 +11,9 @@
 //     ldmatrix reads of 8 rows hit 8 different bank groups;
 //   - the warps form a WM x WN grid over the tile; each holds its TM x TN
 //     part of the sums in registers, in mma.m16n8k16's fragment layout;
-//   - at the end the sums go to shared memory as a row-major float tile,
-//     [BM][BN + kGemmPad], which the generated epilogue reads.
+//   - at the end the sums go to shared memory as a float tile of BM rows of
+//     BN + kGemmPad, element (r, c) at gemm_sum_index(r, c), which the
+//     generated epilogue reads.
 //
 // Operands that cannot be copied 16 bytes at a time (a row stride that is
 // not a multiple of 8 elements, a transposed view) are loaded element by
@@ -32,6 +33,15 @@ namespace kite_device {
 /// Floats of padding after each row of the epilogue tile (conflict-free
 /// float2 stores of the fragments).
 constexpr int kGemmPad = 8;
+
+/// Where the sum of tile element (r, c) lives in the epilogue tile of rows
+/// of LDC floats: the 16-byte chunks of columns 32 to 63 (mod 64) swap in
+/// pairs, so that the epilogue's 16-byte reads (a warp along a row, 8
+/// columns a thread) and the main loops' 8-byte fragment writes both hit
+/// every bank once per phase.
+template <int LDC> __device__ __forceinline__ int gemm_sum_index(int r, int c) {
+  return r * LDC + ((((c >> 2) ^ ((c >> 5) & 1)) << 2) | (c & 3));
+}
 
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
   return (unsigned)__cvta_generic_to_shared(p);
@@ -135,7 +145,8 @@ __device__ __forceinline__ void gemm_load_tile(T *dst, const T *src, i64 rowStri
 }
 
 /// The pipelined main loop: sums A[0:validM, 0:K] x B[0:K, 0:validN] for one
-/// BM x BN tile into shared memory at `smem` as float[BM][BN + kGemmPad].
+/// BM x BN tile into shared memory at `smem` as rows of BN + kGemmPad
+/// floats (element (r, c) at gemm_sum_index).
 /// A and B point at the tile's first row and column (element (m0, k0) and
 /// (k0, n0)); strides are in elements. Every thread of the block calls it
 /// (WM * WN warps). Shared memory: Stages * (BM * BK + BK * BN) elements,
@@ -227,8 +238,9 @@ __device__ __forceinline__ void mma_mainloop(unsigned char *smem, const T *A, i6
 #pragma unroll
     for (int j = 0; j < FN; ++j) {
       const int r = wm * TM + i * 16 + g, c = wn * TN + j * 8 + t * 2;
-      *reinterpret_cast<float2 *>(C + r * LDC + c) = make_float2(acc[i][j][0], acc[i][j][1]);
-      *reinterpret_cast<float2 *>(C + (r + 8) * LDC + c) =
+      *reinterpret_cast<float2 *>(C + gemm_sum_index<LDC>(r, c)) =
+          make_float2(acc[i][j][0], acc[i][j][1]);
+      *reinterpret_cast<float2 *>(C + gemm_sum_index<LDC>(r + 8, c)) =
           make_float2(acc[i][j][2], acc[i][j][3]);
     }
   __syncthreads();
@@ -354,15 +366,16 @@ __device__ __forceinline__ void wgmma_store_sums(float *C, const WgmmaSums<FM, B
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
       const int r = row0 + i * 64 + w * 16 + g, c = j * 8 + q * 2;
-      *reinterpret_cast<float2 *>(C + r * LDC + c) = make_float2(acc[i][j * 4], acc[i][j * 4 + 1]);
-      *reinterpret_cast<float2 *>(C + (r + 8) * LDC + c) =
+      *reinterpret_cast<float2 *>(C + gemm_sum_index<LDC>(r, c)) =
+          make_float2(acc[i][j * 4], acc[i][j * 4 + 1]);
+      *reinterpret_cast<float2 *>(C + gemm_sum_index<LDC>(r + 8, c)) =
           make_float2(acc[i][j * 4 + 2], acc[i][j * 4 + 3]);
     }
 }
 
 /// The wgmma main loop, with the same contract as mma_mainloop: sums
 /// A[0:validM, 0:K] x B[0:K, 0:validN] for one BM x BN tile into shared
-/// memory as float[BM][BN + kGemmPad]. `WG` warpgroups (4 warps each) split
+/// memory (rows of BN + kGemmPad floats). `WG` warpgroups (4 warps each) split
 /// the tile's rows, 64-row blocks each; K goes 64 at a time through
 /// `Stages` buffers (A rows of 128 bytes, B in 64-column blocks, both
 /// 128-byte swizzled), filled by cp.async while earlier stages' wgmmas run.
@@ -515,7 +528,7 @@ __device__ __forceinline__ void wgmma_consume(WgmmaRing<BM, BN, Stages, T> &ring
 }
 
 /// wgmma_mainloop's contract (sums of a BM x BN tile into shared memory as
-/// float[BM][BN + kGemmPad]) with the warps split by role: the last
+/// rows of BN + kGemmPad floats) with the warps split by role: the last
 /// warpgroup (the producer) fills the `Stages` buffers with cp.async and
 /// signals each stage's `full` mbarrier; the `Consumers` warpgroups before
 /// it (1 or 2, 8 or 12 warps in all) each take BM / Consumers rows of the
