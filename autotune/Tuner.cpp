@@ -197,9 +197,12 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
   TuneResult result;
   result.bytes = bytesMoved(reference);
 
+  // The defaults leave room, within quick's 30 s and full's 3 minutes, for
+  // compiles in flight at the deadline and the winners' re-timing (on the
+  // H200 a quick matmul tune took 32.6 s with a 25 s budget).
   double budget = options.budgetSeconds > 0 ? options.budgetSeconds
-                  : options.effort == Effort::full ? 170
-                                                   : 25;
+                  : options.effort == Effort::full ? 160
+                                                   : 20;
   // Candidates still compiling or waiting at the deadline are skipped.
   auto deadline = start + std::chrono::milliseconds((int64_t)(budget * 1000));
   std::map<Point, KernelPlan> plans;

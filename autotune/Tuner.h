@@ -45,7 +45,7 @@ struct TuneRequest {
 
 struct TuneOptions {
   Effort effort = Effort::quick;
-  /// Seconds; 0: the effort's default (quick 25, full 170).
+  /// Seconds; 0: the effort's default (quick 20, full 160).
   double budgetSeconds = 0;
   /// Compile threads; 0: one per hardware thread.
   int threads = 0;

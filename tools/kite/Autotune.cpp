@@ -171,7 +171,7 @@ void kite::cli::addAutotuneCommand(CLI::App &app, Context &context) {
                   "none (time the default config), quick (seconds) or full (a few minutes)")
       ->capture_default_str();
   cmd->add_option("--budget", opts->budget,
-                  "Wall-clock budget in seconds (default: quick 25, full 170)");
+                  "Wall-clock budget in seconds (default: quick 20, full 160)");
   cmd->add_option("--config", opts->config,
                   "Pin config keys (JSON, e.g. {\"num_warps\":8}); the rest is tuned");
   cmd->add_option("--fill", opts->fills,
