@@ -148,7 +148,7 @@ TEST_F(LaunchGpu, TensorMapEncodingCostPerLaunch) {
   constexpr int kLaunches = 500;
   Tensor x = cuda::to_device(randn({64, 64}, bf16, 9));
   Tensor y = cuda::to_device(randn({64, 64}, bf16, 10));
-  const KernelSource *k = lookup_kernel(&matmul);
+  const KernelSource *k = lookup_kernel(&::matmul);
   ASSERT_NE(k, nullptr);
   std::vector<ArgSpec> specs = {ArgSpec::of("x", x), ArgSpec::of("y", y)};
   auto planFor = [&](const char *indexing) {
