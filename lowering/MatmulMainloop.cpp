@@ -1,9 +1,9 @@
 //===- MatmulMainloop.cpp - mark pipelined tensor-core K loops ------------===//
 //
 // This file implements `kite-matmul-mainloop` (see Passes.td): it finds the
-// K loops that kite_gemm.cuh's mma_mainloop can run whole and records how
-// (warp grid, stages, copy widths) in a `kite.mainloop` attribute that CUDA
-// emission follows.
+// K loops that one of kite_gemm.cuh's main loops can run whole and records
+// which and how (kind, warp grid or warpgroups, stages, copy widths) in a
+// `kite.mainloop` attribute that CUDA emission follows.
 //
 //===----------------------------------------------------------------------===//
 

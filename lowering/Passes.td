@@ -104,23 +104,36 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
     that is exactly a matrix product's K loop,
     `acc = addmm(acc, x[tm, tk], y[tk, tn])` (or `baddbmm` with a batch tile
     of 1) on bf16 or f16 kernel parameters with an f32 accumulator, with a
-    `kite.mainloop` attribute: the warp grid (`warps_m` x `warps_n` warps,
-    the squarest split with warp tiles of at least 16 x 16), the number of
-    shared-memory `stages` (the config's `num_stages`, at least 2), and
-    whether each operand is copied 16 bytes at a time (`vec_a`, `vec_b`:
-    contiguous rows, 16-byte aligned data and row strides). CUDA emission
-    runs a marked loop as `mma_mainloop` (runtime/device/kite_gemm.cuh);
-    other products keep the per-step path. With `explain`, each loop with a
-    product that is not marked gets a remark saying why.
+    `kite.mainloop` plan that CUDA emission runs as one of
+    runtime/device/kite_gemm.cuh's main loops. Its `kind`:
+
+    - `mma`: `mma_mainloop` (cp.async ring, ldmatrix, mma.sync), with the
+      warp grid `warps_m` x `warps_n` (the squarest split with warp tiles of
+      at least 16 x 16);
+    - `wgmma` (config `wgmma`, sm_90a): `wgmma_mainloop`, `warpgroups` of
+      4 warps taking 64-row blocks, BN a multiple of 64 up to 256, BK 64;
+    - `wgmma_ws` (and `warp_specialize`, 8 or 12 warps, not persistent):
+      `wgmma_ws_mainloop`, the last of `warpgroups` copying with cp.async
+      for one or two consumers of 64 or 128 rows each;
+    - `wgmma_tma` (and `indexing` `tma`): `wgmma_tma_mainloop`, the copies
+      by TMA; only where both operands can be TMA boxes (16-byte aligned
+      rows, positive strides, loops over whole dimensions), else `wgmma_ws`.
+
+    All kinds carry the shared-memory `stages` (the config's `num_stages`,
+    at least 2) and whether each operand can be copied 16 bytes at a time
+    (`vec_a`, `vec_b`: contiguous rows, 16-byte aligned data and row
+    strides). Kinds the target `arch` lacks are not chosen. Other products
+    keep the per-step path. With `explain`, each loop with a product that
+    is not marked gets a remark saying why.
 
     Assumes: a configured kernel (`kite.config` set), static tile types.
     Guarantees: only the attribute changes.
 
     ```mlir
-    %r = kite.tile_for (%tk) = ... iter_args(%acc = %0) -> (!kite.tile<128x128xf32>) {
+    %r = kite.tile_for (%tk) = ... iter_args(%acc = %0) -> (!kite.tile<128x256xf32>) {
       ...
-    } {kite.mainloop = {stages = 3 : i64, vec_a = true, vec_b = true,
-                        warps_m = 2 : i64, warps_n = 4 : i64}}
+    } {kite.mainloop = {kind = "wgmma_tma", stages = 4 : i64, vec_a = true,
+                        vec_b = true, warpgroups = 3 : i64}}
     ```
 
     Test: test/lowering/kite-matmul-mainloop.mlir
