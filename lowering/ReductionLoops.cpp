@@ -21,6 +21,12 @@
 // the number of reductions, as in Helion's looped reductions); the loads of
 // later passes usually hit in L2.
 //
+// One pair shares a pass: `amax(x)` and `sum(exp(x - amax(x)))`, the
+// statistics of softmax, logsumexp and cross-entropy. Their loop carries a
+// running row max (one cross-thread amax per chunk) and chunk-shaped sums
+// that are rescaled by exp(old max - new max) as the max grows (online
+// softmax), so softmax reads its row twice and cross-entropy once.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Config.h"
@@ -484,6 +490,148 @@ private:
     r.erase();
   }
 
+  /// The sum of `exp(x - amax(x))` over the dimension (softmax's and
+  /// logsumexp's statistics) when `r` is that sum: the amax it subtracts,
+  /// whose operand is the same whole-row value.
+  ReduceOp softmaxMaxOf(ReduceOp r, const AxisMap &axes) {
+    if (r.getKind() != ReduceKind::sum)
+      return {};
+    auto e = r.getOperand().getDefiningOp<UnaryOp>();
+    if (!e || e.getKind() != UnaryKind::exp)
+      return {};
+    auto d = e.getOperand().getDefiningOp<BinaryOp>();
+    if (!d || d.getKind() != BinaryKind::sub || !axes.count(d.getLhs()))
+      return {};
+    Value m = d.getRhs();
+    if (auto u = m.getDefiningOp<UnsqueezeOp>())
+      m = u.getOperand();
+    auto max = m.getDefiningOp<ReduceOp>();
+    if (!max || max.getKind() != ReduceKind::amax || max.getOperand() != d.getLhs() ||
+        !isa<FloatType>(cast<TileType>(max.getType()).getElementType()))
+      return {};
+    auto rank = [](Value v) { return cast<TileType>(v.getType()).getRank(); };
+    if (normalizeDim(max.getDim(), rank(max.getOperand())) !=
+            normalizeDim(r.getDim(), rank(r.getOperand())) ||
+        axes.lookup(d.getLhs()) != normalizeDim(max.getDim(), rank(max.getOperand())))
+      return {};
+    // The subtracted max must broadcast back over the dimension unchanged.
+    if (!max.getKeepdim()) {
+      auto u = d.getRhs().getDefiningOp<UnsqueezeOp>();
+      if (!u || normalizeDim(u.getDim(), rank(u.getResult())) !=
+                    normalizeDim(max.getDim(), rank(max.getOperand())))
+        return {};
+    } else if (d.getRhs() != max.getResult()) {
+      return {};
+    }
+    return max;
+  }
+
+  /// `max = amax(x)` and `sum = sum(exp(x - max))` in one pass over the
+  /// chunks (online softmax): a running row max `m` (one value per row,
+  /// from each chunk's amax) and chunk-shaped partial sums `s`, rescaled by
+  /// exp(m_old - m_new) when the max grows:
+  ///
+  ///   m' = maximum(m, amax(chunk));  s' = s * exp(m - m') + exp(chunk - m')
+  ///
+  /// then sum = reduce sum(s). Lanes past the row read -inf; where the max
+  /// is still -inf, the scale is 1 and the terms 0 (no inf - inf).
+  void rewriteSoftmaxStats(ReduceOp max, ReduceOp sum, const AxisMap &axes) {
+    Location loc = max.getLoc();
+    MLIRContext *ctx = b.getContext();
+    Value x = max.getOperand();
+    auto xType = cast<TileType>(x.getType());
+    int64_t rank = xType.getRank();
+    int64_t dim = normalizeDim(max.getDim(), rank);
+    Type f32 = b.getF32Type();
+    SmallVector<int64_t> chunkShape(xType.getShape()), rowShape(xType.getShape());
+    chunkShape[dim] = chunk;
+    rowShape[dim] = 1;
+    auto chunkType = TileType::get(ctx, chunkShape, f32);
+    auto rowType = TileType::get(ctx, rowShape, f32);
+    auto i1Row = TileType::get(ctx, rowShape, b.getI1Type());
+    b.setInsertionPoint(max);
+    Value f32Type = b.create<DTypeConstOp>(loc, TypeAttr::get(f32));
+    auto constant = [&](double v) {
+      return b.create<arith::ConstantFloatOp>(loc, APFloat(v), b.getF64Type()).getResult();
+    };
+    double inf = std::numeric_limits<double>::infinity();
+    auto fullOf = [&](ArrayRef<int64_t> shape, double v) {
+      SmallVector<Value> dims;
+      for (int64_t d : shape)
+        dims.push_back(i64(loc, d));
+      return b.create<FullOp>(loc, TileType::get(ctx, shape, f32), dims, constant(v), f32Type)
+          .getResult();
+    };
+    auto binary = [&](BinaryKind k, Type t, Value l, Value r) {
+      return b.create<BinaryOp>(loc, t, BinaryKindAttr::get(ctx, k), l, r).getResult();
+    };
+    auto compare = [&](CompareKind k, Type t, Value l, Value r) {
+      return b.create<CompareOp>(loc, t, CompareKindAttr::get(ctx, k), l, r).getResult();
+    };
+    auto exp = [&](Type t, Value v) {
+      return b.create<UnaryOp>(loc, t, UnaryKindAttr::get(ctx, UnaryKind::exp), v).getResult();
+    };
+
+    Value m0 = fullOf(rowShape, -inf), s0 = fullOf(chunkShape, 0.0);
+    TileForOp loop = chunkLoop(loc, ValueRange{m0, s0});
+    Block *body = loop.getBodyBlock();
+    b.setInsertionPointToStart(body);
+    IRMapping map;
+    Value span = loop.getSpans()[0];
+    cloneSlice(slice(max, axes), span, map);
+    Value c = map.lookupOrDefault(x);
+    if (xType.getElementType() != f32)
+      c = b.create<CastOp>(loc, chunkType, c, f32Type);
+    if (size % chunk != 0) {
+      Value index = b.create<SpanIndexOp>(loc, TileType::get(ctx, {chunk}, b.getI64Type()), span);
+      Value valid = compare(CompareKind::lt, TileType::get(ctx, {chunk}, b.getI1Type()), index,
+                            i64(loc, size));
+      SmallVector<int64_t> shape = {chunk};
+      for (int64_t d = dim + 1; d < rank; ++d) {
+        shape.push_back(1);
+        valid = b.create<UnsqueezeOp>(loc, TileType::get(ctx, shape, b.getI1Type()), valid,
+                                      b.getI64IntegerAttr(-1));
+      }
+      c = b.create<WhereOp>(loc, chunkType, valid, c, constant(-inf));
+    }
+    Value mOld = body->getArgument(1), sOld = body->getArgument(2);
+    Value chunkMax = b.create<ReduceOp>(loc, rowType, ReduceKindAttr::get(ctx, ReduceKind::amax),
+                                        c, b.getI64IntegerAttr(dim), b.getUnitAttr());
+    Value mNew = binary(BinaryKind::maximum, rowType, mOld, chunkMax);
+    Value same = compare(CompareKind::eq, i1Row, mOld, mNew);
+    Value scale = b.create<WhereOp>(loc, rowType, same, constant(1.0),
+                                    exp(rowType, binary(BinaryKind::sub, rowType, mOld, mNew)));
+    Value none = compare(CompareKind::eq, i1Row, mNew, constant(-inf));
+    Value term = exp(chunkType, binary(BinaryKind::sub, chunkType, c, mNew));
+    term = b.create<WhereOp>(loc, chunkType, none, constant(0.0), term);
+    Value sNew = binary(BinaryKind::add, chunkType, binary(BinaryKind::mul, chunkType, sOld, scale),
+                        term);
+    b.create<YieldOp>(loc, ValueRange{mNew, sNew});
+
+    b.setInsertionPointAfter(loop);
+    // The max, in the shape and dtype the amax had.
+    auto maxType = cast<TileType>(max.getType());
+    Value m = loop.getResult(0);
+    if (!max.getKeepdim())
+      m = b.create<SqueezeOp>(loc, TileType::get(ctx, maxType.getShape(), f32), m,
+                              b.getI64IntegerAttr(dim));
+    if (maxType.getElementType() != f32)
+      m = b.create<CastOp>(loc, maxType, m,
+                           b.create<DTypeConstOp>(loc, TypeAttr::get(maxType.getElementType())));
+    // The sum of the partial sums, likewise.
+    auto sumType = cast<TileType>(sum.getType());
+    Value s = b.create<ReduceOp>(loc, TileType::get(ctx, sumType.getShape(), f32),
+                                 ReduceKindAttr::get(ctx, ReduceKind::sum), loop.getResult(1),
+                                 sum.getDimAttr(), sum.getKeepdimAttr());
+    if (sumType.getElementType() != f32)
+      s = b.create<CastOp>(loc, sumType, s,
+                           b.create<DTypeConstOp>(loc, TypeAttr::get(sumType.getElementType())));
+    max.getResult().replaceAllUsesWith(m);
+    sum.getResult().replaceAllUsesWith(s);
+    max.erase();
+    sum.erase();
+  }
+
   void rewriteStore(StoreOp store, const AxisMap &axes) {
     Location loc = store.getLoc();
     b.setInsertionPoint(store);
@@ -505,8 +653,23 @@ private:
     SmallVector<Operation *> sinks;
     if (failed(analyze(block, axes, sinks)))
       return failure();
-    for (Operation *sink : sinks) {
+    // Softmax's statistics (amax, then the sum of exp(x - amax)) share one
+    // pass; each other reduction and store gets a pass of its own.
+    llvm::DenseMap<Operation *, ReduceOp> fusedWith; // max -> its sum
+    llvm::SmallPtrSet<Operation *, 4> fusedSums;
+    for (Operation *sink : sinks)
       if (auto r = dyn_cast<ReduceOp>(sink))
+        if (ReduceOp max = softmaxMaxOf(r, axes);
+            max && llvm::is_contained(sinks, max.getOperation()) && !fusedWith.count(max)) {
+          fusedWith[max] = r;
+          fusedSums.insert(r);
+        }
+    for (Operation *sink : sinks) {
+      if (fusedSums.count(sink))
+        continue;
+      if (auto it = fusedWith.find(sink); it != fusedWith.end())
+        rewriteSoftmaxStats(cast<ReduceOp>(sink), it->second, axes);
+      else if (auto r = dyn_cast<ReduceOp>(sink))
         rewriteReduce(r, axes);
       else
         rewriteStore(cast<StoreOp>(sink), axes);

@@ -3,6 +3,7 @@
 // RUN: not kite-opt %s --kite-specialize="kernel=norm args='x=bf16[8,1000]'" --kite-apply-config="config='{\"block_sizes\": [2], \"reduction_loops\": [256, 64]}'" 2>&1 | FileCheck %s --check-prefix=COUNT
 // RUN: not kite-opt %s --kite-specialize="kernel=argmax args='x=f32[8,1000]'" --kite-apply-config="config='{\"block_sizes\": [2], \"reduction_loops\": [256]}'" --kite-reduction-loops 2>&1 | FileCheck %s --check-prefix=ARGMAX
 // RUN: kite-opt %s --kite-specialize="kernel=norm args='x=bf16[8,65536]'" --kite-apply-config | FileCheck %s --check-prefix=DEFAULT
+// RUN: kite-opt %s --kite-specialize="kernel=softmax args='x=bf16[8,1000]'" --kite-apply-config="config='{\"block_sizes\": [2], \"reduction_loops\": [256]}'" --kite-reduction-loops | FileCheck %s --check-prefix=SOFTMAX
 
 // x - mean(x) over rows, stored, with sum(x)/n as a second output: the mean
 // becomes a loop that adds each chunk elementwise into a chunk-shaped f32
@@ -57,6 +58,52 @@ func.func @norm(%x: !kite.tensor<*x?> {kite.name = "x"}) -> (!kite.tensor<*x?>, 
     kite.store %m, %means[%t] : !kite.tile<*x?>, !kite.tensor<?xf32>[!kite.span]
   }
   return %out, %means : !kite.tensor<*x?>, !kite.tensor<?xf32>
+}
+
+// Softmax's statistics in one pass (online softmax): a running row max
+// (each chunk's amax, masked lanes -inf) and chunk-shaped sums rescaled by
+// exp(old max - new max), a guard where the max is still -inf; then one
+// sum of the partial sums. The store is a second pass over the row.
+// SOFTMAX-LABEL: func.func @softmax
+// SOFTMAX: %[[S:.*]]:2 = kite.tile_for (%[[C:.*]]) = ({{.*}}) to ({{%c1000_i64.*}}) block ({{%c256_i64.*}}) iter_args(%[[M:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (!kite.tile<2x1xf32>, !kite.tile<2x256xf32>)
+// SOFTMAX: %[[X:.*]] = kite.cast {{.*}} -> !kite.tile<2x256xf32>
+// SOFTMAX: %[[XV:.*]] = kite.where %{{.*}}, %[[X]], %cst{{.*}} : !kite.tile<256xi1>, !kite.tile<2x256xf32>, f64
+// SOFTMAX: %[[CM:.*]] = kite.reduce amax %[[XV]] {dim = 1 : i64, keepdim}
+// SOFTMAX: %[[MN:.*]] = kite.binary maximum %[[M]], %[[CM]]
+// SOFTMAX: %[[SAME:.*]] = kite.compare eq %[[M]], %[[MN]]
+// SOFTMAX: %[[D:.*]] = kite.binary sub %[[M]], %[[MN]]
+// SOFTMAX: %[[E:.*]] = kite.unary exp %[[D]]
+// SOFTMAX: %[[SCALE:.*]] = kite.where %[[SAME]], %{{.*}}, %[[E]]
+// SOFTMAX: %[[NONE:.*]] = kite.compare eq %[[MN]], %{{.*}} : !kite.tile<2x1xf32>, f64
+// SOFTMAX: %[[T:.*]] = kite.unary exp
+// SOFTMAX: %[[TV:.*]] = kite.where %[[NONE]], %{{.*}}, %[[T]]
+// SOFTMAX: %[[R:.*]] = kite.binary mul %[[ACC]], %[[SCALE]]
+// SOFTMAX: %[[N:.*]] = kite.binary add %[[R]], %[[TV]]
+// SOFTMAX: kite.yield %[[MN]], %[[N]]
+// SOFTMAX: %[[SUM:.*]] = kite.reduce sum %[[S]]#1 {dim = 1 : i64, keepdim}
+// SOFTMAX: kite.tile_for
+// SOFTMAX: kite.binary sub %{{.*}}, %[[S]]#0
+// SOFTMAX: kite.binary div %{{.*}}, %[[SUM]]
+// SOFTMAX: kite.store
+// SOFTMAX-NOT: kite.tile_for
+
+func.func @softmax(%x: !kite.tensor<*x?> {kite.name = "x"}) -> !kite.tensor<*x?> attributes {kite.kernel} {
+  %n = kite.size %x[0] : !kite.tensor<*x?>
+  %out = kite.empty_like %x : !kite.tensor<*x?> -> !kite.tensor<*x?>
+  %f32 = kite.dtype_const f32
+  %c0 = arith.constant 0 : i64
+  %bs = kite.block_size 0 extent %n : i64
+  kite.tile_for (%t) = (%c0) to (%n) block (%bs) {
+    %raw = kite.load %x[%t, all] : !kite.tensor<*x?>[!kite.span] -> !kite.tile<*x?>
+    %row = kite.cast %raw, %f32 : !kite.tile<*x?> -> !kite.tile<*x?>
+    %m = kite.reduce amax %row {dim = 1 : i64, keepdim} : !kite.tile<*x?> -> !kite.tile<*x?>
+    %d = kite.binary sub %row, %m : !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<*x?>
+    %e = kite.unary exp %d : !kite.tile<*x?> -> !kite.tile<*x?>
+    %s = kite.reduce sum %e {dim = 1 : i64, keepdim} : !kite.tile<*x?> -> !kite.tile<*x?>
+    %y = kite.binary div %e, %s : !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<*x?>
+    kite.store %y, %out[%t, all] : !kite.tile<*x?>, !kite.tensor<*x?>[!kite.span]
+  }
+  return %out : !kite.tensor<*x?>
 }
 
 func.func @argmax(%x: !kite.tensor<*x?> {kite.name = "x"}) -> !kite.tensor<?xi64> attributes {kite.kernel} {
