@@ -33,6 +33,8 @@ std::string Config::toJson() const {
     j["inner_threads"] = *inner_threads;
   if (fast_math)
     j["fast_math"] = true;
+  if (streaming)
+    j["streaming"] = true;
   if (tensor_cores)
     j["tensor_cores"] = true;
   if (wgmma)
@@ -70,6 +72,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.indexing = value.get<std::string>();
       else if (key == "fast_math")
         c.fast_math = value.get<bool>();
+      else if (key == "streaming")
+        c.streaming = value.get<bool>();
       else if (key == "tensor_cores")
         c.tensor_cores = value.get<bool>();
       else if (key == "wgmma")
@@ -90,7 +94,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         error = "unknown config key '" + key +
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
-                "tensor_cores, wgmma, warp_specialize)";
+                "streaming, tensor_cores, wgmma, warp_specialize)";
         return failure();
       }
     } catch (const json::exception &e) {

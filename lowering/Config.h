@@ -41,6 +41,10 @@ struct Config {
   /// exp on f32 through the hardware's approximate exp2 (`__expf`, as
   /// Triton's tl.exp), about 2 ulp plus the rounding of x * log2(e).
   bool fast_math = false;
+  /// Vector loads and stores of tensors with the streaming cache operator
+  /// (.cs, evict first): for data touched once; it can cost the L2 hits of
+  /// a looped reduction's later passes.
+  bool streaming = false;
   /// Matrix products of f16/bf16 tiles on tensor cores (mma.sync m16n8k16,
   /// f32 accumulation) where the tile shapes allow 16x8x16 steps.
   bool tensor_cores = false;

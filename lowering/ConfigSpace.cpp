@@ -135,6 +135,9 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,
                                "exp on f32 by the approximate hardware exp2 (the tuner keeps "
                                "it only if the outputs match the default config's)"));
+  params.push_back(parameter("streaming", std::nullopt, {false, true}, false,
+                             "vector loads and stores with the streaming cache operator "
+                             "(.cs, evict first), for data touched once"));
   SmallVector<int64_t> rdims = reductionDims(kernel);
   if (!rdims.empty())
     params.push_back(parameter("inner_threads", std::nullopt,

@@ -180,6 +180,8 @@ private:
   int64_t innerThreads = 0;
   /// The config's fast_math and tensor_cores.
   bool fastMath = false;
+  /// The config's streaming: vector loads and stores evict first.
+  bool streaming = false;
   bool tensorCores = false;
   /// A K loop runs as one of kite_gemm.cuh's main loops.
   bool usesGemm = false;
@@ -635,6 +637,7 @@ FailureOr<CudaKernel> Emitter::run() {
   if (auto it = config.find("inner_threads"); it != config.end() && it->is_number_integer())
     innerThreads = it->get<int64_t>();
   fastMath = config.value("fast_math", false);
+  streaming = config.value("streaming", false);
   tensorCores = config.value("tensor_cores", false);
   int64_t narrowest = 0;
   kernel.walk([&](Operation *op) {
@@ -2055,7 +2058,8 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
       // One vector: the mask is the same for all its elements.
       if (isLoad) {
         std::string dst = llvm::formatv("&{0}[{1}]", t.name, flat(t, k));
-        std::string load = llvm::formatv("load_vec<{0}>({1}, &{2});", width, dst, ptr);
+        std::string load = llvm::formatv("load_vec<{0}{1}>({2}, &{3});", width,
+                                         streaming ? ", true" : "", dst, ptr);
         line(cond.empty() ? load
                           : llvm::formatv("if ({0}) {1} else zero_vec<{2}>({3});", cond,
                                           load, width, dst)
@@ -2073,8 +2077,8 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
             valueTile ? at(*valueTile, ki, t.rank() - valueTile->rank()) : scalar(value)));
       }
       std::string store =
-          llvm::formatv("store_vec<{0}>(&{1}, Vec<{2}, {0}>{{{{{3}}});", width, ptr, cType(ref.elem),
-                        llvm::join(elems, ", "));
+          llvm::formatv("store_vec<{0}{4}>(&{1}, Vec<{2}, {0}>{{{{{3}}});", width, ptr,
+                        cType(ref.elem), llvm::join(elems, ", "), streaming ? ", true" : "");
       line(cond.empty() ? store : llvm::formatv("if ({0}) {1}", cond, store).str());
       return;
     }

@@ -108,9 +108,16 @@ template <> struct Bits<16> { typedef uint4 type; };
 
 /// Copies `N` consecutive elements from global memory at `src` (aligned to
 /// the vector's size) into registers `dst[0..N)` with one load.
-template <int N, class T> __device__ __forceinline__ void load_vec(T *dst, const T *src) {
+/// With `Stream`, the load uses the streaming cache operator (ld.global.cs:
+/// the line is evicted first), for data read once.
+template <int N, bool Stream = false, class T>
+__device__ __forceinline__ void load_vec(T *dst, const T *src) {
   typedef typename Bits<N * sizeof(T)>::type V;
-  V v = *reinterpret_cast<const V *>(src);
+  V v;
+  if constexpr (Stream)
+    v = __ldcs(reinterpret_cast<const V *>(src));
+  else
+    v = *reinterpret_cast<const V *>(src);
 #pragma unroll
   for (int i = 0; i < N; ++i)
     dst[i] = reinterpret_cast<const T *>(&v)[i];
@@ -127,10 +134,15 @@ template <class T, int N> struct Vec {
   T e[N];
 };
 
-/// Stores `N` elements at `dst` (aligned to the vector's size) with one store.
-template <int N, class T> __device__ __forceinline__ void store_vec(T *dst, Vec<T, N> v) {
+/// Stores `N` elements at `dst` (aligned to the vector's size) with one
+/// store; with `Stream`, a streaming one (st.global.cs).
+template <int N, bool Stream = false, class T>
+__device__ __forceinline__ void store_vec(T *dst, Vec<T, N> v) {
   typedef typename Bits<N * sizeof(T)>::type V;
-  *reinterpret_cast<V *>(dst) = *reinterpret_cast<const V *>(&v);
+  if constexpr (Stream)
+    __stcs(reinterpret_cast<V *>(dst), *reinterpret_cast<const V *>(&v));
+  else
+    *reinterpret_cast<V *>(dst) = *reinterpret_cast<const V *>(&v);
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,9 +5,10 @@
 
 // Rows of 65536 are looped in chunks of 4096 by default; the chunk is a
 // parameter from 256 to half the row, or null (the whole row).
-// SOFTMAX: {"default": {"block_sizes":[1],{{.*}}"reduction_loops":[4096]},
+// SOFTMAX: {"default": {"block_sizes":[1],{{.*}}"reduction_loops":[4096],"streaming":false},
 // SOFTMAX: {"default":0,{{.*}}"key":"block_sizes","values":[1,2,4,8,16,32,64]}
 // SOFTMAX: "key":"num_warps","values":[1,2,4,8,16,32]}
+// SOFTMAX: "key":"streaming","values":[false,true]}
 // SOFTMAX: "key":"pid_type","values":["flat","persistent_blocked","persistent_interleaved","xyz"]}
 // SOFTMAX: {"default":4,"doc":"chunk of the reduction over the dimension of size 65536 (null: the whole row at once)","index":0,"key":"reduction_loops","values":[256,512,1024,2048,4096,8192,16384,32768,null]}
 

@@ -50,3 +50,11 @@
 // A bad inner_threads is refused with its reason.
 // RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[4096,1024]' --config '{"inner_threads":48}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: inner_threads = 48 must be a power of two from 1 to 1024 (or null)
+
+// streaming: the same 16-byte accesses with the streaming cache operator
+// (evict first), loads and stores.
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,8192]' --config '{"block_sizes":[1],"num_warps":8,"streaming":true}' --emit=ptx | FileCheck %s --check-prefix=STREAM
+// STREAM-DAG: ld.global.cs.v4.u32
+// STREAM-DAG: st.global.cs.v4.u32
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,8192]' --config '{"block_sizes":[1],"num_warps":8}' --emit=ptx | FileCheck %s --check-prefix=NOSTREAM
+// NOSTREAM-NOT: .cs.
