@@ -105,20 +105,28 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
                                def.block_sizes[op.getId()], doc));
   }
 
+  // The main-loop keys only where a K loop can be one (kite-matmul-
+  // mainloop), and Hopper's only on sm_90a: elsewhere they change nothing
+  // (or, 12 warps, are refused), and the tuner would time them for nothing.
   bool halfMatmul = hasHalfMatmul(kernel);
+  bool plainProduct = false;
+  kernel.walk([&](TileForOp loop) { plainProduct |= whyNotPlainProductLoop(loop).empty(); });
+  bool hopper = plainProduct && hasWgmma(arch);
   params.push_back(parameter("num_warps", std::nullopt,
-                             halfMatmul ? std::vector<json>{1, 2, 4, 8, 12, 16, 32}
-                                        : std::vector<json>{1, 2, 4, 8, 16, 32},
+                             hopper ? std::vector<json>{1, 2, 4, 8, 12, 16, 32}
+                                    : std::vector<json>{1, 2, 4, 8, 16, 32},
                              def.num_warps,
-                             halfMatmul ? "warps per program (32 threads each); 12 only with "
-                                          "warp_specialize"
-                                        : "warps per program (32 threads each)"));
-  if (halfMatmul) {
+                             hopper ? "warps per program (32 threads each); 12 only with "
+                                      "warp_specialize"
+                                    : "warps per program (32 threads each)"));
+  if (halfMatmul)
     params.push_back(parameter("tensor_cores", std::nullopt, {false, true}, def.tensor_cores,
                                "matrix products of f16/bf16 tiles on tensor cores (mma.sync)"));
+  if (plainProduct)
     params.push_back(parameter("num_stages", std::nullopt, {2, 3, 4, 5}, def.num_stages,
                                "shared-memory stages of a pipelined tensor-core K loop "
                                "(1 means 2)"));
+  if (hopper) {
     params.push_back(parameter("wgmma", std::nullopt, {false, true}, def.wgmma,
                                "pipelined tensor-core K loops on Hopper's warpgroup MMA "
                                "(sm_90a; 64-row blocks per 4 warps, BK = 64)"));

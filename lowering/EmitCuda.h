@@ -28,8 +28,9 @@ struct CudaKernel {
     llvm::SmallVector<int64_t> sizes;
     bool zeroed = false;
   };
-  /// A kernel parameter: the data pointer of argument/output `index`, or the
-  /// value of scalar argument `index`.
+  /// A kernel parameter: the data pointer of argument/output `index`, the
+  /// value of scalar argument `index`, or a tensor map (for TMA copies)
+  /// over tensor argument `index`, which the runtime encodes at launch.
   struct Param {
     enum class Kind { ArgData, OutputData, ArgScalar, ArgTensorMap } kind;
     unsigned index;

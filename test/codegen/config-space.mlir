@@ -1,6 +1,7 @@
 // The config space kite derives from a kernel's IR for given shapes.
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,65536]' --emit=config-space | FileCheck %s --check-prefix=SOFTMAX
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4096,512]' --arg 'y=bf16[512,2048]' --emit=config-space | FileCheck %s --check-prefix=MATMUL
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4096,512]' --arg 'y=bf16[512,2048]' --arch sm_80 --emit=config-space | FileCheck %s --check-prefix=MATMUL80
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=f32[2,64,512]' --arg 'k=f32[2,64,512]' --arg 'v=f32[2,64,512]' --emit=config-space | FileCheck %s --check-prefix=ATTENTION
 
 // Rows of 65536 are looped in chunks of 4096 by default; the chunk is a
@@ -25,6 +26,14 @@
 // MATMUL: "index":0,"key":"loop_orders","values":{{\[\[0,1\],\[1,0\]\]}}}
 // MATMUL: "default":3,{{.*}}"index":0,"key":"l2_groupings","values":[1,2,4,8,16,32,64]}
 // MATMUL-NOT: reduction_loops","values
+
+// Before sm_90a: mma.sync main loops on 128 x 128 x 32, no Hopper keys
+// and no 12 warps.
+// MATMUL80: "default": {"block_sizes":[128,128,32],{{.*}}"num_warps":8,
+// MATMUL80: "key":"num_warps","values":[1,2,4,8,16,32]}
+// MATMUL80: "key":"num_stages"
+// MATMUL80-NOT: "key":"wgmma"
+// MATMUL80-NOT: "key":"indexing"
 
 // Attention's head dim feeds matrix products whole: it cannot be looped, so
 // it is no parameter.
