@@ -145,6 +145,12 @@ std::optional<ProductOperand> kite::productOperand(Value v) {
   return o;
 }
 
+bool kite::hasPlainProductLoop(func::FuncOp kernel) {
+  bool found = false;
+  kernel.walk([&](TileForOp loop) { found |= whyNotPlainProductLoop(loop).empty(); });
+  return found;
+}
+
 std::string kite::whyNotPlainProductLoop(TileForOp loop) {
   if (loop.isTopLevel() || loop.getNumDims() != 1 || loop.getInitArgs().size() != 1)
     return "not a nested 1-D loop carrying one value";
@@ -338,8 +344,7 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
   // groups of 8 tile rows. On the H200 the fastest measured at 4096^3 and
   // 8192^3 (650-665 TFLOP/s, against 550-560 with one consumer and 128 x
   // 128 tiles, 357 without warp specialization).
-  bool plainProduct = false;
-  kernel.walk([&](TileForOp loop) { plainProduct |= whyNotPlainProductLoop(loop).empty(); });
+  bool plainProduct = hasPlainProductLoop(kernel);
   // Without wgmma (before sm_90a): mma.sync main loops on 128 x 128 x 32
   // tiles, 8 warps.
   bool hopper = hasWgmma(arch);

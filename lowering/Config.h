@@ -103,6 +103,9 @@ std::optional<ProductOperand> productOperand(mlir::Value v);
 /// looked at.
 std::string whyNotPlainProductLoop(TileForOp loop);
 
+/// True if some loop of `kernel` is such a K loop.
+bool hasPlainProductLoop(mlir::func::FuncOp kernel);
+
 /// The left operand of a matrix product (dot, matmul, addmm, bmm, baddbmm:
 /// the one after the accumulator, if any); null for any other op.
 mlir::Value matrixProductLhs(mlir::Operation *op);

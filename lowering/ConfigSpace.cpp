@@ -109,8 +109,7 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
   // mainloop), and Hopper's only on sm_90a: elsewhere they change nothing
   // (or, 12 warps, are refused), and the tuner would time them for nothing.
   bool halfMatmul = hasHalfMatmul(kernel);
-  bool plainProduct = false;
-  kernel.walk([&](TileForOp loop) { plainProduct |= whyNotPlainProductLoop(loop).empty(); });
+  bool plainProduct = hasPlainProductLoop(kernel);
   bool hopper = plainProduct && hasWgmma(arch);
   params.push_back(parameter("num_warps", std::nullopt,
                              hopper ? std::vector<json>{1, 2, 4, 8, 12, 16, 32}

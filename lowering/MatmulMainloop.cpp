@@ -108,9 +108,38 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   if (warps == 12 && !specialized)
     return "12 warps are for a warp-specialized loop (wgmma, BK = 64, 64 or 128 rows and at "
            "most 256 columns per consumer, not persistent)";
-  // TMA copies (indexing "tma"): the producer is one thread; the operands
-  // need what 16-byte copies need (checked below, falling back if not).
-  bool tma = specialized && config.indexing == "tma";
+  // 16-byte copies: contiguous rows, 16-byte aligned data and row strides,
+  // tile columns starting at multiples of 8 elements.
+  auto func = loop->getParentOfType<func::FuncOp>();
+  auto vectorizable = [&](const ProductOperand &o, Value colSpan) {
+    unsigned i = o.tensor.getArgNumber();
+    auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "kite.strides");
+    auto align = func.getArgAttrOfType<IntegerAttr>(i, "kite.align");
+    if (!strides || !align || align.getInt() < 16)
+      return false;
+    ArrayRef<int64_t> s = strides.asArrayRef();
+    if ((int64_t)s.size() != rank || s[rank - 1] != 1)
+      return false;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if (s[d] % 8 != 0)
+        return false;
+    std::optional<int64_t> lower = spanLowerBound(colSpan);
+    return lower && *lower % 8 == 0;
+  };
+  bool vecA = vectorizable(*a, k), vecB = vectorizable(*b, b->spans[rank - 1]);
+  auto shapeA = cast<kite::TensorType>(a->tensor.getType()).getShape();
+  auto shapeB = cast<kite::TensorType>(b->tensor.getType()).getShape();
+  bool wholeDims = spanCoversDim(a->spans[rank - 2], shapeA[rank - 2]) &&
+                   spanCoversDim(k, shapeA[rank - 1]) && shapeB[rank - 2] == shapeA[rank - 1] &&
+                   spanCoversDim(b->spans[rank - 1], shapeB[rank - 1]);
+  for (const ProductOperand *o : {&*a, &*b})
+    if (auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(o->tensor.getArgNumber(),
+                                                                 "kite.strides"))
+      wholeDims &= llvm::all_of(strides.asArrayRef(), [](int64_t s) { return s > 0; });
+  // TMA copies (indexing "tma"): the producer is one thread. TMA needs
+  // 16-byte aligned rows, and loops over whole dims (its bounds are the
+  // tensors'); the cp.async producer copes without.
+  bool tma = specialized && config.indexing == "tma" && vecA && vecB && wholeDims;
   if (specialized) {
     attrs.push_back(builder.getNamedAttr(
         "kind", builder.getStringAttr(tma ? "wgmma_tma" : "wgmma_ws")));
@@ -142,41 +171,6 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
     attrs.push_back(builder.getNamedAttr("warps_n", builder.getI64IntegerAttr(WN)));
   }
 
-  // 16-byte copies: contiguous rows, 16-byte aligned data and row strides,
-  // tile columns starting at multiples of 8 elements.
-  auto func = loop->getParentOfType<func::FuncOp>();
-  auto vectorizable = [&](const ProductOperand &o, Value colSpan) {
-    unsigned i = o.tensor.getArgNumber();
-    auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "kite.strides");
-    auto align = func.getArgAttrOfType<IntegerAttr>(i, "kite.align");
-    if (!strides || !align || align.getInt() < 16)
-      return false;
-    ArrayRef<int64_t> s = strides.asArrayRef();
-    if ((int64_t)s.size() != rank || s[rank - 1] != 1)
-      return false;
-    for (int64_t d = 0; d + 1 < rank; ++d)
-      if (s[d] % 8 != 0)
-        return false;
-    std::optional<int64_t> lower = spanLowerBound(colSpan);
-    return lower && *lower % 8 == 0;
-  };
-  bool vecA = vectorizable(*a, k), vecB = vectorizable(*b, b->spans[rank - 1]);
-  auto shapeA = cast<kite::TensorType>(a->tensor.getType()).getShape();
-  auto shapeB = cast<kite::TensorType>(b->tensor.getType()).getShape();
-  bool wholeDims = spanCoversDim(a->spans[rank - 2], shapeA[rank - 2]) &&
-                   spanCoversDim(k, shapeA[rank - 1]) && shapeB[rank - 2] == shapeA[rank - 1] &&
-                   spanCoversDim(b->spans[rank - 1], shapeB[rank - 1]);
-  for (const ProductOperand *o : {&*a, &*b})
-    if (auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(o->tensor.getArgNumber(),
-                                                                 "kite.strides"))
-      wholeDims &= llvm::all_of(strides.asArrayRef(), [](int64_t s) { return s > 0; });
-  if (tma && !(vecA && vecB && wholeDims)) {
-    // TMA needs 16-byte aligned rows, and loops over whole dims (its bounds
-    // are the tensors'); the cp.async producer copes without.
-    for (NamedAttribute &attr : attrs)
-      if (attr.getName() == "kind")
-        attr.setValue(builder.getStringAttr("wgmma_ws"));
-  }
   attrs.push_back(builder.getNamedAttr("stages", builder.getI64IntegerAttr(stages)));
   attrs.push_back(builder.getNamedAttr("vec_a", builder.getBoolAttr(vecA)));
   attrs.push_back(builder.getNamedAttr("vec_b", builder.getBoolAttr(vecB)));

@@ -527,6 +527,37 @@ __device__ __forceinline__ void wgmma_consume(WgmmaRing<BM, BN, Stages, T> &ring
   wgmma_drain<0, FM, BN>(acc);
 }
 
+/// The skeleton of the warp-specialized main loops (sm_90a): the ring's
+/// barriers (`full` expecting `fullCount` arrivals, `empty` one per
+/// consumer thread), the last warpgroup running `produce(ring, KT, t)` (t:
+/// its thread's index in the warpgroup), the `Consumers` warpgroups before
+/// it each consuming BM / Consumers rows, then every warpgroup's sums to
+/// shared memory at gemm_sum_index's places.
+template <int BM, int BN, int Consumers, int Stages, bool Fence, class T, class Produce>
+__device__ __forceinline__ void wgmma_specialized(unsigned char *smem, unsigned fullCount, int K,
+                                                  Produce produce) {
+  constexpr int MW = BM / Consumers, FM = MW / 64;
+  static_assert((Consumers == 1 || Consumers == 2) && (MW == 64 || MW == 128) && BN % 64 == 0 &&
+                    BN <= 256 && FM * BN / 2 <= 128 && Stages >= 2,
+                "warp-specialized main loops: 64 or 128 rows per consumer, BN a multiple of 64 "
+                "up to 256, at most 128 sums a thread");
+  WgmmaRing<BM, BN, Stages, T> ring(smem);
+  ring.init(fullCount, Consumers * 128);
+  const int KT = (K + 63) / 64;
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  WgmmaSums<FM, BN> acc;
+  if (wg == Consumers) {
+    produce(ring, KT, t);
+  } else {
+    wgmma_zero<FM, BN>(acc);
+    wgmma_consume<BM, BN, Stages, Fence>(ring, acc, wg * MW, KT);
+  }
+  __syncthreads(); // every stage consumed: the buffers become the sums
+  if (wg < Consumers)
+    wgmma_store_sums<FM, BN>(reinterpret_cast<float *>(smem), acc, wg * MW, t);
+  __syncthreads();
+}
+
 /// wgmma_mainloop's contract (sums of a BM x BN tile into shared memory as
 /// rows of BN + kGemmPad floats) with the warps split by role: the last
 /// warpgroup (the producer) fills the `Stages` buffers with cp.async and
@@ -545,39 +576,24 @@ __device__ __forceinline__ void wgmma_ws_mainloop(unsigned char *smem, const T *
   mma_mainloop<BM, BN, 64, 2, 4, Stages, VecA, VecB, T>(smem, A, sam, sak, B, sbk, sbn, validM,
                                                         validN, K);
 #else
-  constexpr int MW = BM / Consumers, FM = MW / 64;
-  static_assert((Consumers == 1 || Consumers == 2) && (MW == 64 || MW == 128) && BN % 64 == 0 &&
-                    BN <= 256 && FM * BN / 2 <= 128 && Stages >= 2,
-                "wgmma_ws_mainloop: 64 or 128 rows per consumer, BN a multiple of 64 up to "
-                "256, at most 128 sums a thread");
   using Ring = WgmmaRing<BM, BN, Stages, T>;
-  Ring ring(smem);
-  ring.init(256, Consumers * 128); // each producer thread arrives twice
-  const int KT = (K + 63) / 64;
-  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
-  WgmmaSums<FM, BN> acc;
-  if (wg == Consumers) {
-    for (int kt = 0; kt < KT; ++kt) {
-      const int s = kt % Stages;
-      if (kt >= Stages)
-        mbar_wait(&ring.empty[s], (kt / Stages - 1) & 1);
-      const int k0 = kt * 64;
-      gemm_load_tile<BM, 64, 128, VecA>(ring.a + s * Ring::StageA, A + (i64)k0 * sak, sam, sak,
-                                        validM, K - k0, t);
-      wgmma_load_b<64, BN, 128, VecB>(ring.b + s * Ring::StageB, B + (i64)k0 * sbk, sbk, sbn,
-                                      K - k0, validN, t);
-      mbar_arrive_cp_async(&ring.full[s]);
-      mbar_arrive(&ring.full[s]);
-    }
-    cp_async_wait<0>();
-  } else {
-    wgmma_zero<FM, BN>(acc);
-    wgmma_consume<BM, BN, Stages, true>(ring, acc, wg * MW, KT);
-  }
-  __syncthreads(); // every stage consumed: the buffers become the sums
-  if (wg < Consumers)
-    wgmma_store_sums<FM, BN>(reinterpret_cast<float *>(smem), acc, wg * MW, t);
-  __syncthreads();
+  // Each producer thread arrives twice per stage.
+  wgmma_specialized<BM, BN, Consumers, Stages, /*Fence=*/true, T>(
+      smem, 256, K, [&](Ring &ring, int KT, int t) {
+        for (int kt = 0; kt < KT; ++kt) {
+          const int s = kt % Stages;
+          if (kt >= Stages)
+            mbar_wait(&ring.empty[s], (kt / Stages - 1) & 1);
+          const int k0 = kt * 64;
+          gemm_load_tile<BM, 64, 128, VecA>(ring.a + s * Ring::StageA, A + (i64)k0 * sak, sam,
+                                            sak, validM, K - k0, t);
+          wgmma_load_b<64, BN, 128, VecB>(ring.b + s * Ring::StageB, B + (i64)k0 * sbk, sbk,
+                                          sbn, K - k0, validN, t);
+          mbar_arrive_cp_async(&ring.full[s]);
+          mbar_arrive(&ring.full[s]);
+        }
+        cp_async_wait<0>();
+      });
 #endif
 }
 
@@ -625,41 +641,25 @@ __device__ __forceinline__ void wgmma_tma_mainloop(unsigned char *smem, const Ki
 #if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(BM < 0, "TMA main loops need sm_90a");
 #else
-  constexpr int MW = BM / Consumers, FM = MW / 64;
-  static_assert((Consumers == 1 || Consumers == 2) && (MW == 64 || MW == 128) && BN % 64 == 0 &&
-                    BN <= 256 && FM * BN / 2 <= 128 && Stages >= 2,
-                "wgmma_tma_mainloop: 64 or 128 rows per consumer, BN a multiple of 64 up to "
-                "256, at most 128 sums a thread");
   using Ring = WgmmaRing<BM, BN, Stages, T>;
   constexpr unsigned StageBytes = (Ring::StageA + Ring::StageB) * sizeof(T);
-  Ring ring(smem);
-  ring.init(1, Consumers * 128);
-  const int KT = (K + 63) / 64;
-  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
-  WgmmaSums<FM, BN> acc;
-  if (wg == Consumers) {
-    if (t == 0) {
-      for (int kt = 0; kt < KT; ++kt) {
-        const int s = kt % Stages;
-        if (kt >= Stages)
-          mbar_wait(&ring.empty[s], (kt / Stages - 1) & 1);
-        const int k = k0 + kt * 64;
-        mbar_arrive_expect_tx(&ring.full[s], StageBytes);
-        tma_load<Rank>(ring.a + s * Ring::StageA, ma, &ring.full[s], k, m0, b);
+  wgmma_specialized<BM, BN, Consumers, Stages, /*Fence=*/false, T>(
+      smem, 1, K, [&](Ring &ring, int KT, int t) {
+        if (t != 0)
+          return;
+        for (int kt = 0; kt < KT; ++kt) {
+          const int s = kt % Stages;
+          if (kt >= Stages)
+            mbar_wait(&ring.empty[s], (kt / Stages - 1) & 1);
+          const int k = k0 + kt * 64;
+          mbar_arrive_expect_tx(&ring.full[s], StageBytes);
+          tma_load<Rank>(ring.a + s * Ring::StageA, ma, &ring.full[s], k, m0, b);
 #pragma unroll
-        for (int j = 0; j < BN / 64; ++j)
-          tma_load<Rank>(ring.b + s * Ring::StageB + j * 64 * 64, mb, &ring.full[s], n0 + j * 64,
-                         k, b);
-      }
-    }
-  } else {
-    wgmma_zero<FM, BN>(acc);
-    wgmma_consume<BM, BN, Stages, false>(ring, acc, wg * MW, KT);
-  }
-  __syncthreads(); // every stage consumed: the buffers become the sums
-  if (wg < Consumers)
-    wgmma_store_sums<FM, BN>(reinterpret_cast<float *>(smem), acc, wg * MW, t);
-  __syncthreads();
+          for (int j = 0; j < BN / 64; ++j)
+            tma_load<Rank>(ring.b + s * Ring::StageB + j * 64 * 64, mb, &ring.full[s],
+                           n0 + j * 64, k, b);
+        }
+      });
 #endif
 }
 
