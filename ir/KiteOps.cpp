@@ -677,7 +677,11 @@ LogicalResult ReduceOp::verify() {
                                             : type.getRank() - 1)))
       return failure();
   }
-  if (getKind() == ReduceKind::argmax || getKind() == ReduceKind::argmin)
+  bool isArg = getKind() == ReduceKind::argmax || getKind() == ReduceKind::argmin;
+  if (getLocal() && (!getKeepdim() || isArg || getKind() == ReduceKind::mean))
+    return emitOpError() << "a local reduction needs keepdim and a kind other than "
+                            "mean, argmax and argmin";
+  if (isArg)
     return checkResultElement(*this, getType(),
                               IntegerType::get(getContext(), 64));
   return success();

@@ -479,12 +479,20 @@ def Kite_ReduceOp : Kite_Op<"reduce", [Pure]> {
     `sum(v, dim, keepdim)` and friends. Masked lanes do not take part.
     `argmax`/`argmin` give `i64` indices (the first extreme).
 
+    `local` (with `keepdim`; made only by kite-reduction-loops): each
+    thread combines just the elements it holds, with no exchange between
+    threads, so threads that share a row may hold different results. Each
+    is the reduction of a subset of the row that includes the thread's own
+    elements (the full reduction is one valid answer). Online statistics
+    use it for a per-thread running max, and combine across threads once,
+    after their loop, with a full reduction.
+
     ```mlir
     %s = kite.reduce sum %e {dim = 1 : i64, keepdim} : !kite.tile<?x?xf32> -> !kite.tile<?x1xf32>
     ```
   }];
   let arguments = (ins Kite_ReduceKind:$kind, Kite_AnyTile:$operand,
-                       Kite_DimAttr:$dim, UnitAttr:$keepdim);
+                       Kite_DimAttr:$dim, UnitAttr:$keepdim, UnitAttr:$local);
   let results = (outs Kite_AnyTile:$result);
   let assemblyFormat = "$kind $operand attr-dict `:` type($operand) `->` type($result)";
   let hasVerifier = 1;

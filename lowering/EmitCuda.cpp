@@ -2213,7 +2213,8 @@ LogicalResult Emitter::emitReduce(ReduceOp op) {
   const Dim &rd = src.dims[dim];
   std::string scratch;
   int64_t cd = rd.ctxDim;
-  bool crossThread = cd >= 0 && src.ctx->tpd[cd] > 1;
+  // A local reduction stops at each thread's own elements.
+  bool crossThread = cd >= 0 && src.ctx->tpd[cd] > 1 && !op.getLocal();
   bool inWarp = crossThread && src.ctx->tstride[cd] * src.ctx->tpd[cd] <= 32;
   if (crossThread && !inWarp) {
     scratch = fresh("s");

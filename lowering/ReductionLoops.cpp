@@ -23,9 +23,11 @@
 //
 // One pair shares a pass: `amax(x)` and `sum(exp(x - amax(x)))`, the
 // statistics of softmax, logsumexp and cross-entropy. Their loop carries a
-// running row max (one cross-thread amax per chunk) and chunk-shaped sums
-// that are rescaled by exp(old max - new max) as the max grows (online
-// softmax), so softmax reads its row twice and cross-entropy once.
+// running max per thread (a `local` amax of each chunk: no cross-thread
+// step) and chunk-shaped sums that are rescaled by exp(old max - new max)
+// as that max grows (online softmax); after the loop one cross-thread amax
+// gives the row max and each thread's sums are rescaled to it. Softmax reads
+// its row twice and cross-entropy once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -527,14 +529,17 @@ private:
   }
 
   /// `max = amax(x)` and `sum = sum(exp(x - max))` in one pass over the
-  /// chunks (online softmax): a running row max `m` (one value per row,
-  /// from each chunk's amax) and chunk-shaped partial sums `s`, rescaled by
-  /// exp(m_old - m_new) when the max grows:
+  /// chunks (online softmax): a running max `m` per thread (a `local` amax:
+  /// the max of the elements the thread has seen, with no cross-thread step
+  /// in the loop) and chunk-shaped partial sums `s`, rescaled by
+  /// exp(m_old - m_new) when that max grows:
   ///
-  ///   m' = maximum(m, amax(chunk));  s' = s * exp(m - m') + exp(chunk - m')
+  ///   m' = maximum(m, local amax(chunk));  s' = s * exp(m - m') + exp(chunk - m')
   ///
-  /// then sum = reduce sum(s). Lanes past the row read -inf; where the max
-  /// is still -inf, the scale is 1 and the terms 0 (no inf - inf).
+  /// then, once: max = amax(m broadcast over the chunk) (each thread's m
+  /// across its lanes), sum = reduce sum(s * exp(m - max)). Lanes past the
+  /// row read -inf; where a max is still -inf, the scale is 1 (in the loop)
+  /// or 0 (after it) and the terms 0 (no inf - inf).
   void rewriteSoftmaxStats(ReduceOp max, ReduceOp sum, const AxisMap &axes) {
     Location loc = max.getLoc();
     MLIRContext *ctx = b.getContext();
@@ -596,7 +601,8 @@ private:
     }
     Value mOld = body->getArgument(1), sOld = body->getArgument(2);
     Value chunkMax = b.create<ReduceOp>(loc, rowType, ReduceKindAttr::get(ctx, ReduceKind::amax),
-                                        c, b.getI64IntegerAttr(dim), b.getUnitAttr());
+                                        c, b.getI64IntegerAttr(dim), b.getUnitAttr(),
+                                        /*local=*/b.getUnitAttr());
     Value mNew = binary(BinaryKind::maximum, rowType, mOld, chunkMax);
     Value same = compare(CompareKind::eq, i1Row, mOld, mNew);
     Value scale = b.create<WhereOp>(loc, rowType, same, constant(1.0),
@@ -609,9 +615,22 @@ private:
     b.create<YieldOp>(loc, ValueRange{mNew, sNew});
 
     b.setInsertionPointAfter(loop);
+    // The row max: each thread's max over its lanes, then across threads.
+    SmallVector<Value> chunkDims;
+    for (int64_t d : chunkShape)
+      chunkDims.push_back(i64(loc, d));
+    Value mThread = loop.getResult(0);
+    Value mLanes = b.create<ExpandOp>(loc, chunkType, mThread, chunkDims);
+    Value mRow = b.create<ReduceOp>(loc, rowType, ReduceKindAttr::get(ctx, ReduceKind::amax),
+                                    mLanes, b.getI64IntegerAttr(dim), b.getUnitAttr());
+    // Each thread's sums, rescaled from its max to the row's.
+    Value empty = compare(CompareKind::eq, i1Row, mThread, constant(-inf));
+    Value toRow = b.create<WhereOp>(loc, rowType, empty, constant(0.0),
+                                    exp(rowType, binary(BinaryKind::sub, rowType, mThread, mRow)));
+    Value sRow = binary(BinaryKind::mul, chunkType, loop.getResult(1), toRow);
     // The max, in the shape and dtype the amax had.
     auto maxType = cast<TileType>(max.getType());
-    Value m = loop.getResult(0);
+    Value m = mRow;
     if (!max.getKeepdim())
       m = b.create<SqueezeOp>(loc, TileType::get(ctx, maxType.getShape(), f32), m,
                               b.getI64IntegerAttr(dim));
@@ -621,7 +640,7 @@ private:
     // The sum of the partial sums, likewise.
     auto sumType = cast<TileType>(sum.getType());
     Value s = b.create<ReduceOp>(loc, TileType::get(ctx, sumType.getShape(), f32),
-                                 ReduceKindAttr::get(ctx, ReduceKind::sum), loop.getResult(1),
+                                 ReduceKindAttr::get(ctx, ReduceKind::sum), sRow,
                                  sum.getDimAttr(), sum.getKeepdimAttr());
     if (sumType.getElementType() != f32)
       s = b.create<CastOp>(loc, sumType, s,

@@ -99,6 +99,22 @@ func.func @reduce_keepdim(%v: !kite.tile<?x?xf32>) {
 
 // -----
 
+func.func @reduce_local_keepdim(%v: !kite.tile<?x?xf32>) {
+  // expected-error @+1 {{a local reduction needs keepdim and a kind other than mean, argmax and argmin}}
+  %r = kite.reduce amax %v {dim = 1 : i64, local} : !kite.tile<?x?xf32> -> !kite.tile<?xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_local_argmax(%v: !kite.tile<?x?xf32>) {
+  // expected-error @+1 {{a local reduction needs keepdim and a kind other than mean, argmax and argmin}}
+  %r = kite.reduce argmax %v {dim = 1 : i64, keepdim, local} : !kite.tile<?x?xf32> -> !kite.tile<?x1xi64>
+  return
+}
+
+// -----
+
 func.func @argmax_type(%v: !kite.tile<?x?xf32>) {
   // expected-error @+1 {{result element type should be 'i64', but is 'f32'}}
   %r = kite.reduce argmax %v {dim = 1 : i64} : !kite.tile<?x?xf32> -> !kite.tile<?xf32>
