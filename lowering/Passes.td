@@ -79,6 +79,9 @@ def KiteReductionLoops : Pass<"kite-reduction-loops", "::mlir::ModuleOp"> {
     each store of a whole-row value becomes a `kite.tile_for` that
     recomputes the value chunk by chunk from its loads. Values that do not
     depend on the dimension (the row max, say) are computed once.
+    `amax(x)` and `sum(exp(x - amax(x)))` over the same row share one loop
+    (online softmax): a running max per thread, a `local` `kite.reduce`,
+    and sums rescaled as it grows; one cross-thread amax after the loop.
 
     Assumes: a configured kernel (`kite.config` set). Guarantees: no load of
     a looped dimension reads it whole. A use it cannot rewrite (argmax, a

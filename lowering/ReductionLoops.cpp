@@ -538,8 +538,8 @@ private:
   ///
   /// then, once: max = amax(m broadcast over the chunk) (each thread's m
   /// across its lanes), sum = reduce sum(s * exp(m - max)). Lanes past the
-  /// row read -inf; where a max is still -inf, the scale is 1 (in the loop)
-  /// or 0 (after it) and the terms 0 (no inf - inf).
+  /// row read -inf; a max that is still -inf is subtracted as 0, so the
+  /// terms and scales are exp(-inf) = 0, never exp(-inf - -inf).
   void rewriteSoftmaxStats(ReduceOp max, ReduceOp sum, const AxisMap &axes) {
     Location loc = max.getLoc();
     MLIRContext *ctx = b.getContext();
@@ -604,12 +604,17 @@ private:
                                         c, b.getI64IntegerAttr(dim), b.getUnitAttr(),
                                         /*local=*/b.getUnitAttr());
     Value mNew = binary(BinaryKind::maximum, rowType, mOld, chunkMax);
-    Value same = compare(CompareKind::eq, i1Row, mOld, mNew);
-    Value scale = b.create<WhereOp>(loc, rowType, same, constant(1.0),
-                                    exp(rowType, binary(BinaryKind::sub, rowType, mOld, mNew)));
-    Value none = compare(CompareKind::eq, i1Row, mNew, constant(-inf));
-    Value term = exp(chunkType, binary(BinaryKind::sub, chunkType, c, mNew));
-    term = b.create<WhereOp>(loc, chunkType, none, constant(0.0), term);
+    // What is subtracted: the max, or 0 while it is -inf (then every lane
+    // seen is -inf, and exp(-inf - 0) = 0 where exp(-inf - -inf) is NaN).
+    // One select per thread, none per lane: the old sums scale by 1 while
+    // the max stays, by 0 while it was -inf (they are 0 then).
+    auto finite = [&](Value m) {
+      Value unset = compare(CompareKind::eq, i1Row, m, constant(-inf));
+      return b.create<WhereOp>(loc, rowType, unset, constant(0.0), m).getResult();
+    };
+    Value base = finite(mNew);
+    Value scale = exp(rowType, binary(BinaryKind::sub, rowType, mOld, base));
+    Value term = exp(chunkType, binary(BinaryKind::sub, chunkType, c, base));
     Value sNew = binary(BinaryKind::add, chunkType, binary(BinaryKind::mul, chunkType, sOld, scale),
                         term);
     b.create<YieldOp>(loc, ValueRange{mNew, sNew});
@@ -623,10 +628,9 @@ private:
     Value mLanes = b.create<ExpandOp>(loc, chunkType, mThread, chunkDims);
     Value mRow = b.create<ReduceOp>(loc, rowType, ReduceKindAttr::get(ctx, ReduceKind::amax),
                                     mLanes, b.getI64IntegerAttr(dim), b.getUnitAttr());
-    // Each thread's sums, rescaled from its max to the row's.
-    Value empty = compare(CompareKind::eq, i1Row, mThread, constant(-inf));
-    Value toRow = b.create<WhereOp>(loc, rowType, empty, constant(0.0),
-                                    exp(rowType, binary(BinaryKind::sub, rowType, mThread, mRow)));
+    // Each thread's sums, rescaled from its max to the row's (by 0 where
+    // the thread saw only -inf).
+    Value toRow = exp(rowType, binary(BinaryKind::sub, rowType, mThread, finite(mRow)));
     Value sRow = binary(BinaryKind::mul, chunkType, loop.getResult(1), toRow);
     // The max, in the shape and dtype the amax had.
     auto maxType = cast<TileType>(max.getType());

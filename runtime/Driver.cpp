@@ -269,6 +269,16 @@ DeviceContext::DeviceContext(int ordinal) {
   props_.l2CacheBytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "the L2 size");
   props_.memoryPools = attr(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, "memory pool support") != 0;
   props_.driverVersion = Driver::get().version();
+  if (props_.memoryPools) {
+    CUmemPoolProps pp = {};
+    pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    pp.location.id = ordinal;
+    check(api.cuMemPoolCreate(&pool_, &pp), "creating a memory pool on cuda:{}", ordinal);
+    cuuint64_t keepAll = ~cuuint64_t(0);
+    check(api.cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keepAll),
+          "setting the release threshold of the memory pool on cuda:{}", ordinal);
+  }
 }
 
 DeviceContext::~DeviceContext() {

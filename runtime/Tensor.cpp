@@ -108,9 +108,20 @@ Tensor kite::runtime::allocateDevice(DeviceContext &dc, const std::vector<int64_
   const DriverApi &api = cu();
   CUdeviceptr ptr = 0;
   if (bytes > 0) {
-    CUresult r = dc.properties().memoryPools
-                     ? api.cuMemAllocAsync(&ptr, size_t(bytes), toCU(stream))
-                     : api.cuMemAlloc(&ptr, size_t(bytes));
+    auto alloc = [&] {
+      return dc.pool()
+                 ? api.cuMemAllocFromPoolAsync(&ptr, size_t(bytes), dc.pool(), toCU(stream))
+                 : api.cuMemAlloc(&ptr, size_t(bytes));
+    };
+    CUresult r = alloc();
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && dc.pool()) {
+      // What the pool keeps for reuse goes back, once the stream is past
+      // the frees still pending on it; then one more try.
+      check(api.cuStreamSynchronize(toCU(stream)), "{}: synchronizing before releasing cached "
+                                                   "device memory", what);
+      check(api.cuMemPoolTrimTo(dc.pool(), 0), "{}: releasing cached device memory", what);
+      r = alloc();
+    }
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
       throw Error(fmt::format("{}: out of device memory allocating {} {} ({} bytes) on cuda:{}",
                               what, shapeString(sizes), dtype_name(dtype), bytes, dc.ordinal()));

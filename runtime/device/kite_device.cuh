@@ -198,6 +198,20 @@ template <class T> __device__ __forceinline__ T k_maximum(T a, T b) {
 template <class T> __device__ __forceinline__ T k_minimum(T a, T b) {
   return (a < b || k_isnan(a)) ? a : b;
 }
+#if __CUDA_ARCH__ >= 800
+// One instruction instead of a compare, a NaN test and a select: the max of
+// a row is a chain of these, and online softmax's loop is ALU-bound on them.
+template <> __device__ __forceinline__ float k_maximum(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+template <> __device__ __forceinline__ float k_minimum(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#endif
 /// Python's remainder: the result has the divisor's sign.
 __device__ __forceinline__ float k_mod(float a, float b) {
   float r = fmodf(a, b);

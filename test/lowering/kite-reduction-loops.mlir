@@ -62,9 +62,10 @@ func.func @norm(%x: !kite.tensor<*x?> {kite.name = "x"}) -> (!kite.tensor<*x?>, 
 
 // Softmax's statistics in one pass (online softmax): a running max per
 // thread (each chunk's local amax, masked lanes -inf: no cross-thread step in
-// the loop) and chunk-shaped sums rescaled by exp(old max - new max), a guard
-// where the max is still -inf; after the loop, the row max across threads
-// and the sums rescaled to it (0 where a thread's max is -inf), then one sum.
+// the loop) and chunk-shaped sums rescaled by exp(old max - new max); a max
+// still -inf is subtracted as 0 (one select per thread, none per lane);
+// after the loop, the row max across threads and the sums rescaled to it,
+// then one sum.
 // The store is a second pass over the row.
 // SOFTMAX-LABEL: func.func @softmax
 // SOFTMAX: %[[S:.*]]:2 = kite.tile_for (%[[C:.*]]) = ({{.*}}) to ({{%c1000_i64.*}}) block ({{%c256_i64.*}}) iter_args(%[[M:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (!kite.tile<2x1xf32>, !kite.tile<2x256xf32>)
@@ -72,22 +73,22 @@ func.func @norm(%x: !kite.tensor<*x?> {kite.name = "x"}) -> (!kite.tensor<*x?>, 
 // SOFTMAX: %[[XV:.*]] = kite.where %{{.*}}, %[[X]], %cst{{.*}} : !kite.tile<256xi1>, !kite.tile<2x256xf32>, f64
 // SOFTMAX: %[[CM:.*]] = kite.reduce amax %[[XV]] {dim = 1 : i64, keepdim, local}
 // SOFTMAX: %[[MN:.*]] = kite.binary maximum %[[M]], %[[CM]]
-// SOFTMAX: %[[SAME:.*]] = kite.compare eq %[[M]], %[[MN]]
-// SOFTMAX: %[[D:.*]] = kite.binary sub %[[M]], %[[MN]]
-// SOFTMAX: %[[E:.*]] = kite.unary exp %[[D]]
-// SOFTMAX: %[[SCALE:.*]] = kite.where %[[SAME]], %{{.*}}, %[[E]]
-// SOFTMAX: %[[NONE:.*]] = kite.compare eq %[[MN]], %{{.*}} : !kite.tile<2x1xf32>, f64
-// SOFTMAX: %[[T:.*]] = kite.unary exp
-// SOFTMAX: %[[TV:.*]] = kite.where %[[NONE]], %{{.*}}, %[[T]]
+// SOFTMAX: %[[UNSET:.*]] = kite.compare eq %[[MN]], %{{.*}} : !kite.tile<2x1xf32>, f64
+// SOFTMAX: %[[BASE:.*]] = kite.where %[[UNSET]], %{{.*}}, %[[MN]]
+// SOFTMAX: %[[D:.*]] = kite.binary sub %[[M]], %[[BASE]]
+// SOFTMAX: %[[SCALE:.*]] = kite.unary exp %[[D]]
+// SOFTMAX: %[[TD:.*]] = kite.binary sub %[[XV]], %[[BASE]]
+// SOFTMAX: %[[T:.*]] = kite.unary exp %[[TD]]
+// SOFTMAX-NOT: kite.where
 // SOFTMAX: %[[R:.*]] = kite.binary mul %[[ACC]], %[[SCALE]]
-// SOFTMAX: %[[N:.*]] = kite.binary add %[[R]], %[[TV]]
+// SOFTMAX: %[[N:.*]] = kite.binary add %[[R]], %[[T]]
 // SOFTMAX: kite.yield %[[MN]], %[[N]]
 // SOFTMAX: %[[ML:.*]] = kite.expand %[[S]]#0 [{{.*}}] : !kite.tile<2x1xf32>, i64, i64 -> !kite.tile<2x256xf32>
 // SOFTMAX: %[[ROW:.*]] = kite.reduce amax %[[ML]] {dim = 1 : i64, keepdim} :
-// SOFTMAX: %[[EMPTY:.*]] = kite.compare eq %[[S]]#0, %{{.*}} : !kite.tile<2x1xf32>, f64
-// SOFTMAX: %[[D2:.*]] = kite.binary sub %[[S]]#0, %[[ROW]]
-// SOFTMAX: %[[E2:.*]] = kite.unary exp %[[D2]]
-// SOFTMAX: %[[TOROW:.*]] = kite.where %[[EMPTY]], %{{.*}}, %[[E2]]
+// SOFTMAX: %[[U2:.*]] = kite.compare eq %[[ROW]], %{{.*}} : !kite.tile<2x1xf32>, f64
+// SOFTMAX: %[[B2:.*]] = kite.where %[[U2]], %{{.*}}, %[[ROW]]
+// SOFTMAX: %[[D2:.*]] = kite.binary sub %[[S]]#0, %[[B2]]
+// SOFTMAX: %[[TOROW:.*]] = kite.unary exp %[[D2]]
 // SOFTMAX: %[[RS:.*]] = kite.binary mul %[[S]]#1, %[[TOROW]]
 // SOFTMAX: %[[SUM:.*]] = kite.reduce sum %[[RS]] {dim = 1 : i64, keepdim}
 // SOFTMAX: kite.tile_for
