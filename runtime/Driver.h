@@ -51,6 +51,7 @@ namespace kite::runtime {
   X(cuMemFreeAsync)                                                                                \
   X(cuMemPoolCreate)                                                                               \
   X(cuMemPoolSetAttribute)                                                                         \
+  X(cuMemPoolGetAttribute)                                                                         \
   X(cuMemAllocFromPoolAsync)                                                                       \
   X(cuMemPoolTrimTo)                                                                               \
   X(cuMemcpyHtoDAsync)                                                                             \

@@ -10,6 +10,7 @@
 
 #include "lowering/Compiler.h"
 #include "runtime/CompilerHook.h"
+#include "runtime/Driver.h"
 
 #include "../reference/compare.hpp"
 
@@ -69,6 +70,30 @@ TEST_F(LaunchGpu, AddMatchesReferenceMode) {
     Tensor out = launch(add, options, cuda::to_device(x), cuda::to_device(y));
     EXPECT_TRUE(allClose(cuda::to_host(out), expected, toleranceFor(t))) << dtype_name(t);
   }
+}
+
+// kite's memory pool keeps what a dropped output frees (release threshold
+// unlimited): a synchronization does not hand it back, so the next launch's
+// output does not map fresh pages. The default pool's threshold is 0.
+TEST_F(LaunchGpu, FreedOutputsStayInThePoolAcrossASynchronization) {
+  runtime::DeviceContext &dc = runtime::DeviceContext::get(0);
+  if (!dc.pool())
+    GTEST_SKIP() << "no memory pool support on this device";
+  // 256 MiB each: the output spans whole chunks of the pool, which a
+  // threshold of 0 would give back at the synchronization.
+  Tensor x = cuda::to_device(randn({8192, 8192}, f32, 5));
+  Tensor y = cuda::to_device(randn({8192, 8192}, f32, 6));
+  { Tensor out = launch(add, x, y); } // freed on the stream
+  cuda::synchronize();
+  cuuint64_t reserved = 0, used = 0;
+  runtime::check(runtime::cu().cuMemPoolGetAttribute(
+                     dc.pool(), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
+                 "reading the pool's reserved memory");
+  runtime::check(runtime::cu().cuMemPoolGetAttribute(dc.pool(), CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+                                                     &used),
+                 "reading the pool's used memory");
+  EXPECT_GE(reserved - used, cuuint64_t(256) << 20)
+      << "reserved " << reserved << " bytes, in use " << used;
 }
 
 TEST_F(LaunchGpu, SameShapesCompileNothing) {
