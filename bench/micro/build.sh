@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# bench/micro/build.sh - builds row_kernels into bundle/mb/ (after
+# tools/gpu.sh bundle, which empties bundle/; carried to the
+# GPU host with the bundle; run bundle/mb/row_kernels there). gen.cuh holds
+# kite's generated kernels for the configs below, from `kite inspect`.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+kite="${KITE:-$root/build/bin/kite}"
+out="$root/bundle/mb"
+mkdir -p "$out"
+gen="$out/gen.cuh"
+emit() { # file kernel-name-in-mb config args...
+  local file="$1" name="$2" config="$3"; shift 3
+  "$kite" inspect "$root/examples/$file" "$@" --config "$config" --emit=cuda |
+    sed "s/extern \"C\" __global__ void __launch_bounds__(\([0-9]*\)) kite_[a-z_]*(/extern \"C\" __global__ void __launch_bounds__(\1) $name(/" |
+    grep -v '^#include\|^using namespace'
+}
+{
+  echo "using namespace kite_device;"
+  emit softmax.kite.cpp k_softmax '{"block_sizes":[1],"fast_math":true,"num_warps":8,"reduction_loops":[null]}' \
+    --kernel softmax --arg 'x=bf16[8192,8192]'
+  emit cross_entropy.kite.cpp k_ce1 '{"block_sizes":[1],"fast_math":true,"num_warps":4,"reduction_loops":[1024]}' \
+    --arg 'x=bf16[8192,32768]' --arg 't=i64[8192]'
+  emit cross_entropy.kite.cpp k_ce2 '{"block_sizes":[2],"fast_math":true,"inner_threads":64,"num_warps":4,"reduction_loops":[1024],"streaming":true}' \
+    --arg 'x=bf16[8192,32768]' --arg 't=i64[8192]'
+} > "$gen"
+nvcc -O3 -std=c++17 -arch=sm_90a -I"$root/runtime/device" -I"$out" -diag-suppress 177,1556,1886 \
+  -o "$out/row_kernels" "$root/bench/micro/row_kernels.cu"
+echo "built $out/row_kernels"
