@@ -416,6 +416,31 @@ int main() {
     check("s5 ld.nc, st L2 evict_first", timeit([&] { s5<2, 256, 2><<<R, 256, 4096>>>(x, y); }));
     check("s5 ld L2 evict_first, st L2 evict_first", timeit([&] { s5<5, 256, 2><<<R, 256, 4096>>>(x, y); }));
     check("s5 ld.nc st, 512 threads", timeit([&] { s5<2, 512, 0><<<R, 512, 4096>>>(x, y); }));
+    {
+      // As run_plan does: the output allocated stream-ordered at each launch
+      // (from a pool that keeps its memory), the previous one freed after it.
+      static cudaMemPool_t pool = nullptr;
+      if (!pool) {
+        cudaMemPoolProps pp = {};
+        pp.allocType = cudaMemAllocationTypePinned;
+        pp.location.type = cudaMemLocationTypeDevice;
+        pp.location.id = 0;
+        CK(cudaMemPoolCreate(&pool, &pp));
+        unsigned long long keep = ~0ull;
+        CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+      }
+      void* prev = nullptr;
+      float ms = timeit([&] {
+        void* p; CK(cudaMallocFromPoolAsync(&p, n * 2, pool, 0));
+        k_softmax<<<R, 256, 4096>>>(x, (bf16*)p);
+        if (prev) CK(cudaFreeAsync(prev, 0));
+        prev = p;
+      });
+      CK(cudaMemcpy(y, prev, n * 2, cudaMemcpyDeviceToDevice));
+      check("kite k_softmax + pool alloc/free", ms);
+      CK(cudaFreeAsync(prev, 0));
+      CK(cudaDeviceSynchronize());
+    }
   }
   g_b2b = false;
   check("s0 generated", timeit([&] { s0<1><<<R, 256, 4096>>>(x, y); }));
