@@ -23,6 +23,7 @@ emit() { # file kernel-name-in-mb config args...
     --arg 'x=bf16[8192,32768]' --arg 't=i64[8192]'
   emit cross_entropy.kite.cpp k_ce2 '{"block_sizes":[2],"fast_math":true,"inner_threads":64,"num_warps":4,"reduction_loops":[1024],"streaming":true}' \
     --arg 'x=bf16[8192,32768]' --arg 't=i64[8192]'
+  emit add.kite.cpp k_add '{"block_sizes":[16,64],"num_warps":4}' --arg 'x=f32[1024,1024]' --arg 'y=f32[1024,1024]'
 } > "$gen"
 nvcc -O3 -std=c++17 -arch=sm_90a -I"$root/runtime/device" -I"$out" -diag-suppress 177,1556,1886 \
   -o "$out/row_kernels" "$root/bench/micro/row_kernels.cu"

@@ -496,6 +496,37 @@ int main() {
     for (int b : {4, 6, 8}) { char nm[64]; snprintf(nm, 64, "s3 bulk D1 %d/SM", b); check(nm, timeit([&] { s3<D, 1><<<sms * b, 256, sm>>>(x, y); })); }
   }
   }
+  {
+    // add 1024x1024 f32 (launch-bound): kite's kernel alone and with an
+    // output allocated from a caching pool at each launch.
+    const size_t an = 1 << 20;
+    float *ax, *ay, *ao;
+    CK(cudaMalloc(&ax, an * 4)); CK(cudaMalloc(&ay, an * 4)); CK(cudaMalloc(&ao, an * 4));
+    cudaMemPool_t pool;
+    cudaMemPoolProps pp = {};
+    pp.allocType = cudaMemAllocationTypePinned;
+    pp.location.type = cudaMemLocationTypeDevice;
+    pp.location.id = 0;
+    CK(cudaMemPoolCreate(&pool, &pp));
+    unsigned long long keep = ~0ull;
+    CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    for (int b2b = 0; b2b < 2; ++b2b) {
+      g_b2b = b2b;
+      float plain = timeit([&] { k_add<<<1024, 128>>>(ax, ay, ao); }, 200);
+      void* prev = nullptr;
+      float pooled = timeit([&] {
+        void* p; CK(cudaMallocFromPoolAsync(&p, an * 4, pool, 0));
+        k_add<<<1024, 128>>>(ax, ay, (float*)p);
+        if (prev) CK(cudaFreeAsync(prev, 0));
+        prev = p;
+      }, 200);
+      CK(cudaFreeAsync(prev, 0)); CK(cudaDeviceSynchronize());
+      printf("add 1024x1024 (%s): kite kernel %.4f ms, with pool alloc/free %.4f ms\n",
+             b2b ? "back to back" : "synchronized", plain, pooled);
+    }
+    g_b2b = false;
+    CK(cudaFree(ax)); CK(cudaFree(ay)); CK(cudaFree(ao));
+  }
   CK(cudaFree(y)); CK(cudaFree(yref));
   // cross entropy
   size_t cn = (size_t)CR * CC;
