@@ -46,6 +46,7 @@ namespace kite::runtime {
   X(cuCtxSetCurrent)                                                                               \
   X(cuCtxGetCurrent)                                                                               \
   X(cuCtxGetDevice)                                                                                \
+  X(cuCtxSynchronize)                                                                              \
   X(cuMemAlloc)                                                                                    \
   X(cuMemFree)                                                                                     \
   X(cuMemFreeAsync)                                                                                \

@@ -223,6 +223,17 @@ Tensor kite::cuda::clone(const Tensor &dev, Stream stream) {
   return out;
 }
 
+void kite::cuda::empty_cache(Device device) {
+  DeviceContext &dc = cudaDevice(device, "cuda::empty_cache");
+  if (!dc.pool())
+    return;
+  ContextScope scope(dc);
+  const DriverApi &api = cu();
+  check(api.cuCtxSynchronize(), "cuda::empty_cache: synchronizing cuda:{}", dc.ordinal());
+  check(api.cuMemPoolTrimTo(dc.pool(), 0), "cuda::empty_cache: releasing cached memory of cuda:{}",
+        dc.ordinal());
+}
+
 void kite::cuda::synchronize(Stream stream) {
   const DriverApi &api = cu();
   // The null stream belongs to the current context; use cuda:0's if the

@@ -100,9 +100,10 @@ const DeviceProperties &device_properties(int ordinal = 0);
 
 namespace cuda {
 
-/// A contiguous, uninitialized device tensor, allocated in stream order
-/// (cuMemAllocAsync, or cuMemAlloc where the device has no memory pools) and
-/// freed on the same stream when the last handle drops.
+/// A contiguous, uninitialized device tensor, allocated in stream order from
+/// the device's caching memory pool (cuMemAlloc where the device has no
+/// memory pools) and freed on the same stream when the last handle drops;
+/// the pool keeps freed memory for later allocations (see empty_cache).
 Tensor empty(const std::vector<int64_t> &sizes, DType dtype, Stream stream = {},
              Device device = Device::cuda(0));
 /// Like empty, then zero-filled on the stream.
@@ -119,6 +120,10 @@ Tensor to_host(const Tensor &dev, Stream stream = {});
 Tensor clone(const Tensor &dev, Stream stream = {});
 /// Waits until all work queued on `stream` is done.
 void synchronize(Stream stream = {});
+/// Waits for the device, then returns the memory kite's pool keeps for
+/// reuse (freed tensors) to the system, as torch.cuda.empty_cache() does.
+/// Live tensors are untouched.
+void empty_cache(Device device = Device::cuda(0));
 
 } // namespace cuda
 

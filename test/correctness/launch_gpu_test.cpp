@@ -94,6 +94,14 @@ TEST_F(LaunchGpu, FreedOutputsStayInThePoolAcrossASynchronization) {
                  "reading the pool's used memory");
   EXPECT_GE(reserved - used, cuuint64_t(256) << 20)
       << "reserved " << reserved << " bytes, in use " << used;
+  // empty_cache gives it back; the live inputs stay.
+  cuda::empty_cache();
+  runtime::check(runtime::cu().cuMemPoolGetAttribute(
+                     dc.pool(), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
+                 "reading the pool's reserved memory");
+  EXPECT_LT(reserved, used + (cuuint64_t(256) << 20))
+      << "after empty_cache: reserved " << reserved << " bytes, in use " << used;
+  EXPECT_TRUE(allClose(cuda::to_host(x), randn({8192, 8192}, f32, 5), toleranceFor(f32)));
 }
 
 TEST_F(LaunchGpu, SameShapesCompileNothing) {

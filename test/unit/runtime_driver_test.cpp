@@ -71,6 +71,7 @@ TEST(RuntimeDriver, NoGpuMessage) {
   expectNoGpu([] { cuda::to_device(kite::zeros({2}, f32)); }, "cuda::to_device");
   expectNoGpu([] { device_properties(0); }, "device_properties");
   expectNoGpu([] { cuda::synchronize(); }, "cuda::synchronize");
+  expectNoGpu([] { cuda::empty_cache(); }, "cuda::empty_cache");
 }
 
 TEST(RuntimeDriver, CheckedCallNamesTheErrorAndTheOperation) {
