@@ -17,6 +17,8 @@
 
 #include <kite/runtime.hpp>
 
+#include "runtime/BlockCache.h"
+
 #include <cuda.h>
 #include <fmt/format.h>
 
@@ -184,12 +186,16 @@ public:
   /// launch's output mapped fresh pages on the GPU's timeline (tens of
   /// microseconds for 128 MiB).
   CUmemoryPool pool() const { return pool_; }
+  /// Dropped tensors' blocks, reused by later allocations of their size on
+  /// their stream before the pool is asked (with a pool only).
+  BlockCache &blocks() { return blocks_; }
 
 private:
   explicit DeviceContext(int ordinal);
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUmemoryPool pool_ = nullptr; // never destroyed: tensors may be freed at exit
+  BlockCache blocks_;
   DeviceProperties props_;
 };
 

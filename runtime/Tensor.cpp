@@ -55,9 +55,18 @@ int64_t kite::runtime::checkedNumel(std::span<const int64_t> sizes, std::string_
 
 namespace {
 
-/// Frees a device allocation on the stream it was made on. Runs in a
-/// Storage's destructor, possibly during static destruction: never throws.
-void freeDevice(DeviceContext *device, CUstream stream, CUdeviceptr ptr) noexcept {
+/// Drops a device allocation made on `stream`: into the device's block
+/// cache, or freed on the stream when the cache keeps enough of its size.
+/// Runs in a Storage's destructor, possibly during static destruction:
+/// never throws.
+void freeDevice(DeviceContext *device, CUstream stream, CUdeviceptr ptr, size_t bytes) noexcept {
+  if (device->pool()) {
+    try {
+      if (device->blocks().put(stream, bytes, ptr))
+        return;
+    } catch (...) { // out of host memory: free it instead
+    }
+  }
   const DriverApi &api = Driver::get().api();
   CUcontext previous = nullptr;
   if (api.cuCtxGetCurrent(&previous) != CUDA_SUCCESS)
@@ -65,7 +74,7 @@ void freeDevice(DeviceContext *device, CUstream stream, CUdeviceptr ptr) noexcep
   bool changed = previous != device->context();
   if (changed && api.cuCtxSetCurrent(device->context()) != CUDA_SUCCESS)
     return; // the driver is shutting down; the process frees everything
-  if (device->properties().memoryPools)
+  if (device->pool())
     warnOnError(api.cuMemFreeAsync(ptr, stream), "freeing device memory (cuMemFreeAsync)");
   else
     warnOnError(api.cuMemFree(ptr), "freeing device memory (cuMemFree)");
@@ -99,6 +108,18 @@ Tensor allocate(const std::vector<int64_t> &sizes, DType dtype, Stream stream, D
 
 CUdeviceptr devicePtr(const Tensor &t) { return reinterpret_cast<CUdeviceptr>(t.data_ptr()); }
 
+/// Frees every block the device's cache keeps (each on its stream), waits
+/// for the device and returns the pool's unused memory to the system. The
+/// device's context must be current.
+void releaseCached(DeviceContext &dc, std::string_view what) {
+  const DriverApi &api = cu();
+  for (auto [stream, ptr] : dc.blocks().drain())
+    check(api.cuMemFreeAsync(ptr, stream), "{}: freeing cached device memory", what);
+  check(api.cuCtxSynchronize(), "{}: synchronizing cuda:{}", what, dc.ordinal());
+  check(api.cuMemPoolTrimTo(dc.pool(), 0), "{}: releasing cached memory of cuda:{}", what,
+        dc.ordinal());
+}
+
 } // namespace
 
 Tensor kite::runtime::allocateDevice(DeviceContext &dc, const std::vector<int64_t> &sizes,
@@ -113,13 +134,14 @@ Tensor kite::runtime::allocateDevice(DeviceContext &dc, const std::vector<int64_
                  ? api.cuMemAllocFromPoolAsync(&ptr, size_t(bytes), dc.pool(), toCU(stream))
                  : api.cuMemAlloc(&ptr, size_t(bytes));
     };
-    CUresult r = alloc();
+    CUresult r = CUDA_SUCCESS;
+    if (dc.pool())
+      ptr = dc.blocks().take(toCU(stream), size_t(bytes));
+    if (!ptr)
+      r = alloc();
     if (r == CUDA_ERROR_OUT_OF_MEMORY && dc.pool()) {
-      // What the pool keeps for reuse goes back, once the stream is past
-      // the frees still pending on it; then one more try.
-      check(api.cuStreamSynchronize(toCU(stream)), "{}: synchronizing before releasing cached "
-                                                   "device memory", what);
-      check(api.cuMemPoolTrimTo(dc.pool(), 0), "{}: releasing cached device memory", what);
+      // What the cache and the pool keep goes back; then one more try.
+      releaseCached(dc, what);
       r = alloc();
     }
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
@@ -127,12 +149,12 @@ Tensor kite::runtime::allocateDevice(DeviceContext &dc, const std::vector<int64_
                               what, shapeString(sizes), dtype_name(dtype), bytes, dc.ordinal()));
     check(r, "{}: allocating {} bytes on cuda:{}", what, bytes, dc.ordinal());
   }
-  // The deleter captures two words, so std::function stores it inline.
   DeviceContext *dcp = &dc;
   CUstream s = toCU(stream);
+  size_t n = size_t(bytes);
   std::function<void(void *)> deleter;
   if (ptr)
-    deleter = [dcp, s](void *p) { freeDevice(dcp, s, reinterpret_cast<CUdeviceptr>(p)); };
+    deleter = [dcp, s, n](void *p) { freeDevice(dcp, s, reinterpret_cast<CUdeviceptr>(p), n); };
   Tensor t = Tensor::from_blob(reinterpret_cast<void *>(ptr), sizes, {}, dtype,
                                Device::cuda(dc.ordinal()), std::move(deleter));
   if (zeroed && bytes > 0)
@@ -228,10 +250,7 @@ void kite::cuda::empty_cache(Device device) {
   if (!dc.pool())
     return;
   ContextScope scope(dc);
-  const DriverApi &api = cu();
-  check(api.cuCtxSynchronize(), "cuda::empty_cache: synchronizing cuda:{}", dc.ordinal());
-  check(api.cuMemPoolTrimTo(dc.pool(), 0), "cuda::empty_cache: releasing cached memory of cuda:{}",
-        dc.ordinal());
+  releaseCached(dc, "cuda::empty_cache");
 }
 
 void kite::cuda::synchronize(Stream stream) {

@@ -72,35 +72,41 @@ TEST_F(LaunchGpu, AddMatchesReferenceMode) {
   }
 }
 
-// kite's memory pool keeps what a dropped output frees (release threshold
-// unlimited): a synchronization does not hand it back, so the next launch's
-// output does not map fresh pages. The default pool's threshold is 0.
+// A dropped output's memory stays with kite: the next launch of the same
+// shape on the same stream gets the block back from the device's block cache
+// (no driver call, nothing in the stream), and a synchronization does not
+// hand it to the system (the pool's release threshold is unlimited; the
+// default pool's is 0). empty_cache gives it back; live tensors stay.
 TEST_F(LaunchGpu, FreedOutputsStayInThePoolAcrossASynchronization) {
   runtime::DeviceContext &dc = runtime::DeviceContext::get(0);
   if (!dc.pool())
     GTEST_SKIP() << "no memory pool support on this device";
-  // 256 MiB each: the output spans whole chunks of the pool, which a
-  // threshold of 0 would give back at the synchronization.
+  auto pool = [&](CUmemPool_attribute a) {
+    cuuint64_t v = 0;
+    runtime::check(runtime::cu().cuMemPoolGetAttribute(dc.pool(), a, &v),
+                   "reading a memory pool attribute");
+    return v;
+  };
+  const cuuint64_t outBytes = cuuint64_t(256) << 20; // whole chunks of the pool
   Tensor x = cuda::to_device(randn({8192, 8192}, f32, 5));
   Tensor y = cuda::to_device(randn({8192, 8192}, f32, 6));
-  { Tensor out = launch(add, x, y); } // freed on the stream
+  const void *first = nullptr;
+  {
+    Tensor out = launch(add, x, y);
+    first = out.data_ptr();
+  }
   cuda::synchronize();
-  cuuint64_t reserved = 0, used = 0;
-  runtime::check(runtime::cu().cuMemPoolGetAttribute(
-                     dc.pool(), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
-                 "reading the pool's reserved memory");
-  runtime::check(runtime::cu().cuMemPoolGetAttribute(dc.pool(), CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
-                                                     &used),
-                 "reading the pool's used memory");
-  EXPECT_GE(reserved - used, cuuint64_t(256) << 20)
-      << "reserved " << reserved << " bytes, in use " << used;
-  // empty_cache gives it back; the live inputs stay.
+  cuuint64_t kept = dc.blocks().bytes() + pool(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) -
+                    pool(CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+  EXPECT_GE(kept, outBytes) << "kept " << kept << " bytes after a synchronization";
+  {
+    Tensor again = launch(add, x, y);
+    EXPECT_EQ(again.data_ptr(), first) << "the same shape on the same stream reuses the block";
+  }
   cuda::empty_cache();
-  runtime::check(runtime::cu().cuMemPoolGetAttribute(
-                     dc.pool(), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
-                 "reading the pool's reserved memory");
-  EXPECT_LT(reserved, used + (cuuint64_t(256) << 20))
-      << "after empty_cache: reserved " << reserved << " bytes, in use " << used;
+  EXPECT_EQ(dc.blocks().bytes(), 0u);
+  EXPECT_LT(pool(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+            pool(CU_MEMPOOL_ATTR_USED_MEM_CURRENT) + outBytes);
   EXPECT_TRUE(allClose(cuda::to_host(x), randn({8192, 8192}, f32, 5), toleranceFor(f32)));
 }
 

@@ -97,3 +97,31 @@ TEST(RuntimeDriver, ArchOfDeviceProperties) {
 }
 
 } // namespace
+
+TEST(BlockCache, ReusesBlocksOfOneSizeOnTheirStreamOnly) {
+  runtime::BlockCache cache;
+  auto s1 = reinterpret_cast<CUstream>(uintptr_t(0x10));
+  auto s2 = reinterpret_cast<CUstream>(uintptr_t(0x20));
+  EXPECT_EQ(cache.take(s1, 256), 0u);
+  EXPECT_TRUE(cache.put(s1, 256, 0x1000));
+  EXPECT_EQ(cache.bytes(), 256u);
+  EXPECT_EQ(cache.take(s2, 256), 0u) << "another stream";
+  EXPECT_EQ(cache.take(s1, 512), 0u) << "another size";
+  EXPECT_EQ(cache.take(s1, 256), 0x1000u);
+  EXPECT_EQ(cache.take(s1, 256), 0u) << "taken once";
+  EXPECT_EQ(cache.bytes(), 0u);
+}
+
+TEST(BlockCache, KeepsABoundedNumberPerSizeAndDrainsEverything) {
+  runtime::BlockCache cache;
+  auto s = reinterpret_cast<CUstream>(uintptr_t(0x10));
+  for (size_t i = 0; i < runtime::BlockCache::kMaxPerSize; ++i)
+    EXPECT_TRUE(cache.put(s, 64, 0x1000 + i));
+  EXPECT_FALSE(cache.put(s, 64, 0x2000)) << "the caller frees what is not kept";
+  EXPECT_TRUE(cache.put(nullptr, 64, 0x3000));
+  EXPECT_EQ(cache.bytes(), 64u * (runtime::BlockCache::kMaxPerSize + 1));
+  auto all = cache.drain();
+  EXPECT_EQ(all.size(), runtime::BlockCache::kMaxPerSize + 1);
+  EXPECT_EQ(cache.bytes(), 0u);
+  EXPECT_EQ(cache.take(s, 64), 0u);
+}
