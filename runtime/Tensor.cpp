@@ -99,6 +99,16 @@ Tensor allocate(const std::vector<int64_t> &sizes, DType dtype, Stream stream, D
 
 CUdeviceptr devicePtr(const Tensor &t) { return reinterpret_cast<CUdeviceptr>(t.data_ptr()); }
 
+/// Waits for the device (frees still pending on any stream complete), then
+/// returns the memory the device's pool keeps for reuse to the system. The
+/// device's context must be current.
+void releasePool(DeviceContext &dc, std::string_view what) {
+  const DriverApi &api = cu();
+  check(api.cuCtxSynchronize(), "{}: synchronizing cuda:{}", what, dc.ordinal());
+  check(api.cuMemPoolTrimTo(dc.pool(), 0), "{}: releasing cached memory of cuda:{}", what,
+        dc.ordinal());
+}
+
 } // namespace
 
 Tensor kite::runtime::allocateDevice(DeviceContext &dc, const std::vector<int64_t> &sizes,
@@ -115,11 +125,8 @@ Tensor kite::runtime::allocateDevice(DeviceContext &dc, const std::vector<int64_
     };
     CUresult r = alloc();
     if (r == CUDA_ERROR_OUT_OF_MEMORY && dc.pool()) {
-      // What the pool keeps for reuse goes back, once the stream is past
-      // the frees still pending on it; then one more try.
-      check(api.cuStreamSynchronize(toCU(stream)), "{}: synchronizing before releasing cached "
-                                                   "device memory", what);
-      check(api.cuMemPoolTrimTo(dc.pool(), 0), "{}: releasing cached device memory", what);
+      // What the pool keeps for reuse goes back; then one more try.
+      releasePool(dc, what);
       r = alloc();
     }
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
@@ -228,10 +235,7 @@ void kite::cuda::empty_cache(Device device) {
   if (!dc.pool())
     return;
   ContextScope scope(dc);
-  const DriverApi &api = cu();
-  check(api.cuCtxSynchronize(), "cuda::empty_cache: synchronizing cuda:{}", dc.ordinal());
-  check(api.cuMemPoolTrimTo(dc.pool(), 0), "cuda::empty_cache: releasing cached memory of cuda:{}",
-        dc.ordinal());
+  releasePool(dc, "cuda::empty_cache");
 }
 
 void kite::cuda::synchronize(Stream stream) {
