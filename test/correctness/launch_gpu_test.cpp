@@ -81,27 +81,27 @@ TEST_F(LaunchGpu, FreedOutputsStayInThePoolAcrossASynchronization) {
     GTEST_SKIP() << "no memory pool support on this device";
   // 256 MiB each: the output spans whole chunks of the pool, which a
   // threshold of 0 would give back at the synchronization.
-  Tensor x = cuda::to_device(randn({8192, 8192}, f32, 5));
+  auto pool = [&](CUmemPool_attribute a) {
+    cuuint64_t v = 0;
+    runtime::check(runtime::cu().cuMemPoolGetAttribute(dc.pool(), a, &v),
+                   "reading a memory pool attribute");
+    return v;
+  };
+  Tensor xHost = randn({8192, 8192}, f32, 5);
+  Tensor x = cuda::to_device(xHost);
   Tensor y = cuda::to_device(randn({8192, 8192}, f32, 6));
   { Tensor out = launch(add, x, y); } // freed on the stream
   cuda::synchronize();
-  cuuint64_t reserved = 0, used = 0;
-  runtime::check(runtime::cu().cuMemPoolGetAttribute(
-                     dc.pool(), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
-                 "reading the pool's reserved memory");
-  runtime::check(runtime::cu().cuMemPoolGetAttribute(dc.pool(), CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
-                                                     &used),
-                 "reading the pool's used memory");
+  cuuint64_t reserved = pool(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+  cuuint64_t used = pool(CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
   EXPECT_GE(reserved - used, cuuint64_t(256) << 20)
       << "reserved " << reserved << " bytes, in use " << used;
   // empty_cache gives it back; the live inputs stay.
   cuda::empty_cache();
-  runtime::check(runtime::cu().cuMemPoolGetAttribute(
-                     dc.pool(), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
-                 "reading the pool's reserved memory");
+  reserved = pool(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
   EXPECT_LT(reserved, used + (cuuint64_t(256) << 20))
       << "after empty_cache: reserved " << reserved << " bytes, in use " << used;
-  EXPECT_TRUE(allClose(cuda::to_host(x), randn({8192, 8192}, f32, 5), toleranceFor(f32)));
+  EXPECT_TRUE(allClose(cuda::to_host(x), xHost, toleranceFor(f32)));
 }
 
 TEST_F(LaunchGpu, SameShapesCompileNothing) {
