@@ -322,6 +322,14 @@ private:
     return b.create<arith::ConstantIntOp>(loc, v, 64);
   }
 
+  /// `shape` as i64 constants, the dims operand of kite.full and kite.expand.
+  SmallVector<Value> dimValues(Location loc, ArrayRef<int64_t> shape) {
+    SmallVector<Value> dims;
+    for (int64_t d : shape)
+      dims.push_back(i64(loc, d));
+    return dims;
+  }
+
   /// A subscript op's indices and layout with the whole dimension of the
   /// row replaced by `span`, every dim made explicit.
   void chunkSubscript(Operation *op, Value tensor, ArrayRef<Subscript> subs, Value span,
@@ -429,9 +437,7 @@ private:
     auto accType = TileType::get(b.getContext(), chunkShape, accElem);
     b.setInsertionPoint(r);
     Value accDType = b.create<DTypeConstOp>(loc, TypeAttr::get(accElem));
-    SmallVector<Value> dims;
-    for (int64_t d : chunkShape)
-      dims.push_back(i64(loc, d));
+    SmallVector<Value> dims = dimValues(loc, chunkShape);
     Value init;
     ReduceKind kind = r.getKind();
     if (accElem.isIntOrIndex()) {
@@ -561,10 +567,8 @@ private:
     };
     double inf = std::numeric_limits<double>::infinity();
     auto fullOf = [&](ArrayRef<int64_t> shape, double v) {
-      SmallVector<Value> dims;
-      for (int64_t d : shape)
-        dims.push_back(i64(loc, d));
-      return b.create<FullOp>(loc, TileType::get(ctx, shape, f32), dims, constant(v), f32Type)
+      return b.create<FullOp>(loc, TileType::get(ctx, shape, f32), dimValues(loc, shape),
+                              constant(v), f32Type)
           .getResult();
     };
     auto binary = [&](BinaryKind k, Type t, Value l, Value r) {
@@ -621,11 +625,8 @@ private:
 
     b.setInsertionPointAfter(loop);
     // The row max: each thread's max over its lanes, then across threads.
-    SmallVector<Value> chunkDims;
-    for (int64_t d : chunkShape)
-      chunkDims.push_back(i64(loc, d));
     Value mThread = loop.getResult(0);
-    Value mLanes = b.create<ExpandOp>(loc, chunkType, mThread, chunkDims);
+    Value mLanes = b.create<ExpandOp>(loc, chunkType, mThread, dimValues(loc, chunkShape));
     Value mRow = b.create<ReduceOp>(loc, rowType, ReduceKindAttr::get(ctx, ReduceKind::amax),
                                     mLanes, b.getI64IntegerAttr(dim), b.getUnitAttr());
     // Each thread's sums, rescaled from its max to the row's (by 0 where

@@ -160,6 +160,25 @@ __device__ __forceinline__ void bulk_g2s(void* dst, const void* src, unsigned by
                :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
 }
 
+// The rest of a 256-thread softmax row once its max is known: exp, the sum
+// across the block, the normalized row stored (the persistent variants).
+__device__ __forceinline__ void exp_normalize_store(const bf16 (&v3)[32], float max, float* scratch,
+                                                    bf16* out, int t) {
+  float a17 = 0.f;
+  float v13[32];
+#pragma unroll
+  for (int k = 0; k < 32; ++k) { v13[k] = __expf(cvt<float>(v3[k]) - max); a17 += v13[k]; }
+  a17 = block_reduce<SumOp, 1, 256>(a17, scratch);
+  float inv = 1.0f / a17;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    Vec<bf16, 8> v;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v.e[j] = cvt<bf16>(v13[k * 8 + j] * inv);
+    store_vec<8>(&out[k * 2048 + t * 8], v);
+  }
+}
+
 // S3: persistent, rows staged in shared memory by bulk copies, Depth rows in flight per block.
 template <int Depth, int MinBlocks>
 __global__ void __launch_bounds__(256, MinBlocks) s3(const bf16* __restrict__ a0, bf16* __restrict__ o0) {
@@ -197,19 +216,7 @@ __global__ void __launch_bounds__(256, MinBlocks) s3(const bf16* __restrict__ a0
       int r = row + Depth * step;
       if (r < R) { mbar_arrive_expect_tx(&bars[s], C * 2); bulk_g2s(buf + s * C, a0 + (i64)r * C, C * 2, &bars[s]); }
     }
-    float a17 = 0.f;
-    float v13[32];
-#pragma unroll
-    for (int k = 0; k < 32; ++k) { v13[k] = __expf(cvt<float>(v3[k]) - a9); a17 += v13[k]; }
-    a17 = block_reduce<SumOp, 1, 256>(a17, scratch + 256);
-    float inv = 1.0f / a17;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      Vec<bf16, 8> v;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) v.e[j] = cvt<bf16>(v13[k * 8 + j] * inv);
-      store_vec<8>(&o0[(i64)row * C + k * 2048 + t * 8], v);
-    }
+    exp_normalize_store(v3, a9, scratch + 256, &o0[(i64)row * C], t);
   }
 }
 
@@ -237,19 +244,7 @@ __global__ void __launch_bounds__(256, 2) s4(const bf16* __restrict__ a0, bf16* 
 #pragma unroll
     for (int r = 0; r < 32; ++r) a9 = fmaxf(a9, cvt<float>(v3[r]));
     a9 = block_reduce<MaxOp, 1, 256>(a9, scratch);
-    float a17 = 0.f;
-    float v13[32];
-#pragma unroll
-    for (int k = 0; k < 32; ++k) { v13[k] = __expf(cvt<float>(v3[k]) - a9); a17 += v13[k]; }
-    a17 = block_reduce<SumOp, 1, 256>(a17, scratch + 256);
-    float inv = 1.0f / a17;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      Vec<bf16, 8> v;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) v.e[j] = cvt<bf16>(v13[k * 8 + j] * inv);
-      store_vec<8>(&o0[(i64)row * C + k * 2048 + t * 8], v);
-    }
+    exp_normalize_store(v3, a9, scratch + 256, &o0[(i64)row * C], t);
   }
 }
 
@@ -380,6 +375,22 @@ template <class F> float timeit(F f, int n = 40) {
   return ts[n / 2];
 }
 
+// A memory pool that keeps what is freed (release threshold unlimited), as
+// kite's runtime makes per device.
+static cudaMemPool_t caching_pool() {
+  static cudaMemPool_t pool = nullptr;
+  if (!pool) {
+    cudaMemPoolProps pp = {};
+    pp.allocType = cudaMemAllocationTypePinned;
+    pp.location.type = cudaMemLocationTypeDevice;
+    pp.location.id = 0;
+    CK(cudaMemPoolCreate(&pool, &pp));
+    unsigned long long keep = ~0ull;
+    CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  return pool;
+}
+
 int main() {
   CK(cudaMalloc(&flushbuf, 256 << 20));
   int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
@@ -419,16 +430,7 @@ int main() {
     {
       // As run_plan does: the output allocated stream-ordered at each launch
       // (from a pool that keeps its memory), the previous one freed after it.
-      static cudaMemPool_t pool = nullptr;
-      if (!pool) {
-        cudaMemPoolProps pp = {};
-        pp.allocType = cudaMemAllocationTypePinned;
-        pp.location.type = cudaMemLocationTypeDevice;
-        pp.location.id = 0;
-        CK(cudaMemPoolCreate(&pool, &pp));
-        unsigned long long keep = ~0ull;
-        CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-      }
+      cudaMemPool_t pool = caching_pool();
       void* prev = nullptr;
       float ms = timeit([&] {
         void* p; CK(cudaMallocFromPoolAsync(&p, n * 2, pool, 0));
@@ -502,14 +504,7 @@ int main() {
     const size_t an = 1 << 20;
     float *ax, *ay, *ao;
     CK(cudaMalloc(&ax, an * 4)); CK(cudaMalloc(&ay, an * 4)); CK(cudaMalloc(&ao, an * 4));
-    cudaMemPool_t pool;
-    cudaMemPoolProps pp = {};
-    pp.allocType = cudaMemAllocationTypePinned;
-    pp.location.type = cudaMemLocationTypeDevice;
-    pp.location.id = 0;
-    CK(cudaMemPoolCreate(&pool, &pp));
-    unsigned long long keep = ~0ull;
-    CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    cudaMemPool_t pool = caching_pool();
     for (int b2b = 0; b2b < 2; ++b2b) {
       g_b2b = b2b;
       float plain = timeit([&] { k_add<<<1024, 128>>>(ax, ay, ao); }, 200);
