@@ -25,6 +25,8 @@ emit() { # file kernel-name-in-mb config args...
     --arg 'x=bf16[8192,32768]' --arg 't=i64[8192]'
   emit add.kite.cpp k_add '{"block_sizes":[16,64],"num_warps":4}' --arg 'x=f32[1024,1024]' --arg 'y=f32[1024,1024]'
 } > "$gen"
+"$kite" inspect "$root/examples/softmax.kite.cpp" --kernel softmax --arg 'x=bf16[8192,8192]' \
+  --config '{"block_sizes":[1],"fast_math":true,"num_warps":8,"reduction_loops":[null]}' --emit=ptx > "$out/softmax.ptx"
 nvcc -O3 -std=c++17 -arch=sm_90a -I"$root/runtime/device" -I"$out" -diag-suppress 177,1556,1886 \
-  -o "$out/row_kernels" "$root/bench/micro/row_kernels.cu"
+  -o "$out/row_kernels" "$root/bench/micro/row_kernels.cu" -L/usr/local/cuda/lib64/stubs -lcuda
 echo "built $out/row_kernels"

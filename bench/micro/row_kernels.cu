@@ -12,7 +12,10 @@
 #include "kite_gemm.cuh"
 using namespace kite_device;
 #include "gen.cuh"
+#include <cuda.h>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <vector>
 #include <algorithm>
 #include <cstring>
@@ -345,8 +348,21 @@ __global__ void init_bf16(bf16* p, size_t n, unsigned seed, float scale) {
   }
 }
 
+// Roughly normal values (a sum of four uniforms), as torch.randn's spread.
+__global__ void init_normal(bf16* p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    float s = 0;
+    for (unsigned j = 0; j < 4; ++j) {
+      unsigned h = ((unsigned)i * 4 + j) * 2654435761u ^ seed; h ^= h >> 13; h *= 0x5bd1e995; h ^= h >> 15;
+      s += (h & 0xffff) / 65536.0f - 0.5f;
+    }
+    p[i] = __float2bfloat16(s * 1.7f);
+  }
+}
+
 static void* flushbuf;
 static bool g_b2b = false; // back to back, as kite_bench and torch_baseline.py time: no sync between runs
+static bool g_reset = false; // synchronized runs only: lines kept by evict_last hints made normal before the flush
 template <class F> float timeit(F f, int n = 40) {
   if (g_b2b) {
     std::vector<cudaEvent_t> a(n), b(n);
@@ -366,6 +382,7 @@ template <class F> float timeit(F f, int n = 40) {
   std::vector<float> ts;
   f(); CK(cudaDeviceSynchronize());
   for (int i = 0; i < n; ++i) {
+    if (g_reset) CK(cudaCtxResetPersistingL2Cache());
     CK(cudaMemsetAsync(flushbuf, i, 256 << 20));
     cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b);
     float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms);
@@ -443,6 +460,45 @@ int main() {
       CK(cudaFreeAsync(prev, 0));
       CK(cudaDeviceSynchronize());
     }
+  }
+  {
+    // What differs between this harness and kite_bench's, one thing at a
+    // time, back to back: inputs and outputs from a memory pool (as kite's
+    // runtime allocates them), input values with a normal-like spread, and
+    // kite's own PTX (from `kite inspect --emit=ptx`, bundle/mb/softmax.ptx)
+    // loaded by the driver instead of nvcc's build of the same CUDA.
+    g_b2b = true;
+    cudaMemPool_t pool = caching_pool();
+    void *px, *py;
+    CK(cudaMallocFromPoolAsync(&px, n * 2, pool, 0));
+    CK(cudaMallocFromPoolAsync(&py, n * 2, pool, 0));
+    CK(cudaMemcpy(px, x, n * 2, cudaMemcpyDeviceToDevice));
+    float ms = timeit([&] { k_softmax<<<R, 256, 4096>>>((bf16*)px, (bf16*)py); });
+    CK(cudaMemcpy(y, py, n * 2, cudaMemcpyDeviceToDevice));
+    check("env: x, y from a pool", ms);
+    CK(cudaFreeAsync(px, 0)); CK(cudaFreeAsync(py, 0)); CK(cudaDeviceSynchronize());
+    bf16* xn; CK(cudaMalloc(&xn, n * 2));
+    init_normal<<<1024, 256>>>(xn, n, 3);
+    printf("env: normal-like input (no reference check): %.4f ms\n", timeit([&] { k_softmax<<<R, 256, 4096>>>(xn, y); }));
+    CK(cudaFree(xn));
+    const char* ptxPath = getenv("MB_PTX");
+    std::ifstream in(ptxPath ? ptxPath : "bundle/mb/softmax.ptx");
+    if (in) {
+      std::stringstream ss; ss << in.rdbuf();
+      std::string ptx = ss.str();
+      CUmodule mod; CUfunction fn;
+      if (cuModuleLoadData(&mod, ptx.c_str()) == CUDA_SUCCESS && cuModuleGetFunction(&fn, mod, "kite_softmax") == CUDA_SUCCESS) {
+        void* args[] = {&x, &y};
+        float ms = timeit([&] { cuLaunchKernel(fn, R, 1, 1, 256, 1, 1, 4096, 0, args, nullptr); });
+        check("env: kite's PTX, driver JIT", ms);
+      } else printf("env: cannot load kite's PTX\n");
+    } else printf("env: no PTX file\n");
+    g_b2b = false;
+    g_reset = true;
+    check("sync+reset: kite k_softmax", timeit([&] { k_softmax<<<R, 256, 4096>>>(x, y); }));
+    check("sync+reset: s5 ld L2 evict_last, st", timeit([&] { s5<6, 256, 0><<<R, 256, 4096>>>(x, y); }));
+    g_reset = false;
+    check("sync: s5 ld L2 evict_last, st", timeit([&] { s5<6, 256, 0><<<R, 256, 4096>>>(x, y); }));
   }
   g_b2b = false;
   check("s0 generated", timeit([&] { s0<1><<<R, 256, 4096>>>(x, y); }));
