@@ -35,6 +35,8 @@ std::string Config::toJson() const {
     j["fast_math"] = true;
   if (streaming)
     j["streaming"] = true;
+  if (l2_hints != "none")
+    j["l2_hints"] = l2_hints;
   if (tensor_cores)
     j["tensor_cores"] = true;
   if (wgmma)
@@ -74,6 +76,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.fast_math = value.get<bool>();
       else if (key == "streaming")
         c.streaming = value.get<bool>();
+      else if (key == "l2_hints")
+        c.l2_hints = value.get<std::string>();
       else if (key == "tensor_cores")
         c.tensor_cores = value.get<bool>();
       else if (key == "wgmma")
@@ -94,7 +98,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         error = "unknown config key '" + key +
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
-                "streaming, tensor_cores, wgmma, warp_specialize)";
+                "streaming, l2_hints, tensor_cores, wgmma, warp_specialize)";
         return failure();
       }
     } catch (const json::exception &e) {
@@ -238,6 +242,10 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
   if (llvm::find(pidTypes, c.pid_type) == std::end(pidTypes)) {
     error = "pid_type = '" + c.pid_type +
             "' must be flat, xyz, persistent_blocked or persistent_interleaved";
+    return failure();
+  }
+  if (c.l2_hints != "none" && c.l2_hints != "reuse" && c.l2_hints != "keep_loads") {
+    error = "l2_hints = '" + c.l2_hints + "' must be none, reuse or keep_loads";
     return failure();
   }
   if (c.indexing != "pointer" && c.indexing != "tma") {

@@ -45,6 +45,12 @@ struct Config {
   /// (.cs, evict first): for data touched once; it can cost the L2 hits of
   /// a looped reduction's later passes.
   bool streaming = false;
+  /// L2 eviction priorities for loads (kite-cache-hints): "none"; "reuse"
+  /// (evict_last on data the program reads again or every program reads,
+  /// evict_first on its last read, as Triton's eviction_policy in
+  /// Inductor's reductions); "keep_loads" (every load evict_last: a
+  /// kernel's inputs stay in L2 ahead of what it writes).
+  std::string l2_hints = "none";
   /// Matrix products of f16/bf16 tiles on tensor cores (mma.sync m16n8k16,
   /// f32 accumulation) where the tile shapes allow 16x8x16 steps.
   bool tensor_cores = false;

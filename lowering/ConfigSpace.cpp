@@ -145,6 +145,10 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
   params.push_back(parameter("streaming", std::nullopt, {false, true}, false,
                              "vector loads and stores with the streaming cache operator "
                              "(.cs, evict first), for data touched once"));
+  params.push_back(parameter("l2_hints", std::nullopt, {"none", "reuse", "keep_loads"}, "none",
+                             "L2 eviction priorities of loads: reuse (evict_last on data read "
+                             "again or by every program, evict_first on its last read) or "
+                             "keep_loads (every load evict_last)"));
   SmallVector<int64_t> rdims = reductionDims(kernel);
   if (!rdims.empty())
     params.push_back(parameter("inner_threads", std::nullopt,

@@ -1923,6 +1923,10 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   // The layout the access iterates in.
   Tile t;
   bool isLoad = static_cast<bool>(resultValue);
+  // A load's cache policy: kite-cache-hints' L2 priority, else streaming's.
+  std::string hint;
+  if (auto cache = op->getAttrOfType<StringAttr>("kite.cache"); cache && isLoad)
+    hint = cache.getValue() == "evict_last" ? "CacheEvictLast" : "CacheEvictFirst";
   std::optional<Tile> stored;
   if (!isLoad) {
     if (auto it = tiles.find(value); it != tiles.end())
@@ -2058,8 +2062,8 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
       // One vector: the mask is the same for all its elements.
       if (isLoad) {
         std::string dst = llvm::formatv("&{0}[{1}]", t.name, flat(t, k));
-        std::string load = llvm::formatv("load_vec<{0}{1}>({2}, &{3});", width,
-                                         streaming ? ", true" : "", dst, ptr);
+        std::string policy = !hint.empty() ? ", " + hint : streaming ? ", CacheStream" : "";
+        std::string load = llvm::formatv("load_vec<{0}{1}>({2}, &{3});", width, policy, dst, ptr);
         line(cond.empty() ? load
                           : llvm::formatv("if ({0}) {1} else zero_vec<{2}>({3});", cond,
                                           load, width, dst)
@@ -2083,6 +2087,8 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
       return;
     }
     if (isLoad) {
+      if (!hint.empty())
+        ptr = llvm::formatv("load_one<{0}>(&{1})", hint, ptr);
       if (cond.empty())
         line(llvm::formatv("{0}[{1}] = {2};", t.name, flat(t, k), ptr));
       else

@@ -100,6 +100,45 @@ def KiteReductionLoops : Pass<"kite-reduction-loops", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def KiteCacheHints : Pass<"kite-cache-hints", "::mlir::ModuleOp"> {
+  let summary = "L2 eviction priorities for loads (config l2_hints)";
+  let description = [{
+    With `l2_hints` `"reuse"` in the config, sets `kite.cache` on
+    `kite.load`s:
+
+    - `"evict_last"` on a load whose data the same program reads again
+      later (a looped reduction's earlier passes over a row), and
+      `"evict_first"` on the last of those reads. Two loads read the same
+      data when they read the same tensor with the same subscripts, where
+      the variables of loops with the same bounds and block size count as
+      the same;
+    - `"evict_last"` on a load that depends on no top-level loop variable:
+      every program reads the same data (a weight, a bias).
+
+    Other loads keep the default priority (or `streaming`'s). With
+    `"keep_loads"`, every load gets `"evict_last"`: a kernel's inputs stay in
+    L2 ahead of what it writes. CUDA emission
+    gives a marked load an L2 cache-hint policy (`createpolicy` with
+    `ld.global.L2::cache_hint`), as Triton's `eviction_policy`. The hints
+    change no result.
+
+    Assumes: a configured kernel (`kite.config` set), after
+    kite-reduction-loops. Guarantees: only attributes change.
+
+    ```mlir
+    kite.tile_for (%tc) = (%c0) to (%c8192) block (%c4096) ... {
+      %a = kite.load %x[%tn, %tc] {kite.cache = "evict_last"} : ...
+    }
+    kite.tile_for (%tc) = (%c0) to (%c8192) block (%c4096) {
+      %b = kite.load %x[%tn, %tc] {kite.cache = "evict_first"} : ...
+      %w = kite.load %w[%tc] {kite.cache = "evict_last"} : ...
+    }
+    ```
+
+    Test: test/lowering/kite-cache-hints.mlir
+  }];
+}
+
 def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
   let summary = "Mark K loops that run as a pipelined tensor-core main loop";
   let description = [{

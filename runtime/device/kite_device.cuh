@@ -106,16 +106,80 @@ template <> struct Bits<4> { typedef unsigned int type; };
 template <> struct Bits<8> { typedef uint2 type; };
 template <> struct Bits<16> { typedef uint4 type; };
 
+/// Cache policies of a load (the `Cache` argument of load_vec and
+/// load_one): the default; the streaming cache operator (ld.global.cs: the
+/// line is evicted first), for data read once; L2 eviction priorities
+/// (createpolicy + ld.global.L2::cache_hint) for data read again
+/// (evict_last) or for the last read of it (evict_first).
+enum CachePolicy { CacheDefault = 0, CacheStream = 1, CacheEvictLast = 2, CacheEvictFirst = 3 };
+
+/// An L2 cache-hint policy covering every access that uses it.
+template <int Cache> __device__ __forceinline__ unsigned long long l2_policy() {
+  unsigned long long p;
+  if constexpr (Cache == CacheEvictLast)
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  else
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+
+/// One load of 2, 4, 8 or 16 bytes with an L2 eviction priority. Volatile
+/// with a memory clobber: not moved across the kernel's other accesses,
+/// which a store to the same tensor may be.
+template <int Cache> __device__ __forceinline__ unsigned short ld_hinted(const unsigned short *p) {
+  unsigned short v;
+  asm volatile("ld.global.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(v) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
+  return v;
+}
+template <int Cache> __device__ __forceinline__ unsigned int ld_hinted(const unsigned int *p) {
+  unsigned int v;
+  asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
+  return v;
+}
+template <int Cache> __device__ __forceinline__ unsigned long long ld_hinted(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.global.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(v) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
+  return v;
+}
+template <int Cache> __device__ __forceinline__ uint2 ld_hinted(const uint2 *p) {
+  uint2 v;
+  asm volatile("ld.global.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(v.x), "=r"(v.y) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
+  return v;
+}
+template <int Cache> __device__ __forceinline__ uint4 ld_hinted(const uint4 *p) {
+  uint4 v;
+  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
+  return v;
+}
+
+/// The unsigned scalar of `Bytes` bytes.
+template <int Bytes> struct ScalarBits { typedef typename Bits<Bytes>::type type; };
+template <> struct ScalarBits<8> { typedef unsigned long long type; };
+
+/// One element from global memory with an L2 eviction priority (Cache is
+/// CacheEvictLast or CacheEvictFirst; types of 1 byte load plainly).
+template <int Cache, class T> __device__ __forceinline__ T load_one(const T *src) {
+  if constexpr (sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+    typedef typename ScalarBits<sizeof(T)>::type V;
+    V v = ld_hinted<Cache>(reinterpret_cast<const V *>(src));
+    return *reinterpret_cast<const T *>(&v);
+  } else {
+    return *src;
+  }
+}
+
 /// Copies `N` consecutive elements from global memory at `src` (aligned to
-/// the vector's size) into registers `dst[0..N)` with one load.
-/// With `Stream`, the load uses the streaming cache operator (ld.global.cs:
-/// the line is evicted first), for data read once.
-template <int N, bool Stream = false, class T>
+/// the vector's size) into registers `dst[0..N)` with one load, with the
+/// cache policy `Cache`.
+template <int N, int Cache = CacheDefault, class T>
 __device__ __forceinline__ void load_vec(T *dst, const T *src) {
   typedef typename Bits<N * sizeof(T)>::type V;
   V v;
-  if constexpr (Stream)
+  if constexpr (Cache == CacheStream)
     v = __ldcs(reinterpret_cast<const V *>(src));
+  else if constexpr (Cache == CacheEvictLast || Cache == CacheEvictFirst)
+    v = ld_hinted<Cache>(reinterpret_cast<const V *>(src));
   else
     v = *reinterpret_cast<const V *>(src);
 #pragma unroll
