@@ -2,7 +2,7 @@
 //
 // This file implements loading the CUDA driver with dlopen, resolving its
 // entry points (through cuGetProcAddress where the driver has it, so each
-// name gets the ABI version this build's cuda.h declares), the checked-call
+// name gets the ABI of the prototype this build's cuda.h declares), the checked-call
 // helper, and the RAII owners of contexts, modules and events.
 //
 // "No GPU" is a state, not an error: a missing libcuda.so.1, the toolkit's
@@ -14,11 +14,14 @@
 
 #include "runtime/Driver.h"
 
+#include <cudaTypedefs.h>
 #include <dlfcn.h>
 
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <string_view>
+#include <type_traits>
 
 using namespace kite;
 using namespace kite::runtime;
@@ -55,6 +58,21 @@ const char *knownErrorName(CUresult r) {
 }
 
 using GetProcAddressFn = decltype(&::cuGetProcAddress); // cuGetProcAddress_v2
+
+/// The ABI version to ask cuGetProcAddress for: CUDA_VERSION, except for
+/// entry points whose newest ABI is newer than the prototype cuda.h
+/// declares under the plain name. CUDA 13.0 added cuCtxSynchronize and
+/// cuCtxGetDevice versions that take a context; asked for at 13000 the
+/// driver returns those, and a call through the one-argument prototype
+/// passes garbage as the context (cuCtxSynchronize then crashed in
+/// empty_cache). The static_asserts tie each pin to the prototype.
+static_assert(std::is_same_v<decltype(&::cuCtxSynchronize), PFN_cuCtxSynchronize_v2000>);
+static_assert(std::is_same_v<decltype(&::cuCtxGetDevice), PFN_cuCtxGetDevice_v2000>);
+int abiVersion(std::string_view name) {
+  if (name == "cuCtxSynchronize" || name == "cuCtxGetDevice")
+    return 2000;
+  return CUDA_VERSION;
+}
 
 } // namespace
 
@@ -106,7 +124,7 @@ std::unique_ptr<Driver> Driver::load(const char *library) {
     *slot = nullptr;
     if (getProc) {
       CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      if (getProc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) !=
+      if (getProc(name, slot, abiVersion(name), CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) !=
               CUDA_SUCCESS ||
           status != CU_GET_PROC_ADDRESS_SUCCESS)
         *slot = nullptr;
