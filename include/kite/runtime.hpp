@@ -12,7 +12,7 @@
 //   gpu_available() gpu_unavailable_reason()   "is there a usable CUDA GPU?"
 //   Stream {void *handle}                      a CUstream; null = the default stream
 //   DeviceProperties, device_count(), device_properties(ordinal)
-//   cuda::empty zeros(sizes, dtype, stream, device)   stream-ordered allocation
+//   cuda::empty zeros(sizes, dtype, stream, device)   caching, stream-ordered allocation
 //   cuda::to_device(host) cuda::to_host(dev) cuda::clone(dev) cuda::synchronize
 //   from_dlpack(DLManagedTensor *) to_dlpack(const Tensor &)
 //   ArgSpec OutputSpec ParamSpec ResultSpec KernelPlan   what a compiled kernel needs
@@ -84,7 +84,7 @@ struct DeviceProperties {
   int maxSharedMemoryPerBlockOptin = 0; // bytes, with cuFuncSetAttribute
   int maxSharedMemoryPerSm = 0;         // bytes
   int l2CacheBytes = 0;
-  bool memoryPools = false;             // cuMemAllocAsync is supported
+  bool memoryPools = false;             // stream-ordered memory pools are supported
   int driverVersion = 0;                // e.g. 13000
   /// The NVRTC target for this device: "sm_90a" for compute capability 9.0
   /// (the "a" features, such as wgmma, exist only on 9.0 and 10.x), else
@@ -100,10 +100,13 @@ const DeviceProperties &device_properties(int ordinal = 0);
 
 namespace cuda {
 
-/// A contiguous, uninitialized device tensor, allocated in stream order from
-/// the device's caching memory pool (cuMemAlloc where the device has no
-/// memory pools) and freed on the same stream when the last handle drops;
-/// the pool keeps freed memory for later allocations (see empty_cache).
+/// A contiguous, uninitialized device tensor for use on `stream`: a block a
+/// dropped tensor of the same size left on that stream, else a stream-ordered
+/// allocation from the device's caching memory pool (cuMemAlloc where the
+/// device has no memory pools). When the last handle drops, the block is
+/// kept for the next allocation of its size on the stream (as PyTorch's
+/// caching allocator does); work on other streams that uses the tensor must
+/// be ordered before the drop. See empty_cache.
 Tensor empty(const std::vector<int64_t> &sizes, DType dtype, Stream stream = {},
              Device device = Device::cuda(0));
 /// Like empty, then zero-filled on the stream.
@@ -120,8 +123,9 @@ Tensor to_host(const Tensor &dev, Stream stream = {});
 Tensor clone(const Tensor &dev, Stream stream = {});
 /// Waits until all work queued on `stream` is done.
 void synchronize(Stream stream = {});
-/// Waits for the device, then returns the memory kite's pool keeps for
-/// reuse (freed tensors) to the system, as torch.cuda.empty_cache() does.
+/// Waits for the device, then returns the memory kite keeps for reuse
+/// (dropped tensors' blocks, the pool's free memory) to the system, as
+/// torch.cuda.empty_cache() does.
 /// Live tensors are untouched.
 void empty_cache(Device device = Device::cuda(0));
 
