@@ -145,9 +145,9 @@ struct CacheHintsPass : kite::impl::KiteCacheHintsBase<CacheHintsPass> {
         if (done[i])
           continue;
         LoadOp load = loads[i];
-        bool shared = !dependsOnProgram(load.getTensor()) &&
-                      llvm::none_of(load.getIndices(), [&](Value v) { return dependsOnProgram(v); }) &&
-                      !(load.getMask() && dependsOnProgram(load.getMask()));
+        auto dependent = [&](Value v) { return dependsOnProgram(v); };
+        bool shared = !dependent(load.getTensor()) && llvm::none_of(load.getIndices(), dependent) &&
+                      !(load.getMask() && dependent(load.getMask()));
         if (shared) {
           mark(load, "evict_last");
           continue;

@@ -128,28 +128,35 @@ template <int Cache> __device__ __forceinline__ unsigned long long l2_policy() {
 /// which a store to the same tensor may be.
 template <int Cache> __device__ __forceinline__ unsigned short ld_hinted(const unsigned short *p) {
   unsigned short v;
-  asm volatile("ld.global.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(v) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
+  asm volatile("ld.global.L2::cache_hint.u16 %0, [%1], %2;"
+               : "=h"(v) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
   return v;
 }
 template <int Cache> __device__ __forceinline__ unsigned int ld_hinted(const unsigned int *p) {
   unsigned int v;
-  asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
+  asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;"
+               : "=r"(v) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
   return v;
 }
-template <int Cache> __device__ __forceinline__ unsigned long long ld_hinted(const unsigned long long *p) {
+template <int Cache>
+__device__ __forceinline__ unsigned long long ld_hinted(const unsigned long long *p) {
   unsigned long long v;
-  asm volatile("ld.global.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(v) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
+  asm volatile("ld.global.L2::cache_hint.u64 %0, [%1], %2;"
+               : "=l"(v) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
   return v;
 }
 template <int Cache> __device__ __forceinline__ uint2 ld_hinted(const uint2 *p) {
   uint2 v;
-  asm volatile("ld.global.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(v.x), "=r"(v.y) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
+  asm volatile("ld.global.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;"
+               : "=r"(v.x), "=r"(v.y) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
   return v;
 }
 template <int Cache> __device__ __forceinline__ uint4 ld_hinted(const uint4 *p) {
   uint4 v;
   asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(l2_policy<Cache>()) : "memory");
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p), "l"(l2_policy<Cache>())
+               : "memory");
   return v;
 }
 
