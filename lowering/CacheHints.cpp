@@ -115,24 +115,21 @@ struct CacheHintsPass : kite::impl::KiteCacheHintsBase<CacheHintsPass> {
     if (failed(found))
       return signalPassFailure();
     func::FuncOp func = *found;
-    auto attr = func->getAttrOfType<StringAttr>("kite.config");
-    if (!attr)
-      return;
-    std::string error;
-    FailureOr<Config> config = parseConfig(attr.getValue(), error);
-    if (failed(config)) {
-      func.emitError() << "bad config: " << error;
+    FailureOr<std::optional<Config>> applied = appliedConfig(func);
+    if (failed(applied))
       return signalPassFailure();
-    }
+    if (!*applied)
+      return; // no config applied: nothing to do
+    const Config &config = **applied;
     MLIRContext *ctx = &getContext();
     auto mark = [&](LoadOp load, StringRef policy) {
       load->setAttr("kite.cache", StringAttr::get(ctx, policy));
     };
-    if (config->l2_hints == "keep_loads") {
+    if (config.l2_hints == "keep_loads") {
       func.walk([&](LoadOp load) { mark(load, "evict_last"); });
       return;
     }
-    if (config->l2_hints != "reuse")
+    if (config.l2_hints != "reuse")
       return;
     ProgramDependence dependsOnProgram;
     // Loads in program order, each program loop on its own (programs of

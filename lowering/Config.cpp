@@ -109,6 +109,17 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
   return c;
 }
 
+FailureOr<std::optional<Config>> kite::appliedConfig(func::FuncOp kernel) {
+  auto attr = kernel->getAttrOfType<StringAttr>("kite.config");
+  if (!attr)
+    return std::optional<Config>();
+  std::string error;
+  FailureOr<Config> config = parseConfig(attr.getValue(), error);
+  if (failed(config))
+    return kernel.emitError() << "bad config: " << error, failure();
+  return std::optional<Config>(std::move(*config));
+}
+
 SmallVector<BlockSizeOp> kite::blockSizeOps(func::FuncOp kernel) {
   SmallVector<BlockSizeOp> ops;
   kernel.walk([&](BlockSizeOp op) { ops.push_back(op); });

@@ -71,6 +71,11 @@ struct Config {
 /// the key. Keys not given keep their defaults.
 mlir::FailureOr<Config> parseConfig(llvm::StringRef json, std::string &error);
 
+/// The config kite-apply-config set on `kernel` (its `kite.config`
+/// attribute), parsed: nullopt where there is none; failure, with the error
+/// emitted on the kernel, where it does not parse.
+mlir::FailureOr<std::optional<Config>> appliedConfig(mlir::func::FuncOp kernel);
+
 /// Checks a config against a kernel: one block size per `kite.block_size`,
 /// powers of two within each one's bounds, thread counts the GPU allows.
 mlir::LogicalResult validateConfig(mlir::func::FuncOp kernel,

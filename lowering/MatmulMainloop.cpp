@@ -185,22 +185,19 @@ struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPas
     if (failed(found))
       return signalPassFailure();
     func::FuncOp func = *found;
-    auto configAttr = func->getAttrOfType<StringAttr>("kite.config");
-    if (!configAttr) {
+    FailureOr<std::optional<Config>> applied = appliedConfig(func);
+    if (failed(applied))
+      return signalPassFailure();
+    if (!*applied) {
       func.emitError() << "kernel has no config (run kite-apply-config first)";
       return signalPassFailure();
     }
-    std::string error;
-    FailureOr<Config> config = parseConfig(configAttr.getValue(), error);
-    if (failed(config)) {
-      func.emitError() << "bad config: " << error;
-      return signalPassFailure();
-    }
-    if (!config->tensor_cores)
+    const Config &config = **applied;
+    if (!config.tensor_cores)
       return;
     func.walk([&](TileForOp loop) {
       SmallVector<NamedAttribute> attrs;
-      std::string why = analyze(loop, *config, hasWgmma(arch), attrs);
+      std::string why = analyze(loop, config, hasWgmma(arch), attrs);
       if (why.empty()) {
         loop->setAttr("kite.mainloop", DictionaryAttr::get(&getContext(), attrs));
         return;

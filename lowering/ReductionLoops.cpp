@@ -745,17 +745,13 @@ struct ReductionLoopsPass : kite::impl::KiteReductionLoopsBase<ReductionLoopsPas
     if (failed(found))
       return signalPassFailure();
     func::FuncOp func = *found;
-    auto attr = func->getAttrOfType<StringAttr>("kite.config");
-    if (!attr)
-      return; // no config applied: nothing to do
-    std::string error;
-    FailureOr<Config> config = parseConfig(attr.getValue(), error);
-    if (failed(config)) {
-      func.emitError() << "bad config: " << error;
+    FailureOr<std::optional<Config>> config = appliedConfig(func);
+    if (failed(config))
       return signalPassFailure();
-    }
+    if (!*config)
+      return; // no config applied: nothing to do
     SmallVector<int64_t> dims = reductionDims(func);
-    for (auto [i, chunk] : llvm::enumerate(config->reduction_loops)) {
+    for (auto [i, chunk] : llvm::enumerate((*config)->reduction_loops)) {
       if (!chunk || i >= dims.size() || *chunk >= dims[i])
         continue; // the whole row in registers
       if (failed(Rewriter(func, dims[i], *chunk).run()) || failed(inferTypes(func)))
