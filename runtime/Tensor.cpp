@@ -149,12 +149,19 @@ Tensor kite::runtime::allocateDevice(DeviceContext &dc, const std::vector<int64_
                               what, shapeString(sizes), dtype_name(dtype), bytes, dc.ordinal()));
     check(r, "{}: allocating {} bytes on cuda:{}", what, bytes, dc.ordinal());
   }
-  DeviceContext *dcp = &dc;
+  // The deleter captures two words (the stream; the size and the device's
+  // ordinal, below 64, packed), so std::function stores it inline: no heap
+  // allocation per output on the launch path.
   CUstream s = toCU(stream);
-  size_t n = size_t(bytes);
+  uint64_t sizeAndDevice = uint64_t(bytes) << 8 | uint64_t(dc.ordinal());
+  auto release = [s, sizeAndDevice](void *p) {
+    freeDevice(&DeviceContext::get(int(sizeAndDevice & 0xff)), s,
+               reinterpret_cast<CUdeviceptr>(p), size_t(sizeAndDevice >> 8));
+  };
+  static_assert(sizeof(release) <= 2 * sizeof(void *), "stored inline by std::function");
   std::function<void(void *)> deleter;
   if (ptr)
-    deleter = [dcp, s, n](void *p) { freeDevice(dcp, s, reinterpret_cast<CUdeviceptr>(p), n); };
+    deleter = release;
   Tensor t = Tensor::from_blob(reinterpret_cast<void *>(ptr), sizes, {}, dtype,
                                Device::cuda(dc.ordinal()), std::move(deleter));
   if (zeroed && bytes > 0)
