@@ -189,6 +189,91 @@ TEST_F(RuntimeGpu, VectorAddThroughNvrtcAndAPlan) {
   }
 }
 
+/// kite_device.cuh's block_reduce at every shape of thread group the
+/// emitter produces: the reduced dim at thread stride `Stride`, `Count`
+/// threads long, in a block of 1024 (the other thread bits number the
+/// groups). Every thread must get its own group's result, for an exact
+/// integer sum, a max and an argmax with ties (the lowest index wins).
+const char *kBlockReduce = R"(
+#include "kite_device.cuh"
+using namespace kite_device;
+template <int Stride, int Count>
+__device__ void reduceOnce(int slot, int *sums, float *maxes, long long *args) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int t = threadIdx.x, at = slot * 1024 + t;
+  sums[at] = block_reduce<SumOp, Stride, Count>(t * 7 + 3, reinterpret_cast<int *>(smem));
+  __syncthreads();
+  maxes[at] = block_reduce<MaxOp, Stride, Count>(float((t * 37) % 101),
+                                                 reinterpret_cast<float *>(smem));
+  __syncthreads();
+  ArgPair<float> p;
+  p.value = float((t * 37) % 101 % 13);
+  p.index = t;
+  args[at] = block_reduce<ArgOp<true>, Stride, Count>(p, reinterpret_cast<ArgPair<float> *>(smem)).index;
+  __syncthreads();
+}
+extern "C" __global__ void reduce_shapes(int *sums, float *maxes, long long *args) {
+  reduceOnce<1, 1024>(0, sums, maxes, args);
+  reduceOnce<1, 256>(1, sums, maxes, args);
+  reduceOnce<1, 64>(2, sums, maxes, args);
+  reduceOnce<1, 32>(3, sums, maxes, args);
+  reduceOnce<2, 512>(4, sums, maxes, args);
+  reduceOnce<4, 64>(5, sums, maxes, args);
+  reduceOnce<8, 128>(6, sums, maxes, args);
+  reduceOnce<16, 16>(7, sums, maxes, args);
+  reduceOnce<32, 32>(8, sums, maxes, args);
+  reduceOnce<64, 16>(9, sums, maxes, args);
+  reduceOnce<2, 64>(10, sums, maxes, args);
+}
+)";
+
+TEST_F(RuntimeGpu, BlockReduceGivesEveryThreadItsGroupsResult) {
+  const std::vector<std::pair<int, int>> shapes = {{1, 1024}, {1, 256}, {1, 64}, {1, 32},
+                                                   {2, 512},  {4, 64},  {8, 128}, {16, 16},
+                                                   {32, 32},  {64, 16}, {2, 64}};
+  const int64_t n = 1024 * (int64_t)shapes.size();
+  NvrtcOutput code = compileToCubin(kBlockReduce, "block_reduce_test", arch());
+  DeviceContext &dc = DeviceContext::get(0);
+  ContextScope scope(dc);
+  Module module(code.binary.data(), "the block_reduce test kernel");
+  CUfunction f = module.function("reduce_shapes");
+  Tensor sums = cuda::empty({n}, i32), maxes = cuda::empty({n}, f32), args = cuda::empty({n}, i64);
+  void *ps = sums.data_ptr(), *pm = maxes.data_ptr(), *pa = args.data_ptr();
+  void *params[] = {&ps, &pm, &pa};
+  const int smemBytes = 1024 * 16;
+  check(cu().cuLaunchKernel(f, 1, 1, 1, 1024, 1, 1, smemBytes, nullptr, params, nullptr),
+        "launching reduce_shapes");
+  std::vector<double> gotSum = cuda::to_host(sums).to_doubles(),
+                      gotMax = cuda::to_host(maxes).to_doubles(),
+                      gotArg = cuda::to_host(args).to_doubles();
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    auto [stride, count] = shapes[s];
+    SCOPED_TRACE(fmt::format("Stride {}, Count {}", stride, count));
+    int bad = 0;
+    for (int t = 0; t < 1024 && bad < 5; ++t) {
+      int low = t % stride, high = t / (stride * count) * (stride * count);
+      int64_t sum = 0;
+      float max = -1;
+      int arg = -1;
+      float argValue = -1;
+      for (int j = 0; j < count; ++j) {
+        int u = high + j * stride + low;
+        sum += u * 7 + 3;
+        max = std::max(max, float((u * 37) % 101));
+        float v = float((u * 37) % 101 % 13);
+        if (v > argValue || (v == argValue && u < arg))
+          argValue = v, arg = u;
+      }
+      size_t at = s * 1024 + t;
+      bool ok = gotSum[at] == (double)sum && gotMax[at] == (double)max && gotArg[at] == arg;
+      EXPECT_TRUE(ok) << "thread " << t << ": sum " << gotSum[at] << " (want " << sum << "), max "
+                      << gotMax[at] << " (want " << max << "), argmax " << gotArg[at]
+                      << " (want " << arg << ")";
+      bad += !ok;
+    }
+  }
+}
+
 TEST_F(RuntimeGpu, LaunchFromThreadsWithoutAContext) {
   const int64_t n = 5000;
   NvrtcOutput cubin = compileToCubin(kKernels, "runtime_gpu_kernels", arch());
