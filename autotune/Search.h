@@ -84,6 +84,12 @@ struct SearchResult {
 SearchResult search(const SearchSpace &space, const EvaluateFn &evaluate,
                     const SearchOptions &options);
 
+/// Given each candidate's times over rounds of re-timing, the candidate
+/// with the lowest median and that median; nullopt if none has a time.
+/// Ties go to the earlier candidate (the search's better one).
+std::optional<std::pair<size_t, double>>
+fastestByMedian(const std::vector<std::vector<double>> &times);
+
 } // namespace kite::autotune
 
 #endif // KITE_AUTOTUNE_SEARCH_H

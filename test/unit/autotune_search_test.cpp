@@ -305,6 +305,23 @@ TEST(Search, ProgressAfterEveryBatch) {
 
 /// A worker that is not one (it exits at once, or echoes the request back)
 /// gives a clear error, not a hang or a crash.
+TEST(Search, FinalistsAreRankedByTheirMedianOverRounds) {
+  // The second finalist has the single fastest round but the slower median.
+  std::vector<std::vector<double>> times = {
+      {1.00, 1.01, 0.99, 1.00, 1.02}, {0.90, 1.05, 1.06, 1.04, 1.07}, {}, {0.98, 0.97, 0.99}};
+  auto best = fastestByMedian(times);
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->first, 3u);
+  EXPECT_DOUBLE_EQ(best->second, 0.98);
+  // Even counts take the mean of the middle two; ties keep the earlier one.
+  best = fastestByMedian({{2.0, 1.0}, {1.5, 1.5}});
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->first, 0u);
+  EXPECT_DOUBLE_EQ(best->second, 1.5);
+  EXPECT_FALSE(fastestByMedian({{}, {}}));
+  EXPECT_FALSE(fastestByMedian({}));
+}
+
 TEST(Worker, ABrokenWorkerIsAnErrorNotAHang) {
   kite::KernelPlan plan;
   plan.name = "k";
