@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/micro/build.sh - builds row_kernels into bundle/mb/ (after
+# bench/micro/build.sh - builds row_kernels and sum_kernels into bundle/mb/ (after
 # tools/gpu.sh bundle, which empties bundle/; carried to the
 # GPU host with the bundle; run bundle/mb/row_kernels there). gen.cuh holds
 # kite's generated kernels for the configs below, from `kite inspect`.
@@ -30,3 +30,15 @@ emit() { # file kernel-name-in-mb config args...
 nvcc -O3 -std=c++17 -arch=sm_90a -I"$root/runtime/device" -I"$out" -diag-suppress 177,1556,1886 \
   -o "$out/row_kernels" "$root/bench/micro/row_kernels.cu" -L/usr/local/cuda/lib64/stubs -lcuda
 echo "built $out/row_kernels"
+{
+  echo "using namespace kite_device;"
+  x='x=f32[8192,8192]'
+  emit sum.kite.cpp k_sum_a '{"block_sizes":[2],"num_warps":32,"reduction_loops":[2048],"streaming":true}' --arg "$x"
+  emit sum.kite.cpp k_sum_b '{"block_sizes":[1],"num_warps":32,"reduction_loops":[2048],"streaming":true}' --arg "$x"
+  emit sum.kite.cpp k_sum_c '{"block_sizes":[1],"num_warps":8,"reduction_loops":[null]}' --arg "$x"
+  emit sum.kite.cpp k_sum_d '{"block_sizes":[1],"num_warps":16,"reduction_loops":[null],"streaming":true}' --arg "$x"
+  emit sum.kite.cpp k_sum_e '{"block_sizes":[1],"num_warps":32,"reduction_loops":[null],"streaming":true}' --arg "$x"
+} > "$out/gen_sum.cuh"
+nvcc -O3 -std=c++17 -arch=sm_90a -I"$root/runtime/device" -I"$out" -diag-suppress 177,1556,1886 \
+  -o "$out/sum_kernels" "$root/bench/micro/sum_kernels.cu"
+echo "built $out/sum_kernels"
