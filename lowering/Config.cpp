@@ -37,6 +37,8 @@ std::string Config::toJson() const {
     j["streaming"] = true;
   if (l2_hints != "none")
     j["l2_hints"] = l2_hints;
+  if (early_loads)
+    j["early_loads"] = true;
   if (tensor_cores)
     j["tensor_cores"] = true;
   if (wgmma)
@@ -78,6 +80,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.streaming = value.get<bool>();
       else if (key == "l2_hints")
         c.l2_hints = value.get<std::string>();
+      else if (key == "early_loads")
+        c.early_loads = value.get<bool>();
       else if (key == "tensor_cores")
         c.tensor_cores = value.get<bool>();
       else if (key == "wgmma")
@@ -98,7 +102,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         error = "unknown config key '" + key +
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
-                "streaming, l2_hints, tensor_cores, wgmma, warp_specialize)";
+                "streaming, l2_hints, early_loads, tensor_cores, wgmma, warp_specialize)";
         return failure();
       }
     } catch (const json::exception &e) {

@@ -51,6 +51,10 @@ struct Config {
   /// Inductor's reductions); "keep_loads" (every load evict_last: a
   /// kernel's inputs stay in L2 ahead of what it writes).
   std::string l2_hints = "none";
+  /// Each load issued as early as its operands allow (kite-early-loads):
+  /// above reductions and their barriers, at the cost of registers live
+  /// across them.
+  bool early_loads = false;
   /// Matrix products of f16/bf16 tiles on tensor cores (mma.sync m16n8k16,
   /// f32 accumulation) where the tile shapes allow 16x8x16 steps.
   bool tensor_cores = false;

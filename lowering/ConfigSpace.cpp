@@ -6,6 +6,7 @@
 
 #include "lowering/ConfigSpace.h"
 #include "lowering/Config.h"
+#include "lowering/Passes.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/Path.h"
@@ -149,6 +150,10 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
                              "L2 eviction priorities of loads: reuse (evict_last on data read "
                              "again or by every program, evict_first on its last read) or "
                              "keep_loads (every load evict_last)"));
+  if (moveLoadsEarly(kernel, /*apply=*/false) > 0)
+    params.push_back(parameter("early_loads", std::nullopt, {false, true}, false,
+                               "loads issued as early as their operands allow, above "
+                               "reductions and their barriers (more registers live)"));
   SmallVector<int64_t> rdims = reductionDims(kernel);
   if (!rdims.empty())
     params.push_back(parameter("inner_threads", std::nullopt,

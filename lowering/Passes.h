@@ -25,6 +25,11 @@ namespace kite {
 mlir::FailureOr<mlir::func::FuncOp> findKernel(mlir::ModuleOp module,
                                                llvm::StringRef name);
 
+/// kite-early-loads' reordering of `kernel` (EarlyLoads.cpp): each load to
+/// just after the last op it must follow. Moves nothing unless `apply`;
+/// returns how many loads move above a reduction either way.
+int moveLoadsEarly(mlir::func::FuncOp kernel, bool apply);
+
 } // namespace kite
 
 #endif // KITE_LOWERING_PASSES_H

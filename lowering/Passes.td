@@ -139,6 +139,33 @@ def KiteCacheHints : Pass<"kite-cache-hints", "::mlir::ModuleOp"> {
   }];
 }
 
+def KiteEarlyLoads : Pass<"kite-early-loads", "::mlir::ModuleOp"> {
+  let summary = "Issue loads as early as their operands allow (config early_loads)";
+  let description = [{
+    With `early_loads` in the config, moves each `kite.load` up its block
+    to just after the last op it must follow: one that defines an operand,
+    one that may write the tensor it reads (a store or atomic to it or to a
+    view of it, an op with unknown effects, or a loop containing one), or the
+    load before it (loads keep their order). CUDA emission follows op order,
+    so a load that passes a reduction is issued before the reduction's
+    barrier instead of after it: a norm's weight is read while the row's
+    statistics are computed. The values of a moved load live across what it
+    passed, in registers. Loops that kite-matmul-mainloop marked are left
+    alone.
+
+    Assumes: a configured kernel (`kite.config` set). Guarantees: only the
+    order of ops within blocks changes; no result does.
+
+    ```mlir
+    %x = kite.load %arg0[%tn, all] : ...          %x = kite.load %arg0[%tn, all] : ...
+    %r = kite.reduce mean %sq {dim = 1} : ...  -> %w = kite.load %arg1[all] : ...
+    %w = kite.load %arg1[all] : ...               %r = kite.reduce mean %sq {dim = 1} : ...
+    ```
+
+    Test: test/lowering/kite-early-loads.mlir
+  }];
+}
+
 def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
   let summary = "Mark K loops that run as a pipelined tensor-core main loop";
   let description = [{

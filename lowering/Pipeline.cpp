@@ -27,6 +27,8 @@ void kite::buildKiteLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKiteCacheHints());
   // Matrix-product K loops that run as a pipelined tensor-core main loop.
   pm.addPass(createKiteMatmulMainloop({/*explain=*/false, options.arch}));
+  // Loads issued as early as their operands allow, if the config asks.
+  pm.addPass(createKiteEarlyLoads());
 }
 
 void kite::registerKiteLoweringPasses() {

@@ -11,6 +11,7 @@
 // SOFTMAX: "key":"num_warps","values":[1,2,4,8,16,32]}
 // SOFTMAX: "key":"streaming","values":[false,true]}
 // SOFTMAX: "key":"pid_type","values":["flat","persistent_blocked","persistent_interleaved","xyz"]}
+// SOFTMAX-NOT: "key":"early_loads"
 // SOFTMAX: {"default":4,"doc":"chunk of the reduction over the dimension of size 65536 (null: the whole row at once)","index":0,"key":"reduction_loops","values":[256,512,1024,2048,4096,8192,16384,32768,null]}
 
 // A bf16 matmul: three block sizes (K's up to the 512 of the reduction),
@@ -38,4 +39,7 @@
 // Attention's head dim feeds matrix products whole: it cannot be looped, so
 // it is no parameter.
 // ATTENTION: "default": {{.*}}"reduction_loops":[null]
+// Its V tile's load can move above the score reductions: early_loads is a
+// parameter (softmax's one load has nothing to move above).
+// ATTENTION: "key":"early_loads","values":[false,true]}
 // ATTENTION-NOT: "key":"reduction_loops"

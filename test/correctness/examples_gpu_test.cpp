@@ -138,7 +138,9 @@ std::vector<Case> cases() {
                },
                {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
                 R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})", R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[8],"num_warps":4})", R"({"block_sizes":[1],"reduction_loops":[128]})", R"({"block_sizes":[4],"num_warps":8,"reduction_loops":[512]})",
-                R"({"block_sizes":[8],"num_warps":4,"inner_threads":32})"}});
+                R"({"block_sizes":[8],"num_warps":4,"inner_threads":32})",
+                R"({"block_sizes":[2],"num_warps":4,"early_loads":true})",
+                R"({"block_sizes":[1],"num_warps":8,"reduction_loops":[256],"l2_hints":"reuse","early_loads":true})"}});
   c.push_back({"rmsnorm", "rmsnorm", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({13, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
@@ -147,7 +149,9 @@ std::vector<Case> cases() {
                [](const std::vector<Arg> &a) { return one(rmsnorm(*a[0].tensor, *a[1].tensor, a[2].scalar)); },
                {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
                 R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})", R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[16],"num_warps":4})", R"({"block_sizes":[1],"reduction_loops":[256]})", R"({"block_sizes":[2],"num_warps":16,"reduction_loops":[1024]})",
-                R"({"block_sizes":[2],"num_warps":1,"inner_threads":16,"reduction_loops":[256]})"}});
+                R"({"block_sizes":[2],"num_warps":1,"inner_threads":16,"reduction_loops":[256]})",
+                R"({"block_sizes":[1],"num_warps":16,"early_loads":true})",
+                R"({"block_sizes":[2],"num_warps":4,"reduction_loops":[256],"early_loads":true})"}});
   c.push_back({"sum", "sum_kernel", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({21, n}, f, s))}; },
                [](const std::vector<Arg> &a) { return one(sum_kernel(*a[0].tensor)); },
@@ -169,7 +173,9 @@ std::vector<Case> cases() {
                {"", R"({"block_sizes":[1]})", R"({"block_sizes":[2],"num_warps":2})",
                 R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})", R"({"block_sizes":[4],"num_warps":8})", R"({"block_sizes":[8]})", R"({"block_sizes":[1],"reduction_loops":[256]})", R"({"block_sizes":[2],"num_warps":8,"reduction_loops":[2048]})",
                 R"({"block_sizes":[4],"num_warps":4,"inner_threads":32,"fast_math":true})",
-                R"({"block_sizes":[1],"num_warps":16,"reduction_loops":[512],"fast_math":true})"}});
+                R"({"block_sizes":[1],"num_warps":16,"reduction_loops":[512],"fast_math":true})",
+                R"({"block_sizes":[2],"num_warps":8,"early_loads":true})",
+                R"({"block_sizes":[1],"num_warps":4,"reduction_loops":[256],"early_loads":true})"}});
   c.push_back({"embedding", "embedding", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("ids", randint(0, 1000, {n}, DType::i64, s)),
@@ -285,7 +291,8 @@ std::vector<Case> cases() {
                  return one(attention(*a[0].tensor, *a[1].tensor, *a[2].tensor));
                },
                {"", R"({"block_sizes":[1,16,16]})", R"({"block_sizes":[1,32,64],"num_warps":2})",
-                R"({"block_sizes":[2,64,32],"num_warps":8})", R"({"block_sizes":[1,8,128]})"}});
+                R"({"block_sizes":[2,64,32],"num_warps":8})", R"({"block_sizes":[1,8,128]})",
+                R"({"block_sizes":[1,32,64],"num_warps":2,"early_loads":true})"}});
   c.push_back({"welford", "welford", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({11, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),

@@ -7,6 +7,7 @@
 // RUN: kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"block_sizes\": [8], \"l2_hints\": \"reuse\"}'" | FileCheck %s --check-prefix=HINTS
 // RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"l2_hints\": \"evict_last\"}'" 2>&1 | FileCheck %s --check-prefix=HINTVALUE
 // RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"l2_hints\": true}'" 2>&1 | FileCheck %s --check-prefix=HINTTYPE
+// RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"early_loads\": 1}'" 2>&1 | FileCheck %s --check-prefix=EARLYTYPE
 
 // The default gives a row tile of about 4096 elements: 64 rows of 64.
 // DEFAULT: kite.config = "{\22block_sizes\22:[64]
@@ -20,6 +21,7 @@
 // HINTS: \22l2_hints\22:\22reuse\22
 // HINTVALUE: error: config does not fit kernel 'rows': l2_hints = 'evict_last' must be none, reuse or keep_loads
 // HINTTYPE: error: bad config: {{.*}}l2_hints
+// EARLYTYPE: error: bad config: config key 'early_loads' has the wrong type: 1
 // WARPS: error: config does not fit kernel 'rows': num_warps = 3 must be a power of two from 1 to 32
 func.func @rows(%x: !kite.tensor<*x?> {kite.name = "x"}) attributes {kite.kernel} {
   %n = kite.size %x[0] : !kite.tensor<*x?>
