@@ -298,7 +298,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
   // once, so drift in clocks or in the memory system hits them all alike,
   // and a finalist's time is its median over the rounds. The search timed
   // each candidate once, and the fastest of many single timings is partly
-  // the luckiest: on the H200 that alone moved a row sum's pick by 1.5%.
+  // the luckiest.
   std::vector<std::vector<double>> rounds(std::min<size_t>(found.best.size(), kFinalists));
   for (int round = 0; round < kFinalRounds; ++round)
     for (size_t i = 0; i < rounds.size(); ++i)

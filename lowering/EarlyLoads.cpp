@@ -2,11 +2,12 @@
 //
 // This file implements `kite-early-loads` (see Passes.td). With
 // `early_loads` in the config, each load moves up its block to just after
-// the last op it must follow: one that defines an operand, one that may
-// write the tensor it reads, or the load before it (loads keep their
-// order). What it passes is mostly arithmetic and reductions, so that a
-// weight's read no longer waits for the row's statistics and the barrier of
-// their block reduction:
+// the last op it must follow: one that defines an operand (pure ops that
+// compute its operands, index arithmetic, move up first, each after its own
+// operands), one that may write the tensor it reads, or the load before it
+// (loads keep their order). What it passes is mostly arithmetic and
+// reductions, so that a weight's read no longer waits for the row's
+// statistics and the barrier of their block reduction:
 //
 //   x = load x[tn, all]                x = load x[tn, all]
 //   r = reduce mean (x * x)      ->    w = load w[all]
