@@ -236,16 +236,21 @@ SearchResult kite::autotune::search(const SearchSpace &space, const EvaluateFn &
   return Searcher(space, evaluate, options).run();
 }
 
+double kite::autotune::medianOf(std::vector<double> t) {
+  if (t.empty())
+    return 0;
+  std::sort(t.begin(), t.end());
+  size_t n = t.size();
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 std::optional<std::pair<size_t, double>>
 kite::autotune::fastestByMedian(const std::vector<std::vector<double>> &times) {
   std::optional<std::pair<size_t, double>> best;
   for (size_t i = 0; i < times.size(); ++i) {
     if (times[i].empty())
       continue;
-    std::vector<double> t = times[i];
-    std::sort(t.begin(), t.end());
-    size_t n = t.size();
-    double median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    double median = medianOf(times[i]);
     if (!best || median < best->second)
       best = {i, median};
   }

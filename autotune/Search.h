@@ -84,6 +84,9 @@ struct SearchResult {
 SearchResult search(const SearchSpace &space, const EvaluateFn &evaluate,
                     const SearchOptions &options);
 
+/// The median of `times` (0 for none).
+double medianOf(std::vector<double> times);
+
 /// Given each candidate's times over rounds of re-timing, the candidate
 /// with the lowest median and that median; nullopt if none has a time.
 /// Ties go to the earlier candidate (the search's better one).

@@ -241,6 +241,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
       double timeoutSeconds = bestMs > 0 ? std::clamp(10 + 0.02 * cutoffMs, 10.0, 60.0) : 60;
       Evaluation e = bench.evaluate(plan, fault, timeoutSeconds, cutoffMs);
       if (e.status == Evaluation::Status::ok) {
+        result.timed.push_back({configs[i], e.ms, 0});
         plans[points[i]] = std::move(plan);
         bestMs = bestMs > 0 ? std::min(bestMs, e.ms) : e.ms;
       }
@@ -304,6 +305,12 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
     for (size_t i = 0; i < rounds.size(); ++i)
       if (std::optional<double> ms = bench.time(plans.at(found.best[i].first), kRunsPerRound))
         rounds[i].push_back(*ms);
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    std::string config = space.configText(found.best[i].first);
+    for (TuneResult::Timed &t : result.timed)
+      if (t.config == config)
+        t.finalMs = medianOf(rounds[i]);
+  }
   Point winner = found.best[0].first;
   double winnerMs = found.best[0].second;
   if (std::optional<std::pair<size_t, double>> f = fastestByMedian(rounds)) {

@@ -76,6 +76,14 @@ struct TuneResult {
   std::vector<std::string> failures; // "config: why" for failed and wrong ones
   int workerStarts = 0;
   int warmStarts = 0; // cached winners for nearby shapes the search began with
+  /// Every config that ran, in the order timed: the search's time and, for
+  /// the finalists, the median of their re-timing rounds (else 0).
+  struct Timed {
+    std::string config;
+    double ms = 0;
+    double finalMs = 0;
+  };
+  std::vector<Timed> timed;
 };
 
 /// Configs of tuned entries in the cache directory `dir` (default: the

@@ -529,10 +529,15 @@ int main(int argc, char **argv) {
           options.bench.intRanges = b.intRanges;
           options.log = [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); };
           autotune::TuneResult r = autotune::tune(request, options);
+          // Every config timed, as [config, search ms, finalists' re-timed
+          // ms or null], to see what the search saw.
+          json timed = json::array();
+          for (const auto &t : r.timed)
+            timed.push_back({t.config, t.ms, t.finalMs > 0 ? json(t.finalMs) : json(nullptr)});
           tunings.push_back({{"effort", effort}, {"config", r.config}, {"tune_ms", r.ms},
                              {"seconds", r.seconds}, {"tried", r.stats.tried},
                              {"rejected", r.stats.rejected}, {"failed", r.stats.failed},
-                             {"wrong", r.stats.wrong}});
+                             {"wrong", r.stats.wrong}, {"timed", timed}});
           std::printf("%-14s %-18s tuned (%s): %.4f ms in %.1f s, %d configs (%d rejected, %d failed)\n",
                       b.name.c_str(), b.shape.c_str(), effort.c_str(), r.ms, r.seconds, r.stats.tried,
                       r.stats.rejected, r.stats.failed);

@@ -112,6 +112,20 @@ TEST_F(AutotuneGpu, TunesSoftmaxSurvivesAFaultAndServesASecondProcess) {
   EXPECT_LE(r.ms, r.defaultMs * 1.05) << "the winner is no slower than the default";
   EXPECT_LT(r.seconds, 60);
   EXPECT_FALSE(lines.empty());
+  // Every config that ran is listed with its time; the winner was a
+  // finalist, and its time is its re-timed median.
+  int ran = r.stats.tried - r.stats.rejected - r.stats.failed - r.stats.wrong;
+  EXPECT_EQ((int)r.timed.size(), ran);
+  int finalists = 0;
+  bool winnerListed = false;
+  for (const autotune::TuneResult::Timed &t : r.timed) {
+    EXPECT_GT(t.ms, 0) << t.config;
+    finalists += t.finalMs > 0;
+    winnerListed |= t.config == r.config && t.finalMs == r.ms;
+  }
+  EXPECT_GE(finalists, 1);
+  EXPECT_LE(finalists, 4);
+  EXPECT_TRUE(winnerListed) << r.config;
 
   // The winner computes softmax.
   Tensor host = randn(kSizes, bf16, 5);

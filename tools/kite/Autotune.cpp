@@ -149,6 +149,12 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
                 {"seconds", r.seconds},
                 {"worker_starts", r.workerStarts},
                 {"failures", r.failures}};
+      json timed = json::array();
+      for (const auto &t : r.timed)
+        timed.push_back({{"config", json::parse(t.config)},
+                         {"ms", t.ms},
+                         {"final_ms", t.finalMs > 0 ? json(t.finalMs) : json(nullptr)}});
+      j["timed"] = timed;
       std::ofstream out(opts.jsonPath);
       out << j.dump(2) << "\n";
       if (!out)
