@@ -10,6 +10,9 @@
 // PASSES: // ----- after kite-reduction-loops -----
 // PASSES: // ----- after canonicalize -----
 // PASSES: // ----- after cse -----
+// PASSES: // ----- after kite-cache-hints -----
+// PASSES: // ----- after kite-matmul-mainloop -----
+// PASSES: // ----- after kite-early-loads -----
 //
 // --emit=roofline without a GPU: bytes and FLOPs from the IR, and why the
 // rest is missing. softmax over 64 x 1000 bf16: 128000 bytes read and
