@@ -78,9 +78,16 @@ void moveUpTo(Operation *op, Operation *after) {
     op->moveBefore(&op->getBlock()->front());
 }
 
-/// Moves the pure ops of `op`'s block that compute its operands (index
-/// arithmetic, a span's indices) up, each to just after its own operands;
-/// returns the latest op of the block that `op` must follow for them.
+/// Whether a pure op is cheap enough to move up with a load that needs it:
+/// not a reduction or a matrix product, which stay where they are.
+bool movesWithLoad(Operation *op) {
+  return isPure(op) && op->getNumRegions() == 0 &&
+         !isa<ReduceOp, DotOp, MatmulOp, AddmmOp, BmmOp, BaddbmmOp>(op);
+}
+
+/// Moves the cheap pure ops of `op`'s block that compute its operands
+/// (index arithmetic, a span's indices) up, each to just after its own
+/// operands; returns the latest op of the block that `op` must follow.
 Operation *hoistOperands(Operation *op) {
   Block *block = op->getBlock();
   Operation *latest = nullptr;
@@ -88,7 +95,7 @@ Operation *hoistOperands(Operation *op) {
     Operation *def = v.getDefiningOp();
     if (!def || def->getBlock() != block)
       continue;
-    if (isPure(def) && def->getNumRegions() == 0)
+    if (movesWithLoad(def))
       moveUpTo(def, hoistOperands(def));
     latest = later(latest, def);
   }

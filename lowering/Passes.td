@@ -143,8 +143,10 @@ def KiteEarlyLoads : Pass<"kite-early-loads", "::mlir::ModuleOp"> {
   let summary = "Issue loads as early as their operands allow (config early_loads)";
   let description = [{
     With `early_loads` in the config, moves each `kite.load` up its block
-    to just after the last op it must follow: one that defines an operand,
-    one that may write the tensor it reads (a store or atomic to it or to a
+    to just after the last op it must follow: one that defines an operand
+    (cheap pure ops that compute its operands, index arithmetic, move up
+    with it; reductions and matrix products do not), one that may write the
+    tensor it reads (a store or atomic to it or to a
     view of it, an op with unknown effects, or a loop containing one), or the
     load before it (loads keep their order). CUDA emission follows op order,
     so a load that passes a reduction is issued before the reduction's

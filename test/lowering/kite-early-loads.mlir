@@ -1,6 +1,7 @@
 // RUN: kite-opt %s --kite-specialize="kernel=rmsnorm args='x=bf16[8,1000] weight=bf16[1000] eps=f64'" --kite-apply-config="config='{\"block_sizes\": [2], \"early_loads\": true}'" --kite-early-loads | FileCheck %s
 // RUN: kite-opt %s --kite-specialize="kernel=rmsnorm args='x=bf16[8,1000] weight=bf16[1000] eps=f64'" --kite-apply-config="config='{\"block_sizes\": [2]}'" --kite-early-loads | FileCheck %s --check-prefix=OFF
 // RUN: kite-opt %s --kite-specialize="kernel=cross_entropy args='logits=bf16[8,1000] target=i64[8]'" --kite-apply-config="config='{\"block_sizes\": [2], \"early_loads\": true}'" --kite-early-loads | FileCheck %s --check-prefix=GATHER
+// RUN: kite-opt %s --kite-specialize="kernel=pick args='x=f32[8,64] w=f32[64]'" --kite-apply-config="config='{\"block_sizes\": [2], \"early_loads\": true}'" --kite-early-loads | FileCheck %s --check-prefix=PICK
 // RUN: kite-opt %s --kite-specialize="kernel=readback args='x=f32[8,64]'" --kite-apply-config="config='{\"block_sizes\": [2], \"early_loads\": true}'" --kite-early-loads | FileCheck %s --check-prefix=WRITTEN
 
 // RMS norm: the weight's load moves above the row's reduction.
@@ -30,6 +31,14 @@
 // GATHER: kite.reduce amax
 // GATHER: kite.reduce sum
 // GATHER-NOT: kite.load
+
+// A load indexed by a reduction's result waits for it, and the reduction
+// does not move up with it (only cheap index arithmetic does): amax and
+// argmax keep their order.
+// PICK-LABEL: func.func @pick
+// PICK: kite.reduce amax
+// PICK-NEXT: kite.reduce argmax
+// PICK-NEXT: kite.load %arg1
 
 // A load of what the program stored (here through a view of the output)
 // stays after the store, but moves above the reduction after it.
@@ -106,4 +115,21 @@ func.func @readback(%arg0: !kite.tensor<*x?> {kite.name = "x"}) -> !kite.tensor<
     kite.store %8, %0[%arg1, all] : !kite.tile<*x?>, !kite.tensor<*x?>[!kite.span]
   }
   return %0 : !kite.tensor<*x?>
+}
+
+func.func @pick(%arg0: !kite.tensor<*x?> {kite.name = "x"}, %arg1: !kite.tensor<*x?> {kite.name = "w"}) -> !kite.tensor<?xf32> attributes {kite.kernel} {
+  %0 = kite.size %arg0[0] : !kite.tensor<*x?>
+  %1 = kite.dtype_const f32
+  %2 = kite.empty [%0], %1 : !kite.tensor<?xf32>
+  %c0_i64 = arith.constant 0 : i64
+  %3 = kite.block_size 0 extent %0 : i64
+  kite.tile_for (%arg2) = (%c0_i64) to (%0) block (%3) {
+    %4 = kite.load %arg0[%arg2, all] : !kite.tensor<*x?>[!kite.span] -> !kite.tile<*x?>
+    %5 = kite.reduce amax %4 {dim = 1 : i64} : !kite.tile<*x?> -> !kite.tile<*x?>
+    %6 = kite.reduce argmax %4 {dim = 1 : i64} : !kite.tile<*x?> -> !kite.tile<?xi64>
+    %7 = kite.load %arg1[%6] : !kite.tensor<*x?>[!kite.tile<?xi64>] -> !kite.tile<*x?>
+    %8 = kite.binary add %5, %7 : !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<*x?>
+    kite.store %8, %2[%arg2] : !kite.tile<*x?>, !kite.tensor<?xf32>[!kite.span]
+  }
+  return %2 : !kite.tensor<?xf32>
 }
