@@ -186,9 +186,7 @@ double kite::autotune::timeLaunches(const std::function<void()> &launch, const T
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i)
     ms.push_back(stop[i]->elapsedMsSince(*start[i]));
-  std::sort(ms.begin(), ms.end());
-  size_t n = ms.size();
-  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  return medianOf(std::move(ms));
 }
 
 struct PlanBench::Impl {
