@@ -76,12 +76,10 @@ template <int U> __global__ void readall(const float4 *__restrict__ x, float *__
   out[(size_t)blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
 
-// One block per row, the whole row in flight at once.
-template <int NT, bool CS>
-__global__ void __launch_bounds__(NT)
-    rowBlock(const float4 *__restrict__ x, float *__restrict__ out) {
+// This thread's sum of its share of row blockIdx.x: NT threads, every load
+// in flight at once.
+template <int NT, bool CS> __device__ __forceinline__ float rowPartial(const float4 *x) {
   constexpr int K = C4 / NT;
-  __shared__ float s[32];
   const float4 *row = x + (size_t)blockIdx.x * C4;
   float4 v[K];
 #pragma unroll
@@ -91,29 +89,15 @@ __global__ void __launch_bounds__(NT)
 #pragma unroll
   for (int k = 0; k < K; ++k)
     acc += hsum(v[k]);
-  acc = blockSum<NT>(acc, s);
-  if (threadIdx.x == 0)
-    out[blockIdx.x] = acc;
+  return acc;
 }
 
-// rowBlock with kite's block_reduce (every thread's partial through shared
-// memory, dynamic shared memory as kite sizes it).
-template <int NT>
+// One block per row, the whole row in flight at once.
+template <int NT, bool CS>
 __global__ void __launch_bounds__(NT)
-    rowBlockK(const float4 *__restrict__ x, float *__restrict__ out) {
-  constexpr int K = C4 / NT;
-  extern __shared__ __align__(16) unsigned char smem[];
-  const float4 *row = x + (size_t)blockIdx.x * C4;
-  float4 v[K];
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-    v[k] = __ldcs(row + k * NT + threadIdx.x);
-  float acc = 0;
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-    acc += hsum(v[k]);
-  acc = block_reduce<SumOp, 1, NT>(acc, reinterpret_cast<float *>(smem));
-  __syncthreads();
+    rowBlock(const float4 *__restrict__ x, float *__restrict__ out) {
+  __shared__ float s[32];
+  float acc = blockSum<NT>(rowPartial<NT, CS>(x), s);
   if (threadIdx.x == 0)
     out[blockIdx.x] = acc;
 }
@@ -140,23 +124,15 @@ __device__ __forceinline__ T reduceOld(T v, T *scratch) {
   return r;
 }
 
-// rowBlockK with the old or the current block_reduce, with or without the
-// barrier kite emits after a block reduction.
+// rowBlock reduced as kite's generated code reduces (every thread's partial
+// through dynamic shared memory), with the old or the current block_reduce,
+// with or without the barrier kite emits after a block reduction.
 template <int NT, bool Current, bool Tail>
 __global__ void __launch_bounds__(NT)
     rowBlockR(const float4 *__restrict__ x, float *__restrict__ out) {
-  constexpr int K = C4 / NT;
   extern __shared__ __align__(16) unsigned char smem[];
-  const float4 *row = x + (size_t)blockIdx.x * C4;
-  float4 v[K];
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-    v[k] = __ldcs(row + k * NT + threadIdx.x);
-  float acc = 0;
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-    acc += hsum(v[k]);
   float *s = reinterpret_cast<float *>(smem);
+  float acc = rowPartial<NT, true>(x);
   acc = Current ? block_reduce<SumOp, 1, NT>(acc, s) : reduceOld<SumOp, 1, NT>(acc, s);
   if (Tail)
     __syncthreads();
@@ -341,10 +317,6 @@ int main() {
            timeit([&] { k_sum_e<<<R, 1024, kSmem>>>(x, y); }));
     report("rowBlock 1024, cs, 16 KiB dynamic smem",
            timeit([&] { rowBlock<1024, true><<<R, 1024, kSmem>>>(x4, y); }));
-    report("rowBlockK 1024 (kite's block_reduce)",
-           timeit([&] { rowBlockK<1024><<<R, 1024, kSmem>>>(x4, y); }));
-    report("rowBlockK 512 (kite's block_reduce)",
-           timeit([&] { rowBlockK<512><<<R, 512, kSmem / 2>>>(x4, y); }));
     report("rowBlockR 1024 old reduce, tail barrier",
            timeit([&] { rowBlockR<1024, false, true><<<R, 1024, kSmem>>>(x4, y); }));
     report("rowBlockR 1024 old reduce, no tail",
