@@ -16,6 +16,7 @@
 #include "autotune/Tuner.h"
 #include "runtime/CompilerHook.h"
 #include "runtime/Nvrtc.h"
+#include "runtime/Resources.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -23,6 +24,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -110,6 +112,29 @@ std::vector<bool> specializedScalars(func::FuncOp f) {
   return result;
 }
 
+/// The SM count of the device kernels compile for: device 0's, or the
+/// H200's without a GPU.
+int64_t targetSMs() {
+  if (kite::gpu_available() && kite::device_count() > 0)
+    return kite::device_properties(0).smCount;
+  return 132;
+}
+
+/// A persistent kernel's grid: as many programs as the SMs hold at once
+/// (from the compiled kernel's registers and shared memory), at most one per
+/// program id. More would queue behind the resident ones and run their share
+/// after them; fewer, as one per SM is for small blocks, leaves SMs idle.
+int64_t persistentGrid(const kite::CudaKernel &cuda, const kite::runtime::NvrtcOutput &out,
+                       std::string_view arch) {
+  std::optional<kite::runtime::KernelResources> r = kite::runtime::parsePtxasReport(out.log, cuda.symbol);
+  if (!r)
+    return cuda.grid[0];
+  kite::runtime::Occupancy occ = kite::runtime::theoreticalOccupancy(
+      *r, (int)cuda.numThreads, cuda.sharedBytes, kite::runtime::smLimits(arch));
+  int64_t programs = targetSMs() * std::max(occ.blocksPerSM, 1);
+  return std::clamp<int64_t>(programs, 1, cuda.persistentPrograms);
+}
+
 } // namespace
 
 kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
@@ -127,8 +152,7 @@ kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
       [&](func::FuncOp kernel, auto &fail) {
         EmitOptions emit;
         emit.lineDirectives = options.lineDirectives;
-        if (gpu_available() && device_count() > 0)
-          emit.numSMs = device_properties(0).smCount;
+        emit.numSMs = targetSMs();
         FailureOr<CudaKernel> cuda = emitCuda(kernel, emit);
         if (failed(cuda))
           throw fail("CUDA emission failed");
@@ -164,7 +188,12 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
       specs[i].value.reset();
 
   CudaKernel cuda = lowerToCuda(kernel.ir, kernel.name, specs, options.config, compile);
-  runtime::NvrtcOutput out = runtime::compileToCubin(cuda.source, cuda.symbol, arch);
+  runtime::NvrtcOptions nvrtc;
+  if (cuda.persistentPrograms > 0) // the grid needs ptxas' register count
+    nvrtc.extra.push_back("--ptxas-options=-v");
+  runtime::NvrtcOutput out = runtime::compileToCubin(cuda.source, cuda.symbol, arch, nvrtc);
+  if (cuda.persistentPrograms > 0)
+    cuda.grid[0] = persistentGrid(cuda, out, arch);
 
   KernelPlan plan;
   plan.name = std::string(kernel.name);

@@ -856,9 +856,11 @@ LogicalResult Emitter::emitTopLevelLoops() {
   result.grid = {std::max<int64_t>(totalPrograms, 1), 1, 1};
   int closeLoops = 0;
   if (pidType == "persistent_interleaved" || pidType == "persistent_blocked") {
-    // As many programs as SMs, each looping over program ids.
+    // Each program loops over program ids. One per SM here; compileToPlan
+    // launches as many as the SMs hold at once.
     int64_t programs = std::max<int64_t>(1, std::min(totalPrograms, options.numSMs));
     result.grid = {programs, 1, 1};
+    result.persistentPrograms = std::max<int64_t>(totalPrograms, 1);
     if (pidType == "persistent_interleaved") {
       line(llvm::formatv("for (i64 kite_pid = blockIdx.x; kite_pid < {0}; "
                          "kite_pid += gridDim.x) {{",

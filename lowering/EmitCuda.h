@@ -51,6 +51,11 @@ struct CudaKernel {
   std::string source; // CUDA C++
   int64_t numPrograms = 1;           // grid[0] * grid[1] * grid[2]
   std::array<int64_t, 3> grid = {1, 1, 1};
+  /// With a persistent pid_type, the program ids the kernel loops over (by
+  /// gridDim.x, so any grid runs them all); 0 otherwise. `grid` then holds
+  /// one program per SM, and compileToPlan widens it to as many programs as
+  /// the SMs hold at once, which needs the compiled kernel's registers.
+  int64_t persistentPrograms = 0;
   int64_t numThreads = 128;
   int64_t sharedBytes = 0; // dynamic shared memory
   std::vector<Output> outputs;
@@ -61,7 +66,7 @@ struct CudaKernel {
 struct EmitOptions {
   /// Emit `#line` directives pointing at the kernel's source.
   bool lineDirectives = false;
-  /// Programs a persistent pid_type launches (the device's SM count).
+  /// The device's SM count: a persistent pid_type's grid is a multiple.
   int64_t numSMs = 132;
 };
 

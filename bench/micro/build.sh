@@ -42,3 +42,15 @@ echo "built $out/row_kernels"
 nvcc -O3 -std=c++17 -arch=sm_90a -I"$root/runtime/device" -I"$out" -diag-suppress 177,1556,1886 \
   -o "$out/sum_kernels" "$root/bench/micro/sum_kernels.cu"
 echo "built $out/sum_kernels"
+{
+  echo "using namespace kite_device;"
+  a=(--arg 'x=bf16[8192,8192]' --arg 'weight=bf16[8192]' --arg 'eps=f64')
+  emit rmsnorm.kite.cpp k_rms_a '{"block_sizes":[1],"num_warps":16,"l2_hints":"keep_loads"}' "${a[@]}"
+  emit rmsnorm.kite.cpp k_rms_b '{"block_sizes":[1],"num_warps":8,"l2_hints":"keep_loads","streaming":true}' "${a[@]}"
+  emit rmsnorm.kite.cpp k_rms_c '{"block_sizes":[1],"num_warps":16,"l2_hints":"keep_loads","early_loads":true}' "${a[@]}"
+  emit rmsnorm.kite.cpp k_rms_d '{"block_sizes":[1],"num_warps":16,"l2_hints":"keep_loads","early_loads":true}' "${a[@]}" |
+    sed 's/__launch_bounds__(512)/__launch_bounds__(512, 4)/'
+} > "$out/gen_norm.cuh"
+nvcc -O3 -std=c++17 -arch=sm_90a -I"$root/runtime/device" -I"$out" -diag-suppress 177,1556,1886 \
+  -o "$out/norm_kernels" "$root/bench/micro/norm_kernels.cu"
+echo "built $out/norm_kernels"

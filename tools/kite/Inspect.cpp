@@ -292,6 +292,11 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
   report.launch = llvm::formatv("{0} programs of {1} threads, {2} bytes of dynamic shared memory",
                                 cuda->numPrograms, cuda->numThreads, cuda->sharedBytes)
                       .str();
+  if (cuda->persistentPrograms > 0)
+    report.launch += llvm::formatv(" (persistent, over {0} program ids: one program per SM "
+                                   "here; launched, as many as the SMs hold at once)",
+                                   cuda->persistentPrograms)
+                         .str();
 
   // Roofline: bytes and FLOPs from the IR; the device's ceilings and the
   // measured time need a GPU.
@@ -366,8 +371,17 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
             *r, (int)cuda->numThreads, cuda->sharedBytes, limits);
         auto &rows = report.resources;
         rows.push_back({"kernel", cuda->symbol + " (" + opts.arch + ")"});
-        rows.push_back({"launch", llvm::formatv("{0} programs of {1} threads", cuda->numPrograms,
-                                                cuda->numThreads)});
+        if (cuda->persistentPrograms > 0)
+          rows.push_back(
+              {"launch", llvm::formatv("{0} persistent programs of {1} threads ({2} SMs x {3}), "
+                                       "looping over {4} program ids",
+                                       std::min<int64_t>(cuda->persistentPrograms,
+                                                         emit.numSMs * std::max(occ.blocksPerSM, 1)),
+                                       cuda->numThreads, emit.numSMs, occ.blocksPerSM,
+                                       cuda->persistentPrograms)});
+        else
+          rows.push_back({"launch", llvm::formatv("{0} programs of {1} threads",
+                                                  cuda->numPrograms, cuda->numThreads)});
         rows.push_back({"registers", llvm::formatv("{0} per thread", r->registers)});
         rows.push_back({"spills", llvm::formatv("{0} bytes stored, {1} bytes loaded; stack frame "
                                                 "{2} bytes per thread",

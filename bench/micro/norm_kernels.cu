@@ -1,0 +1,343 @@
+// norm_kernels.cu - hand-written RMS norms of bf16 [8192, 8192] next to
+// kite's generated ones, timed side by side on one GPU (not part of the
+// build; see build.sh, which emits the kite kernels into gen_norm.cuh). The
+// question: what holds a row norm at 94% of copy (kite and torch.compile
+// alike), when an elementwise kernel reaches 100%. Variants:
+//   rmsRow     a block per row, x kept as packed bf16 words (4 per 16-byte
+//              load) with the f32 values recomputed after the reduction's
+//              barrier instead of held; the weight read before or after it;
+//   rmsBulk    persistent blocks that hold the weight in registers once and
+//              stage x rows in shared memory with cp.async.bulk, Depth rows
+//              in flight per block, so that bytes in flight no longer cost
+//              registers.
+// Timed back to back after a 256 MiB L2 flush, as kite_bench times; every
+// variant's output is checked against a double-precision reference.
+#include "kite_device.cuh"
+#include "kite_gemm.cuh"
+using namespace kite_device;
+#include "gen_norm.cuh"
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    cudaError_t e = (x);                                                                           \
+    if (e != cudaSuccess) {                                                                        \
+      printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));                             \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+constexpr int R = 8192, C = 8192, C8 = C / 8; // C8: 16-byte words of a row
+constexpr float kEps = 1e-5f;
+constexpr int kSmem = 8192; // kite's kernels' dynamic shared memory
+
+__device__ __forceinline__ float lo(unsigned w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float hi(unsigned w) { return __uint_as_float(w & 0xffff0000u); }
+__device__ __forceinline__ unsigned pack(float a, float b) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<unsigned *>(&h);
+}
+__device__ __forceinline__ float sq4(uint4 v) {
+  float a = lo(v.x), b = hi(v.x), c = lo(v.y), d = hi(v.y);
+  float e = lo(v.z), f = hi(v.z), g = lo(v.w), h = hi(v.w);
+  return ((a * a + b * b) + (c * c + d * d)) + ((e * e + f * f) + (g * g + h * h));
+}
+// x * r * w on 8 bf16 pairs, rounded to bf16 as kite rounds (x * r first).
+__device__ __forceinline__ unsigned norm2(unsigned x, unsigned w, float r) {
+  return pack((lo(x) * r) * lo(w), (hi(x) * r) * hi(w));
+}
+__device__ __forceinline__ uint4 norm8(uint4 x, uint4 w, float r) {
+  return make_uint4(norm2(x.x, w.x, r), norm2(x.y, w.y, r), norm2(x.z, w.z, r),
+                    norm2(x.w, w.w, r));
+}
+// Hides a value from the compiler, so that what is computed from it after
+// this point is computed again rather than kept from before.
+__device__ __forceinline__ void opaque(uint4 &v) {
+  asm volatile("" : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w));
+}
+
+__device__ __forceinline__ float warpSum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2)
+    v += __shfl_xor_sync(0xffffffff, v, o);
+  return v;
+}
+// The sum over the block, one barrier: warps' sums through s[0..NT/32).
+template <int NT> __device__ __forceinline__ float blockSum(float v, float *s) {
+  v = warpSum(v);
+  if constexpr (NT > 32) {
+    const int lane = threadIdx.x % 32;
+    if (lane == 0)
+      s[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = warpSum(lane < NT / 32 ? s[lane] : 0.f);
+  }
+  return v;
+}
+
+template <int Cache> __device__ __forceinline__ uint4 ld16(const uint4 *p) {
+  if constexpr (Cache == CacheStream)
+    return __ldcs(p);
+  else if constexpr (Cache == CacheDefault)
+    return *p;
+  else
+    return ld_hinted<Cache>(p);
+}
+
+// A block per row; K 16-byte words of x per thread, held packed.
+template <int NT, bool EarlyW, int XCache, bool StreamOut, int MinBlocks = 1>
+__global__ void __launch_bounds__(NT, MinBlocks)
+    rmsRow(const bf16 *__restrict__ x, const bf16 *__restrict__ w, bf16 *__restrict__ y) {
+  constexpr int K = C8 / NT;
+  __shared__ float s[32];
+  const int t = threadIdx.x;
+  const uint4 *xr = reinterpret_cast<const uint4 *>(x + (size_t)blockIdx.x * C);
+  const uint4 *w4 = reinterpret_cast<const uint4 *>(w);
+  uint4 xv[K], wv[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+    xv[k] = ld16<XCache>(xr + k * NT + t);
+  if constexpr (EarlyW) {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      wv[k] = ld16<CacheEvictLast>(w4 + k * NT + t);
+  }
+  float acc = 0.f;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+    acc += sq4(xv[k]);
+  acc = blockSum<NT>(acc, s);
+  const float r = rsqrtf(acc / C + kEps);
+  if constexpr (!EarlyW) {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      wv[k] = ld16<CacheEvictLast>(w4 + k * NT + t);
+  }
+  uint4 *yr = reinterpret_cast<uint4 *>(y + (size_t)blockIdx.x * C);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    opaque(xv[k]);
+    uint4 o = norm8(xv[k], wv[k], r);
+    if constexpr (StreamOut)
+      __stcs(yr + k * NT + t, o);
+    else
+      yr[k * NT + t] = o;
+  }
+}
+
+__device__ __forceinline__ void bulkLoad(void *dst, const void *src, unsigned bytes,
+                                         unsigned long long *bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
+               "%2, [%3];\n" ::"r"(smem_addr(dst)),
+               "l"(src), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
+
+// Persistent: rows blockIdx.x, + gridDim.x, ...; Depth rows of x staged in
+// shared memory by bulk copies ahead of the one being normalized; the
+// weight read once per block and held.
+template <int NT, int Depth, bool StreamOut, int MinBlocks = 1>
+__global__ void __launch_bounds__(NT, MinBlocks)
+    rmsBulk(const bf16 *__restrict__ x, const bf16 *__restrict__ w, bf16 *__restrict__ y) {
+  constexpr int K = C8 / NT;
+  extern __shared__ __align__(128) unsigned char smem[];
+  uint4 *buf = reinterpret_cast<uint4 *>(smem);
+  auto *bars = reinterpret_cast<unsigned long long *>(smem + Depth * C * 2);
+  float *scratch = reinterpret_cast<float *>(smem + Depth * C * 2 + 8 * Depth); // 2 x 32
+  const int t = threadIdx.x;
+  if (t == 0) {
+    for (int s = 0; s < Depth; ++s)
+      mbar_init(&bars[s], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const int step = gridDim.x;
+  int row = blockIdx.x;
+  if (t == 0)
+    for (int s = 0; s < Depth; ++s)
+      if (row + s * step < R)
+        bulkLoad(buf + s * C8, x + (size_t)(row + s * step) * C, C * 2, &bars[s]);
+  const uint4 *w4 = reinterpret_cast<const uint4 *>(w);
+  uint4 wv[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+    wv[k] = w4[k * NT + t];
+  unsigned phase = 0;
+  for (int it = 0; row < R; row += step, ++it) {
+    const int s = it % Depth;
+    mbar_wait(&bars[s], phase);
+    if (s == Depth - 1)
+      phase ^= 1;
+    uint4 xv[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      xv[k] = buf[s * C8 + k * NT + t];
+    float acc = 0.f;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      acc += sq4(xv[k]);
+    acc = blockSum<NT>(acc, scratch + 32 * (it & 1));
+    // Every thread has read buffer s (the barrier above): refill it.
+    if (t == 0 && row + Depth * step < R) {
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      bulkLoad(buf + s * C8, x + (size_t)(row + Depth * step) * C, C * 2, &bars[s]);
+    }
+    const float r = rsqrtf(acc / C + kEps);
+    uint4 *yr = reinterpret_cast<uint4 *>(y + (size_t)row * C);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      uint4 o = norm8(xv[k], wv[k], r);
+      if constexpr (StreamOut)
+        __stcs(yr + k * NT + t, o);
+      else
+        yr[k * NT + t] = o;
+    }
+  }
+}
+
+__global__ void initNormal(bf16 *p, size_t n, unsigned seed, float scale, float shift) {
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    unsigned h = (unsigned)i * 2654435761u ^ seed;
+    float s = 0;
+    for (int k = 0; k < 4; ++k) {
+      h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
+      s += (h & 0xffffff) / float(1 << 24);
+    }
+    p[i] = __float2bfloat16((s - 2.0f) * 1.7f * scale + shift);
+  }
+}
+
+static void *flushbuf;
+template <class F> float timeit(F f, int n = 100) {
+  std::vector<cudaEvent_t> a(n), b(n);
+  for (int i = 0; i < n; ++i) {
+    cudaEventCreate(&a[i]);
+    cudaEventCreate(&b[i]);
+  }
+  for (int i = 0; i < 5; ++i)
+    f();
+  CK(cudaDeviceSynchronize());
+  for (int i = 0; i < n; ++i) {
+    CK(cudaMemsetAsync(flushbuf, i, 256 << 20));
+    cudaEventRecord(a[i]);
+    f();
+    cudaEventRecord(b[i]);
+  }
+  CK(cudaDeviceSynchronize());
+  std::vector<float> ts;
+  for (int i = 0; i < n; ++i) {
+    float ms;
+    cudaEventElapsedTime(&ms, a[i], b[i]);
+    ts.push_back(ms);
+    cudaEventDestroy(a[i]);
+    cudaEventDestroy(b[i]);
+  }
+  CK(cudaGetLastError());
+  std::sort(ts.begin(), ts.end());
+  return ts[n / 2];
+}
+
+static float bf2f(unsigned short h) {
+  unsigned u = (unsigned)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+int main() {
+  CK(cudaMalloc(&flushbuf, 256 << 20));
+  int sms;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  size_t n = (size_t)R * C;
+  bf16 *x, *w, *y, *big;
+  CK(cudaMalloc(&x, n * 2));
+  CK(cudaMalloc(&y, n * 2));
+  CK(cudaMalloc(&big, n * 2));
+  CK(cudaMalloc(&w, C * 2));
+  initNormal<<<1024, 256>>>(x, n, 7, 1.f, 0.f);
+  initNormal<<<8, 256>>>(w, C, 11, 0.2f, 1.f);
+  CK(cudaDeviceSynchronize());
+  std::vector<unsigned short> hx(n), hw(C), hy(n);
+  CK(cudaMemcpy(hx.data(), x, n * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hw.data(), w, C * 2, cudaMemcpyDeviceToHost));
+  std::vector<float> rs(R);
+  for (int r = 0; r < R; ++r) {
+    double s = 0;
+    for (int c = 0; c < C; ++c) {
+      double v = bf2f(hx[(size_t)r * C + c]);
+      s += v * v;
+    }
+    rs[r] = (float)(1.0 / std::sqrt(s / C + kEps));
+  }
+  double bytes = 4.0 * n; // x read, y written
+  float tm = timeit([&] { cudaMemcpyAsync(big, x, n * 2, cudaMemcpyDeviceToDevice); });
+  double copybw = bytes / tm / 1e6;
+  printf("memcpy %.4f ms %.0f GB/s (read+write)\n", tm, copybw);
+  auto report = [&](const char *name, float ms) {
+    CK(cudaMemcpy(hy.data(), y, n * 2, cudaMemcpyDeviceToHost));
+    long bad = 0;
+    for (int r = 0; r < R; r += 7)
+      for (int c = 0; c < C; ++c) {
+        size_t i = (size_t)r * C + c;
+        double want = bf2f(hx[i]) * rs[r] * bf2f(hw[c]);
+        bad += std::abs(bf2f(hy[i]) - want) > 1e-2 * (1 + std::abs(want));
+      }
+    CK(cudaMemset(y, 0, n * 2));
+    printf("%-46s %.4f ms %6.0f GB/s %5.1f%% copy  wrong %ld\n", name, ms, bytes / ms / 1e6,
+           100.0 * bytes / ms / 1e6 / copybw, bad);
+  };
+  auto bulk = [&](const char *name, auto kernel, int nt, int depth, int perSM) {
+    int smem = depth * C * 2 + 8 * depth + 256;
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    char label[96];
+    snprintf(label, sizeof label, "%s, %d/SM", name, perSM);
+    report(label, timeit([&] { kernel<<<sms * perSM, nt, smem>>>(x, w, y); }));
+  };
+  for (int rep = 0; rep < 2; ++rep) {
+    printf("-- repetition %d\n", rep);
+    report("kite 16 warps keep_loads (the tuner's)",
+           timeit([&] { k_rms_a<<<R, 512, kSmem>>>(x, w, (double)kEps, y); }));
+    report("kite 8 warps keep_loads streaming",
+           timeit([&] { k_rms_b<<<R, 256, kSmem>>>(x, w, (double)kEps, y); }));
+    report("kite 16 warps keep_loads early_loads",
+           timeit([&] { k_rms_c<<<R, 512, kSmem>>>(x, w, (double)kEps, y); }));
+    report("kite 16 warps keep_loads early_loads, 4 blocks/SM bound",
+           timeit([&] { k_rms_d<<<R, 512, kSmem>>>(x, w, (double)kEps, y); }));
+    report("rmsRow 512 late w, x evict_last",
+           timeit([&] { rmsRow<512, false, CacheEvictLast, false><<<R, 512>>>(x, w, y); }));
+    report("rmsRow 512 early w, x evict_last",
+           timeit([&] { rmsRow<512, true, CacheEvictLast, false><<<R, 512>>>(x, w, y); }));
+    report("rmsRow 512 early w, x evict_last, 4/SM bound",
+           timeit([&] { rmsRow<512, true, CacheEvictLast, false, 4><<<R, 512>>>(x, w, y); }));
+    report("rmsRow 512 early w, x default, 4/SM bound",
+           timeit([&] { rmsRow<512, true, CacheDefault, false, 4><<<R, 512>>>(x, w, y); }));
+    report("rmsRow 512 early w, x evict_last, y .cs, 4/SM",
+           timeit([&] { rmsRow<512, true, CacheEvictLast, true, 4><<<R, 512>>>(x, w, y); }));
+    report("rmsRow 256 early w, x evict_last, 4/SM bound",
+           timeit([&] { rmsRow<256, true, CacheEvictLast, false, 4><<<R, 256>>>(x, w, y); }));
+    report("rmsRow 256 late w, x evict_last, 5/SM bound",
+           timeit([&] { rmsRow<256, false, CacheEvictLast, false, 5><<<R, 256>>>(x, w, y); }));
+    report("rmsRow 1024 early w, x evict_last, 2/SM",
+           timeit([&] { rmsRow<1024, true, CacheEvictLast, false, 2><<<R, 1024>>>(x, w, y); }));
+    report("rmsRow 128 early w, x evict_last, 4/SM bound",
+           timeit([&] { rmsRow<128, true, CacheEvictLast, false, 4><<<R, 128>>>(x, w, y); }));
+    bulk("rmsBulk 256 depth 2", rmsBulk<256, 2, false, 4>, 256, 2, 4);
+    bulk("rmsBulk 256 depth 3", rmsBulk<256, 3, false, 4>, 256, 3, 4);
+    bulk("rmsBulk 256 depth 4", rmsBulk<256, 4, false, 3>, 256, 4, 3);
+    bulk("rmsBulk 512 depth 2", rmsBulk<512, 2, false, 4>, 512, 2, 4);
+    bulk("rmsBulk 512 depth 3", rmsBulk<512, 3, false, 2>, 512, 3, 2);
+    bulk("rmsBulk 512 depth 3", rmsBulk<512, 3, false, 4>, 512, 3, 4);
+    bulk("rmsBulk 512 depth 4", rmsBulk<512, 4, false, 3>, 512, 4, 3);
+    bulk("rmsBulk 512 depth 3 y .cs", rmsBulk<512, 3, true, 4>, 512, 3, 4);
+    bulk("rmsBulk 1024 depth 4", rmsBulk<1024, 4, false, 2>, 1024, 4, 2);
+    bulk("rmsBulk 128 depth 2", rmsBulk<128, 2, false, 4>, 128, 2, 4);
+  }
+  return 0;
+}
