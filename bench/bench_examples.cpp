@@ -559,6 +559,7 @@ int main(int argc, char **argv) {
             KernelPlan plan = compileToPlan(source, specs, Options{{}, config});
             c["resolved"] = plan.config;
             c["grid"] = plan.grid;
+            c["persistent"] = plan.persistent;
             c["block"] = plan.block;
             if (std::find(timed.begin(), timed.end(), plan.config) != timed.end()) {
               c["skipped"] = "the same resolved config as one above";

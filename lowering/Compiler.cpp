@@ -16,7 +16,6 @@
 #include "autotune/Tuner.h"
 #include "runtime/CompilerHook.h"
 #include "runtime/Nvrtc.h"
-#include "runtime/Resources.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -120,21 +119,6 @@ int64_t targetSMs() {
   return 132;
 }
 
-/// A persistent kernel's grid: as many programs as the SMs hold at once
-/// (from the compiled kernel's registers and shared memory), at most one per
-/// program id. More would queue behind the resident ones and run their share
-/// after them; fewer, as one per SM is for small blocks, leaves SMs idle.
-int64_t persistentGrid(const kite::CudaKernel &cuda, const kite::runtime::NvrtcOutput &out,
-                       std::string_view arch) {
-  std::optional<kite::runtime::KernelResources> r = kite::runtime::parsePtxasReport(out.log, cuda.symbol);
-  if (!r)
-    return cuda.grid[0];
-  kite::runtime::Occupancy occ = kite::runtime::theoreticalOccupancy(
-      *r, (int)cuda.numThreads, cuda.sharedBytes, kite::runtime::smLimits(arch));
-  int64_t programs = targetSMs() * std::max(occ.blocksPerSM, 1);
-  return std::clamp<int64_t>(programs, 1, cuda.persistentPrograms);
-}
-
 } // namespace
 
 kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
@@ -188,12 +172,7 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
       specs[i].value.reset();
 
   CudaKernel cuda = lowerToCuda(kernel.ir, kernel.name, specs, options.config, compile);
-  runtime::NvrtcOptions nvrtc;
-  if (cuda.persistentPrograms > 0) // the grid needs ptxas' register count
-    nvrtc.extra.push_back("--ptxas-options=-v");
-  runtime::NvrtcOutput out = runtime::compileToCubin(cuda.source, cuda.symbol, arch, nvrtc);
-  if (cuda.persistentPrograms > 0)
-    cuda.grid[0] = persistentGrid(cuda, out, arch);
+  runtime::NvrtcOutput out = runtime::compileToCubin(cuda.source, cuda.symbol, arch);
 
   KernelPlan plan;
   plan.name = std::string(kernel.name);
@@ -202,6 +181,10 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
   plan.binaryKind = KernelPlan::Binary::cubin;
   plan.binary = std::move(out.binary);
   plan.grid = {(uint32_t)cuda.grid[0], (uint32_t)cuda.grid[1], (uint32_t)cuda.grid[2]};
+  if (cuda.persistentPrograms > 0) { // the launch sizes the grid to the device
+    plan.grid = {(uint32_t)cuda.persistentPrograms, 1, 1};
+    plan.persistent = true;
+  }
   plan.block = {(uint32_t)cuda.numThreads, 1, 1};
   plan.dynamicSharedBytes = (uint32_t)cuda.sharedBytes;
   plan.args = specs;

@@ -53,8 +53,8 @@ struct CudaKernel {
   std::array<int64_t, 3> grid = {1, 1, 1};
   /// With a persistent pid_type, the program ids the kernel loops over (by
   /// gridDim.x, so any grid runs them all); 0 otherwise. `grid` then holds
-  /// one program per SM, and compileToPlan widens it to as many programs as
-  /// the SMs hold at once, which needs the compiled kernel's registers.
+  /// one program per SM; a plan launches as many as the SMs hold at once
+  /// (KernelPlan::persistent).
   int64_t persistentPrograms = 0;
   int64_t numThreads = 128;
   int64_t sharedBytes = 0; // dynamic shared memory

@@ -69,6 +69,7 @@ namespace kite::runtime {
   X(cuModuleUnload)                                                                                \
   X(cuFuncGetAttribute)                                                                            \
   X(cuFuncSetAttribute)                                                                            \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                                  \
   X(cuLaunchKernel)                                                                                \
   X(cuTensorMapEncodeTiled)                                                                        \
   X(cuEventCreate)                                                                                 \

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include "runtime/Launch.h"
@@ -239,6 +240,9 @@ struct LoadedPlan {
   /// The parameter buffer with constants in place; copied per launch.
   std::vector<uint8_t> image;
   bool emptyGrid = false;
+  /// The grid launched: the plan's, or for a persistent plan as many
+  /// programs as the device holds at once (at most the plan's grid[0]).
+  std::array<uint32_t, 3> grid = {1, 1, 1};
   /// "softmax {config}", registered once in the NVTX domain "kite": every
   /// launch is a range of that name in Nsight Systems.
   nvtxStringHandle_t nvtxName = nullptr;
@@ -430,6 +434,19 @@ std::unique_ptr<LoadedPlan> loadPlan(DeviceContext &dc, const KernelPlan &plan) 
       std::memcpy(lp->image.data() + lp->slots[i].offset, plan.params[i].bytes.data(),
                   plan.params[i].bytes.size());
   lp->emptyGrid = plan.grid[0] == 0 || plan.grid[1] == 0 || plan.grid[2] == 0;
+  lp->grid = plan.grid;
+  if (plan.persistent && !lp->emptyGrid) {
+    // The kernel loops over its program ids by gridDim.x: every SM gets as
+    // many programs as it holds at once. Fewer leave SMs idle (one 128-thread
+    // program per SM runs a norm at a third of its speed); more queue behind
+    // the resident ones and run their share after them.
+    int perSM = 0;
+    check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, lp->function, int(threads),
+                                                          plan.dynamicSharedBytes),
+          "reading the occupancy of {}", what);
+    uint64_t programs = uint64_t(std::max(perSM, 1)) * uint64_t(std::max(props.smCount, 1));
+    lp->grid[0] = uint32_t(std::min<uint64_t>(programs, plan.grid[0]));
+  }
   return lp;
 }
 
@@ -642,11 +659,11 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
   }
 
   if (!lp.emptyGrid) [[likely]]
-    check(cu().cuLaunchKernel(lp.function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
+    check(cu().cuLaunchKernel(lp.function, lp.grid[0], lp.grid[1], lp.grid[2], plan.block[0],
                               plan.block[1], plan.block[2], plan.dynamicSharedBytes, toCU(stream),
                               pointers.data(), nullptr),
           "launching kernel {} ({}) with grid [{}, {}, {}] and block [{}, {}, {}]", plan.name,
-          plan.kernelName, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1],
+          plan.kernelName, lp.grid[0], lp.grid[1], lp.grid[2], plan.block[0], plan.block[1],
           plan.block[2]);
 
   for (size_t r = 0; r < plan.results.size(); ++r) {

@@ -123,6 +123,9 @@ void kite::validate_plan(const KernelPlan &plan) {
   for (int i = 0; i < 3; ++i)
     if (plan.block[i] == 0)
       fail(fmt::format("block dimension {} is 0", i));
+  if (plan.persistent && (plan.grid[1] != 1 || plan.grid[2] != 1))
+    fail(fmt::format("a persistent plan loops over grid x only, but its grid is [{}, {}, {}]",
+                     plan.grid[0], plan.grid[1], plan.grid[2]));
   for (size_t i = 0; i < plan.args.size(); ++i) {
     const ArgSpec &a = plan.args[i];
     if (a.kind == ArgSpec::Kind::tensor) {
@@ -246,6 +249,7 @@ std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
   for (uint32_t b : plan.block)
     w.u32(b);
   w.u32(plan.dynamicSharedBytes);
+  w.u8(plan.persistent);
   w.u64(plan.args.size());
   for (const ArgSpec &a : plan.args) {
     w.u8(uint8_t(a.kind));
@@ -295,6 +299,7 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
   for (uint32_t &b : plan.block)
     b = r.u32("block");
   plan.dynamicSharedBytes = r.u32("dynamic shared bytes");
+  plan.persistent = r.u8("persistent flag") != 0;
   // Each count is checked against the smallest encoding of its record.
   plan.args.resize(r.count("arguments", 43));
   for (ArgSpec &a : plan.args) {

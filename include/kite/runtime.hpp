@@ -250,6 +250,10 @@ struct KernelPlan {
   std::array<uint32_t, 3> grid = {1, 1, 1};
   std::array<uint32_t, 3> block = {1, 1, 1};
   uint32_t dynamicSharedBytes = 0;
+  /// The kernel loops over grid[0] program ids by gridDim.x (a persistent
+  /// pid_type): the launch runs min(grid[0], SMs x the programs an SM holds
+  /// at once) programs, from the driver's occupancy of the loaded kernel.
+  bool persistent = false;
   std::vector<ArgSpec> args;       // the kernel's arguments, in order
   std::vector<OutputSpec> outputs; // allocated by the host prologue
   std::vector<ParamSpec> params;   // the kernel's parameters, in order
@@ -270,8 +274,8 @@ void validate_plan(const KernelPlan &plan);
 std::vector<uint8_t> serialize(const KernelPlan &plan);
 KernelPlan deserialize(std::span<const uint8_t> bytes);
 /// The version serialize writes and deserialize reads (2: tensor-map
-/// parameters).
-inline constexpr uint32_t kPlanFormatVersion = 2;
+/// parameters; 3: the persistent flag).
+inline constexpr uint32_t kPlanFormatVersion = 3;
 
 //===----------------------------------------------------------------------===//
 // Launching

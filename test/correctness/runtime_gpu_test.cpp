@@ -295,6 +295,47 @@ TEST_F(RuntimeGpu, LaunchFromThreadsWithoutAContext) {
     expectVectorAdd(x, y, out);
 }
 
+/// A persistent plan's launch: the kernel marks every program id it visits
+/// with the grid it ran in.
+const char *kPersistentProbe = R"(
+extern "C" __global__ void persistent_probe(int* out, long long ids) {
+  for (long long pid = blockIdx.x; pid < ids; pid += gridDim.x)
+    if (threadIdx.x == 0) out[pid] = gridDim.x;
+}
+)";
+
+TEST_F(RuntimeGpu, PersistentPlanFillsEverySMAndVisitsEveryProgramId) {
+  NvrtcOutput cubin = compileToCubin(kPersistentProbe, "persistent_probe", arch());
+  const int sms = device_properties(0).smCount;
+  for (int64_t ids : {int64_t(100000), int64_t(5)}) {
+    SCOPED_TRACE(ids);
+    KernelPlan p;
+    p.key = fmt::format("test:persistent_probe:{}", ids);
+    p.name = "persistent_probe";
+    p.kernelName = "persistent_probe";
+    p.arch = arch();
+    p.binary = cubin.binary;
+    p.block = {128, 1, 1};
+    p.grid = {uint32_t(ids), 1, 1};
+    p.persistent = true;
+    p.args = {ArgSpec::scalar("ids", i64)};
+    p.outputs = {OutputSpec{"out", i32, {ids}, true}};
+    p.params = {{ParamSpec::Kind::outputData, 0, 0, {}}, {ParamSpec::Kind::argScalar, 0, 0, {}}};
+    p.results = {{ResultSpec::Kind::output, 0}};
+    std::vector<double> out = cuda::to_host(run_plan(p, {ids})[0]).to_doubles();
+    double grid = out[0];
+    for (int64_t i = 0; i < ids; ++i)
+      ASSERT_EQ(out[i], grid) << "program id " << i;
+    if (ids == 5) {
+      EXPECT_EQ(grid, 5) << "never more programs than program ids";
+    } else {
+      // A 128-thread program with a few registers: 16 fit an SM (2048
+      // threads), not one per SM.
+      EXPECT_EQ(grid, 16.0 * sms);
+    }
+  }
+}
+
 TEST_F(RuntimeGpu, ParametersOfEveryKind) {
   const int64_t n = 4099;
   NvrtcOutput cubin = compileToCubin(kKernels, "runtime_gpu_kernels", arch());

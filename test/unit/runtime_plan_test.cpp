@@ -70,6 +70,12 @@ TEST(RuntimePlan, RoundTrip) {
   EXPECT_FALSE(q.args[2].value.has_value());
   EXPECT_EQ(serialize(q), bytes) << "the byte form is canonical";
 
+  KernelPlan persistent = fullPlan();
+  persistent.grid = {4096, 1, 1};
+  persistent.persistent = true;
+  EXPECT_TRUE(deserialize(serialize(persistent)).persistent);
+  EXPECT_NE(serialize(persistent), bytes);
+
   KernelPlan empty;
   empty.name = "nothing";
   empty.kernelName = "k";
@@ -191,6 +197,10 @@ TEST(RuntimePlan, ValidatePlanNamesTheProblem) {
   p = fullPlan();
   p.block = {0, 1, 1};
   EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: block dimension 0 is 0");
+  p = fullPlan();
+  p.persistent = true; // fullPlan's grid is [8, 2, 1]
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: a persistent plan loops over grid x "
+                            "only, but its grid is [8, 2, 1]");
   p = fullPlan();
   p.args[1].strides = {1};
   EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: argument 'w' has 2 sizes but 1 "

@@ -228,9 +228,12 @@ int runShow(const CacheOptions &opts) {
   field("binary", fmt::format("{} for {}, {}, entry point {}",
                               p.binaryKind == KernelPlan::Binary::cubin ? "cubin" : "PTX",
                               p.arch, humanBytes(p.binary.size()), p.kernelName));
-  field("launch", fmt::format("grid [{}], block [{}], {} bytes of dynamic shared memory",
-                              fmt::join(p.grid, ", "), fmt::join(p.block, ", "),
-                              p.dynamicSharedBytes));
+  field("launch", fmt::format("grid [{}]{}, block [{}], {} bytes of dynamic shared memory",
+                              fmt::join(p.grid, ", "),
+                              p.persistent ? " (program ids of persistent programs, as many as "
+                                             "the SMs hold at once)"
+                                           : "",
+                              fmt::join(p.block, ", "), p.dynamicSharedBytes));
   field("size", humanBytes(l->bytes));
   std::string config = e.config.empty() ? std::string("{}") : e.config;
   nlohmann::json json = nlohmann::json::parse(config, nullptr, /*allow_exceptions=*/false);

@@ -316,6 +316,9 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
         kite::KernelSource source{nullptr, *name, text.ir, text.hash, opts.file};
         kite::KernelPlan plan =
             kite::compileToPlan(source, *specs, kite::Options{{}, report.config});
+        report.benchGrid = plan.grid;
+        report.benchBlock = plan.block;
+        report.benchPersistent = plan.persistent;
         kite::autotune::BenchSettings settings;
         settings.intRanges = opts.intRanges;
         kite::autotune::PlanBench bench(plan.args, settings);
@@ -450,12 +453,20 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
                           {"flops", f.flops}, {"gbps", gbs}, {"tflops", tflops},
                           {"peak_gbps", f.peakGBs}, {"peak_tflops", f.peakTFlops},
                           {"roofline_fraction", fraction}, {"bound", f.bound},
-                          {"runs", opts.runs}};
+                          {"runs", opts.runs}, {"grid", r.benchGrid}, {"block", r.benchBlock},
+                          {"persistent", r.benchPersistent}};
       os << j.dump(2) << "\n";
       return kite::cli::kSuccess;
     }
     os << "kernel    " << r.kernel << " (" << r.args << ")\n";
     os << "config    " << r.config << "\n          " << r.configSource << "\n";
+    uint32_t threads = r.benchBlock[0] * r.benchBlock[1] * r.benchBlock[2];
+    if (r.benchPersistent)
+      os << "launch    " << r.benchGrid[0] << " program ids, on as many persistent programs of "
+         << threads << " threads as the SMs hold at once\n";
+    else
+      os << "launch    grid [" << r.benchGrid[0] << ", " << r.benchGrid[1] << ", "
+         << r.benchGrid[2] << "] of " << threads << " threads\n";
     os << "time      " << llvm::formatv("{0:F4}", ms) << " ms (median of " << opts.runs
        << " runs, L2 flushed before each)\n";
     os << "memory    " << llvm::formatv("{0:F0}", gbs) << " GB/s of "

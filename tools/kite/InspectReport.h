@@ -11,6 +11,8 @@
 #ifndef KITE_TOOLS_KITE_INSPECTREPORT_H
 #define KITE_TOOLS_KITE_INSPECTREPORT_H
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +44,10 @@ struct InspectReport {
   /// directive came from line N of the source, until the next directive.
   std::string cuda;
   std::string launch; // "8192 programs of 256 threads, 1024 bytes of dynamic shared memory"
+  /// The grid and block of the plan `kite bench` ran (a persistent kernel's
+  /// grid is sized from the compiled kernel's occupancy, after emission).
+  std::array<uint32_t, 3> benchGrid = {0, 0, 0}, benchBlock = {0, 0, 0};
+  bool benchPersistent = false;
 
   /// PTX (NVRTC with -lineinfo: `.file` and `.loc` name source lines), or
   /// empty with a note saying why.
