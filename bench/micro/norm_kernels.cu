@@ -12,6 +12,23 @@
 //              registers.
 // Timed back to back after a 256 MiB L2 flush, as kite_bench times; every
 // variant's output is checked against a double-precision reference.
+//
+// On the H200 (ms, two repetitions agreeing within 0.0002; a 128 MiB
+// memcpy of the same bytes took 0.0683): kite's 16-warp whole row with
+// keep_loads, the tuner's pick, 0.0669-0.0670; kite's 8 warps 0.0681;
+// kite's 16 warps with early_loads 0.0701 (40 registers, 3 programs per SM),
+// and the same held to 4 programs per SM by __launch_bounds__ 0.149 (it
+// spills). By hand: rmsRow 512 threads with the weight read early and 4
+// programs per SM 0.0672 (0.0682 without x's evict_last, 0.0685 at 38
+// registers); with the weight read late 0.0691; 1024 threads 0.083; 256 and
+// 128 threads held to 6-8 programs per SM spilled and took 0.108-0.140 (the
+// run before their bounds became the 4-5 below). rmsBulk, the bulk-staged
+// persistent rows, 0.0699 at best (256 threads, depth 2, 4 per SM) and
+// 0.072-0.074 otherwise (0.13-0.14 for the spilling 6-per-SM variants). Nothing beat kite's kernel: at 94% of the 1 GiB
+// copy bandwidth the row norm is where the memory system puts it, and
+// torch.compile's looped Triton kernel is there too (0.0667-0.0670).
+// An output allocated in the stream (cudaMallocFromPoolAsync) at each launch
+// and freed after the next added 0.0009 ms: 0.0670 -> 0.0679.
 #include "kite_device.cuh"
 #include "kite_gemm.cuh"
 using namespace kite_device;
@@ -300,6 +317,35 @@ int main() {
     snprintf(label, sizeof label, "%s, %d/SM", name, perSM);
     report(label, timeit([&] { kernel<<<sms * perSM, nt, smem>>>(x, w, y); }));
   };
+  {
+    // kite::launch allocates its output at each launch from a caching pool
+    // (stream-ordered, cuMemAllocFromPoolAsync) and frees the previous one:
+    // does that cost GPU time inside the timed range?
+    cudaMemPool_t pool;
+    cudaMemPoolProps pp = {};
+    pp.allocType = cudaMemAllocationTypePinned;
+    pp.location.type = cudaMemLocationTypeDevice;
+    pp.location.id = 0;
+    CK(cudaMemPoolCreate(&pool, &pp));
+    unsigned long long keep = ~0ull;
+    CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    void *prev = nullptr;
+    for (int rep = 0; rep < 3; ++rep) {
+      float fixed = timeit([&] { k_rms_a<<<R, 512, kSmem>>>(x, w, (double)kEps, y); });
+      float pooled = timeit([&] {
+        void *p;
+        CK(cudaMallocFromPoolAsync(&p, n * 2, pool, 0));
+        k_rms_a<<<R, 512, kSmem>>>(x, w, (double)kEps, (bf16 *)p);
+        if (prev)
+          CK(cudaFreeAsync(prev, 0));
+        prev = p;
+      });
+      printf("kite 16 warps: output preallocated %.4f ms, from a pool per launch %.4f ms\n", fixed,
+             pooled);
+    }
+    if (std::getenv("NORM_POOL_ONLY"))
+      return 0;
+  }
   for (int rep = 0; rep < 2; ++rep) {
     printf("-- repetition %d\n", rep);
     report("kite 16 warps keep_loads (the tuner's)",
