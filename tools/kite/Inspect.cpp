@@ -44,6 +44,7 @@
 #include "runtime/Nvrtc.h"
 #include "runtime/Resources.h"
 
+#include <cstdlib>
 #include <kite/cache.hpp>
 #include "llvm/Support/FormatVariadic.h"
 
@@ -173,6 +174,12 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     llvm::WithColor::error(llvm::errs(), opts.bench ? "kite bench" : "kite inspect") << msg << "\n";
     return kite::cli::kUserError;
   };
+  // The resources come from ptxas' report in NVRTC's log, which NVRTC
+  // leaves out when its compute cache (~/.nv/ComputeCache, where a CUDA
+  // driver is installed) already holds the cubin: this process compiles
+  // past the cache, before its first NVRTC call.
+  if (wants(opts, "resources"))
+    ::setenv("CUDA_CACHE_DISABLE", "1", /*overwrite=*/1);
   auto module = kite::cli::loadKernels(ctx, context, opts.file, opts.kernel, opts.includeDirs);
   if (mlir::failed(module))
     return kite::cli::kUserError;
@@ -514,9 +521,14 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
     os << r.ptx;
   else if (e == "sass")
     os << r.sass;
-  else if (e == "resources")
+  else if (e == "resources") {
+    if (r.resources.empty()) {
+      llvm::WithColor::error(llvm::errs(), "kite inspect") << r.resourcesNote << "\n";
+      return kite::cli::kUserError;
+    }
     for (const auto &[k, v] : r.resources)
       os << llvm::formatv("{0,-15}", k) << v << "\n";
+  }
   else if (e == "roofline") {
     const auto &f = r.roofline;
     os << "kernel         " << r.kernel << " (" << r.args << ")\n";
