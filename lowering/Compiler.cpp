@@ -23,7 +23,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -111,14 +110,6 @@ std::vector<bool> specializedScalars(func::FuncOp f) {
   return result;
 }
 
-/// The SM count of the device kernels compile for: device 0's, or the
-/// H200's without a GPU.
-int64_t targetSMs() {
-  if (kite::gpu_available() && kite::device_count() > 0)
-    return kite::device_properties(0).smCount;
-  return 132;
-}
-
 } // namespace
 
 kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
@@ -136,7 +127,6 @@ kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
       [&](func::FuncOp kernel, auto &fail) {
         EmitOptions emit;
         emit.lineDirectives = options.lineDirectives;
-        emit.numSMs = targetSMs();
         FailureOr<CudaKernel> cuda = emitCuda(kernel, emit);
         if (failed(cuda))
           throw fail("CUDA emission failed");
@@ -181,10 +171,7 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
   plan.binaryKind = KernelPlan::Binary::cubin;
   plan.binary = std::move(out.binary);
   plan.grid = {(uint32_t)cuda.grid[0], (uint32_t)cuda.grid[1], (uint32_t)cuda.grid[2]};
-  if (cuda.persistentPrograms > 0) { // the launch sizes the grid to the device
-    plan.grid = {(uint32_t)cuda.persistentPrograms, 1, 1};
-    plan.persistent = true;
-  }
+  plan.persistent = cuda.persistent; // the launch sizes its grid to the device
   plan.block = {(uint32_t)cuda.numThreads, 1, 1};
   plan.dynamicSharedBytes = (uint32_t)cuda.sharedBytes;
   plan.args = specs;

@@ -856,11 +856,9 @@ LogicalResult Emitter::emitTopLevelLoops() {
   result.grid = {std::max<int64_t>(totalPrograms, 1), 1, 1};
   int closeLoops = 0;
   if (pidType == "persistent_interleaved" || pidType == "persistent_blocked") {
-    // Each program loops over program ids. One per SM here; the plan
-    // launches as many as the SMs hold at once.
-    int64_t programs = std::max<int64_t>(1, std::min(totalPrograms, options.numSMs));
-    result.grid = {programs, 1, 1};
-    result.persistentPrograms = std::max<int64_t>(totalPrograms, 1);
+    // Each program loops over the program ids; the plan launches as many
+    // programs as the SMs hold at once.
+    result.persistent = true;
     if (pidType == "persistent_interleaved") {
       line(llvm::formatv("for (i64 kite_pid = blockIdx.x; kite_pid < {0}; "
                          "kite_pid += gridDim.x) {{",

@@ -51,11 +51,10 @@ struct CudaKernel {
   std::string source; // CUDA C++
   int64_t numPrograms = 1;           // grid[0] * grid[1] * grid[2]
   std::array<int64_t, 3> grid = {1, 1, 1};
-  /// With a persistent pid_type, the program ids the kernel loops over (by
-  /// gridDim.x, so any grid runs them all); 0 otherwise. `grid` then holds
-  /// one program per SM; a plan launches as many as the SMs hold at once
-  /// (KernelPlan::persistent).
-  int64_t persistentPrograms = 0;
+  /// A persistent pid_type: the kernel loops over grid[0] program ids by
+  /// gridDim.x, so any grid runs them all; a plan launches as many programs
+  /// as the SMs hold at once (KernelPlan::persistent).
+  bool persistent = false;
   int64_t numThreads = 128;
   int64_t sharedBytes = 0; // dynamic shared memory
   std::vector<Output> outputs;
@@ -66,8 +65,6 @@ struct CudaKernel {
 struct EmitOptions {
   /// Emit `#line` directives pointing at the kernel's source.
   bool lineDirectives = false;
-  /// The device's SM count: a persistent pid_type's grid is a multiple.
-  int64_t numSMs = 132;
 };
 
 /// Emits CUDA for `kernel`, which must be specialized and configured

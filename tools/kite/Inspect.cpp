@@ -44,7 +44,6 @@
 #include "runtime/Nvrtc.h"
 #include "runtime/Resources.h"
 
-#include <cstdlib>
 #include <kite/cache.hpp>
 #include "llvm/Support/FormatVariadic.h"
 
@@ -62,6 +61,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -299,11 +299,8 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
   report.launch = llvm::formatv("{0} programs of {1} threads, {2} bytes of dynamic shared memory",
                                 cuda->numPrograms, cuda->numThreads, cuda->sharedBytes)
                       .str();
-  if (cuda->persistentPrograms > 0)
-    report.launch += llvm::formatv(" (persistent, over {0} program ids: one program per SM "
-                                   "here; launched, as many as the SMs hold at once)",
-                                   cuda->persistentPrograms)
-                         .str();
+  if (cuda->persistent)
+    report.launch += " (program ids of persistent programs, as many as the SMs hold at once)";
 
   // Roofline: bytes and FLOPs from the IR; the device's ceilings and the
   // measured time need a GPU.
@@ -381,14 +378,11 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
             *r, (int)cuda->numThreads, cuda->sharedBytes, limits);
         auto &rows = report.resources;
         rows.push_back({"kernel", cuda->symbol + " (" + opts.arch + ")"});
-        if (cuda->persistentPrograms > 0)
-          rows.push_back(
-              {"launch", llvm::formatv("{0} persistent programs of {1} threads ({2} SMs x {3}), "
-                                       "looping over {4} program ids",
-                                       std::min<int64_t>(cuda->persistentPrograms,
-                                                         emit.numSMs * std::max(occ.blocksPerSM, 1)),
-                                       cuda->numThreads, emit.numSMs, occ.blocksPerSM,
-                                       cuda->persistentPrograms)});
+        if (cuda->persistent)
+          rows.push_back({"launch", llvm::formatv("persistent programs of {0} threads, {1} per "
+                                                  "SM, looping over {2} program ids",
+                                                  cuda->numThreads, occ.blocksPerSM,
+                                                  cuda->numPrograms)});
         else
           rows.push_back({"launch", llvm::formatv("{0} programs of {1} threads",
                                                   cuda->numPrograms, cuda->numThreads)});

@@ -44,8 +44,8 @@ struct InspectReport {
   /// directive came from line N of the source, until the next directive.
   std::string cuda;
   std::string launch; // "8192 programs of 256 threads, 1024 bytes of dynamic shared memory"
-  /// The grid and block of the plan `kite bench` ran (a persistent kernel's
-  /// grid is sized from the compiled kernel's occupancy, after emission).
+  /// The grid and block of the plan `kite bench` ran (a persistent plan's
+  /// grid[0] counts program ids; the launch sizes its grid to the device).
   std::array<uint32_t, 3> benchGrid = {0, 0, 0}, benchBlock = {0, 0, 0};
   bool benchPersistent = false;
 
