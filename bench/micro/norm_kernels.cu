@@ -32,20 +32,13 @@
 #include "kite_device.cuh"
 #include "kite_gemm.cuh"
 using namespace kite_device;
+#include "micro.cuh"
 #include "gen_norm.cuh"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));                             \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
 
 constexpr int R = 8192, C = 8192, C8 = C / 8; // C8: 16-byte words of a row
 constexpr float kEps = 1e-5f;
@@ -76,12 +69,6 @@ __device__ __forceinline__ void opaque(uint4 &v) {
   asm volatile("" : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w));
 }
 
-__device__ __forceinline__ float warpSum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2)
-    v += __shfl_xor_sync(0xffffffff, v, o);
-  return v;
-}
 // The sum over the block, one barrier: warps' sums through s[0..NT/32).
 template <int NT> __device__ __forceinline__ float blockSum(float v, float *s) {
   v = warpSum(v);
@@ -231,35 +218,6 @@ __global__ void initNormal(bf16 *p, size_t n, unsigned seed, float scale, float 
   }
 }
 
-static void *flushbuf;
-template <class F> float timeit(F f, int n = 100) {
-  std::vector<cudaEvent_t> a(n), b(n);
-  for (int i = 0; i < n; ++i) {
-    cudaEventCreate(&a[i]);
-    cudaEventCreate(&b[i]);
-  }
-  for (int i = 0; i < 5; ++i)
-    f();
-  CK(cudaDeviceSynchronize());
-  for (int i = 0; i < n; ++i) {
-    CK(cudaMemsetAsync(flushbuf, i, 256 << 20));
-    cudaEventRecord(a[i]);
-    f();
-    cudaEventRecord(b[i]);
-  }
-  CK(cudaDeviceSynchronize());
-  std::vector<float> ts;
-  for (int i = 0; i < n; ++i) {
-    float ms;
-    cudaEventElapsedTime(&ms, a[i], b[i]);
-    ts.push_back(ms);
-    cudaEventDestroy(a[i]);
-    cudaEventDestroy(b[i]);
-  }
-  CK(cudaGetLastError());
-  std::sort(ts.begin(), ts.end());
-  return ts[n / 2];
-}
 
 static float bf2f(unsigned short h) {
   unsigned u = (unsigned)h << 16;
@@ -269,7 +227,7 @@ static float bf2f(unsigned short h) {
 }
 
 int main() {
-  CK(cudaMalloc(&flushbuf, 256 << 20));
+  initFlush();
   int sms;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   size_t n = (size_t)R * C;

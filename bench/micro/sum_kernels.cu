@@ -18,30 +18,17 @@
 // the partials read one per lane and combined by shuffles, 0.0673-0.0678.
 #include "kite_device.cuh"
 using namespace kite_device;
+#include "micro.cuh"
 #include "gen_sum.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));                             \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
 
 constexpr int R = 8192, C = 8192, C4 = C / 4;
 constexpr int kSmem = 16384; // kite's kernels' dynamic shared memory (block reductions)
 
 __device__ __forceinline__ float hsum(float4 v) { return (v.x + v.y) + (v.z + v.w); }
-__device__ __forceinline__ float warpSum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2)
-    v += __shfl_xor_sync(0xffffffff, v, o);
-  return v;
-}
 template <int NT> __device__ __forceinline__ float blockSum(float v, float *s) {
   v = warpSum(v);
   if constexpr (NT > 32) {
@@ -206,38 +193,9 @@ __global__ void initNormal(float *p, size_t n, unsigned seed) {
   }
 }
 
-static void *flushbuf;
-template <class F> float timeit(F f, int n = 100) {
-  std::vector<cudaEvent_t> a(n), b(n);
-  for (int i = 0; i < n; ++i) {
-    cudaEventCreate(&a[i]);
-    cudaEventCreate(&b[i]);
-  }
-  for (int i = 0; i < 5; ++i)
-    f();
-  CK(cudaDeviceSynchronize());
-  for (int i = 0; i < n; ++i) {
-    CK(cudaMemsetAsync(flushbuf, i, 256 << 20));
-    cudaEventRecord(a[i]);
-    f();
-    cudaEventRecord(b[i]);
-  }
-  CK(cudaDeviceSynchronize());
-  std::vector<float> ts;
-  for (int i = 0; i < n; ++i) {
-    float ms;
-    cudaEventElapsedTime(&ms, a[i], b[i]);
-    ts.push_back(ms);
-    cudaEventDestroy(a[i]);
-    cudaEventDestroy(b[i]);
-  }
-  CK(cudaGetLastError());
-  std::sort(ts.begin(), ts.end());
-  return ts[n / 2];
-}
 
 int main() {
-  CK(cudaMalloc(&flushbuf, 256 << 20));
+  initFlush();
   int sms;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   size_t n = (size_t)R * C;

@@ -1,0 +1,56 @@
+// micro.cuh - what the hand-written microbenchmarks share: a CUDA runtime
+// check, the warp sum, and timing as kite_bench times (back to back, a
+// 256 MiB L2 flush before each run, the median). Call initFlush() first.
+#pragma once
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    cudaError_t e = (x);                                                                           \
+    if (e != cudaSuccess) {                                                                        \
+      printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));                             \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+__device__ __forceinline__ float warpSum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2)
+    v += __shfl_xor_sync(0xffffffff, v, o);
+  return v;
+}
+
+static void *flushbuf;
+inline void initFlush() { CK(cudaMalloc(&flushbuf, 256 << 20)); }
+
+template <class F> float timeit(F f, int n = 100) {
+  std::vector<cudaEvent_t> a(n), b(n);
+  for (int i = 0; i < n; ++i) {
+    cudaEventCreate(&a[i]);
+    cudaEventCreate(&b[i]);
+  }
+  for (int i = 0; i < 5; ++i)
+    f();
+  CK(cudaDeviceSynchronize());
+  for (int i = 0; i < n; ++i) {
+    CK(cudaMemsetAsync(flushbuf, i, 256 << 20));
+    cudaEventRecord(a[i]);
+    f();
+    cudaEventRecord(b[i]);
+  }
+  CK(cudaDeviceSynchronize());
+  std::vector<float> ts;
+  for (int i = 0; i < n; ++i) {
+    float ms;
+    cudaEventElapsedTime(&ms, a[i], b[i]);
+    ts.push_back(ms);
+    cudaEventDestroy(a[i]);
+    cudaEventDestroy(b[i]);
+  }
+  CK(cudaGetLastError());
+  std::sort(ts.begin(), ts.end());
+  return ts[n / 2];
+}
