@@ -80,7 +80,8 @@ private:
 
 /// Times `launch` with CUDA events on the default stream of the current
 /// context: `warmup` launches, then `runs` launches, each after `flush` (if
-/// given) is overwritten outside the timed interval, emptying the L2.
+/// given) is overwritten and the L2's persisting lines are reset, outside the
+/// timed interval, emptying the L2.
 /// Returns the median in ms.
 double timeLaunches(const std::function<void()> &launch, const Tensor *flush, int warmup,
                     int runs);

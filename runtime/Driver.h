@@ -49,6 +49,7 @@ namespace kite::runtime {
   X(cuCtxGetCurrent)                                                                               \
   X(cuCtxGetDevice)                                                                                \
   X(cuCtxSynchronize)                                                                              \
+  X(cuCtxResetPersistingL2Cache)                                                                   \
   X(cuMemAlloc)                                                                                    \
   X(cuMemFree)                                                                                     \
   X(cuMemFreeAsync)                                                                                \

@@ -50,6 +50,9 @@ echo "built $out/sum_kernels"
   emit rmsnorm.kite.cpp k_rms_c '{"block_sizes":[1],"num_warps":16,"l2_hints":"keep_loads","early_loads":true}' "${a[@]}"
   emit rmsnorm.kite.cpp k_rms_d '{"block_sizes":[1],"num_warps":16,"l2_hints":"keep_loads","early_loads":true}' "${a[@]}" |
     sed 's/__launch_bounds__(512)/__launch_bounds__(512, 4)/'
+  emit rmsnorm.kite.cpp k_rms_e '{"block_sizes":[1],"num_warps":16}' "${a[@]}"
+  emit rmsnorm.kite.cpp k_rms_f '{"block_sizes":[1],"num_warps":16,"l2_hints":"reuse"}' "${a[@]}"
+  emit rmsnorm.kite.cpp k_rms_g '{"block_sizes":[1],"num_warps":8}' "${a[@]}"
 } > "$out/gen_norm.cuh"
 nvcc -O3 -std=c++17 -arch=sm_90a -I"$root/runtime/device" -I"$out" -diag-suppress 177,1556,1886 \
   -o "$out/norm_kernels" "$root/bench/micro/norm_kernels.cu"

@@ -304,6 +304,23 @@ int main() {
     if (std::getenv("NORM_POOL_ONLY"))
       return 0;
   }
+  // Lines loaded with evict_last outlive a memset flush in the L2's
+  // persisting set-aside unless reset: timed both ways, back to back.
+  for (bool reset : {false, true, false, true}) {
+    g_resetL2 = reset;
+    printf("-- flush: memset%s\n", reset ? " + persisting lines reset" : " only");
+    report("kite 16 warps keep_loads", timeit([&] { k_rms_a<<<R, 512, kSmem>>>(x, w, (double)kEps, y); }));
+    report("kite 16 warps reuse", timeit([&] { k_rms_f<<<R, 512, kSmem>>>(x, w, (double)kEps, y); }));
+    report("kite 16 warps no hints", timeit([&] { k_rms_e<<<R, 512, kSmem>>>(x, w, (double)kEps, y); }));
+    report("kite 8 warps no hints", timeit([&] { k_rms_g<<<R, 256, kSmem>>>(x, w, (double)kEps, y); }));
+    report("rmsRow 512 early w, x evict_last, 4/SM bound",
+           timeit([&] { rmsRow<512, true, CacheEvictLast, false, 4><<<R, 512>>>(x, w, y); }));
+    report("rmsRow 512 early w, x default, 4/SM bound",
+           timeit([&] { rmsRow<512, true, CacheDefault, false, 4><<<R, 512>>>(x, w, y); }));
+  }
+  g_resetL2 = true;
+  if (std::getenv("NORM_RESET_ONLY"))
+    return 0;
   for (int rep = 0; rep < 2; ++rep) {
     printf("-- repetition %d\n", rep);
     report("kite 16 warps keep_loads (the tuner's)",
