@@ -29,6 +29,18 @@
 // torch.compile's looped Triton kernel is there too (0.0667-0.0670).
 // An output allocated in the stream (cudaMallocFromPoolAsync) at each launch
 // and freed after the next added 0.0009 ms: 0.0670 -> 0.0679.
+//
+// Those figures come from a flush by memset alone, which leaves lines
+// loaded with evict_last in the L2's persisting set-aside (11.25 MiB) for
+// whatever runs next. Timed both ways, back to back (the first section of
+// main; NORM_RESET_ONLY=1 stops after it), two repetitions: with the
+// persisting lines reset before each run, kite's 16 warps with keep_loads
+// 0.0667-0.0668, with reuse 0.0705-0.0706, without hints 0.0702-0.0704, 8
+// warps without hints 0.0714-0.0715; rmsRow with x evict_last 0.0666-0.0667,
+// without 0.0703. With the memset alone the hint-free kernels ran faster,
+// 0.0685-0.0691, on the lines the keep_loads kernel timed before them left
+// behind, and keep_loads itself 0.0673. So keep_loads' 5% is its own, and
+// the memset-only flush favoured whatever ran after a keep_loads kernel.
 #include "kite_device.cuh"
 #include "kite_gemm.cuh"
 using namespace kite_device;

@@ -28,6 +28,8 @@
 // EMBEDDING: kite.tile_for
 // EXP-LABEL: func.func @exp_kernel(
 // EXP: kite.tile_for
+// LAYERNORM-LABEL: func.func @layer_norm(
+// LAYERNORM: kite.tile_for
 // LAYERNORM-LABEL: func.func @layernorm(
 // LAYERNORM: kite.tile_for
 // LONG-SUM-LABEL: func.func @long_sum(

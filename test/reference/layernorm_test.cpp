@@ -1,7 +1,8 @@
 //===- layernorm_test.cpp - Reference mode of examples/layernorm.kite.cpp -===//
 //
-// This file implements the reference-mode test of the layer norm forward
-// example and its three outputs (out, mean, rstd), for f32 and bf16 inputs.
+// This file implements the reference-mode tests of the layer norm forward
+// examples: layernorm's three outputs (out, mean, rstd) and layer_norm's
+// one, for f32 and bf16 inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +66,25 @@ TEST(LayerNormReference, MatchesPlainLoops) {
         EXPECT_TRUE(allClose(out, out0, toleranceFor(dtype)));
         EXPECT_TRUE(allClose(mean, mean0, toleranceFor(f32)));
         EXPECT_TRUE(allClose(rstd, rstd0, toleranceFor(f32, rstdScale)));
+      }
+    }
+  }
+}
+
+TEST(LayerNormReference, OutputOnlyKernelMatchesPlainLoops) {
+  const double eps = 1e-5;
+  for (DType dtype : {f32, bf16}) {
+    for (auto [n, d] : kShapes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + formatSizes({n, d}));
+      auto x = randn({n, d}, dtype, 17) - 0.25f;
+      auto weight = randn({d}, dtype, 18), bias = randn({d}, dtype, 19);
+      auto expected = referenceLayerNorm(x, weight, bias, eps);
+      auto results = runAtBlockSizes(kSettings, [&] { return layer_norm(x, weight, bias, eps); });
+      auto [withStats, mean, rstd] = layernorm(x, weight, bias, eps);
+      for (std::size_t i = 0; i < kSettings.size(); ++i) {
+        SCOPED_TRACE("block sizes " + formatSizes(kSettings[i]));
+        EXPECT_TRUE(allClose(results[i], dtype, {n, d}, expected.out, toleranceFor(dtype)));
+        EXPECT_TRUE(allClose(results[i], withStats, toleranceFor(dtype)));
       }
     }
   }
