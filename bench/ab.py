@@ -36,7 +36,7 @@ CASES = [
          {"block_sizes": [1], "num_warps": 32, "l2_hints": "keep_loads", "early_loads": True},
          {"block_sizes": [2], "num_warps": 32, "l2_hints": "keep_loads", "early_loads": True},
      ]},
-    {"name": "layernorm 8192x8192", "ir": "layernorm.mlir", "kernel": "layer_norm",
+    {"name": "layernorm 8192x8192", "ir": "layernorm.mlir", "kernel": "layernorm",
      "args": X8K + ["weight=bf16[8192]", "bias=bf16[8192]", "eps=f64"],
      "configs": [
          {"block_sizes": [1], "num_warps": 8, "l2_hints": "keep_loads", "streaming": True},

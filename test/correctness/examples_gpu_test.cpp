@@ -149,8 +149,12 @@ std::vector<Case> cases() {
                [](const std::vector<Arg> &a) {
                  return one(layer_norm(*a[0].tensor, *a[1].tensor, *a[2].tensor, a[3].scalar));
                },
-               {"", R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[4],"num_warps":4,"reduction_loops":[256]})",
+               {"", R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[2],"num_warps":16})",
+                R"({"block_sizes":[4],"num_warps":4,"reduction_loops":[256]})",
                 R"({"block_sizes":[4],"num_warps":4,"reduction_loops":[256],"l2_hints":"keep_loads","streaming":true})",
+                R"({"block_sizes":[2],"num_warps":4,"early_loads":true})",
+                R"({"block_sizes":[1],"num_warps":8,"reduction_loops":[512],"l2_hints":"reuse"})",
+                // Too big at 4097 columns (8 rows of 8192 in registers): rejected there.
                 R"({"block_sizes":[8],"num_warps":4,"inner_threads":32,"early_loads":true})"}});
   c.push_back({"rmsnorm", "rmsnorm", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
