@@ -128,11 +128,12 @@ std::vector<Case> cases() {
                [](const std::vector<Arg> &a) { return one(softmax_two_pass(*a[0].tensor)); },
                {"", R"({"block_sizes":[1,64]})", R"({"block_sizes":[2,256],"num_warps":2})",
                 R"({"block_sizes":[4,32],"num_warps":8})", R"({"block_sizes":[1,1024]})"}});
-  c.push_back({"layernorm", "layernorm", {1, 7, 1000, 4097},
-               [=](int64_t n, uint64_t s) {
-                 return std::vector<Arg>{T("x", randn({13, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
-                                         T("bias", randn({n}, bf, s + 2)), S("eps", 1e-5, DType::f64)};
-               },
+  // layernorm and layer_norm: x [13, n], weight and bias [n], eps.
+  auto layerNormInputs = [=](int64_t n, uint64_t s) {
+    return std::vector<Arg>{T("x", randn({13, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
+                            T("bias", randn({n}, bf, s + 2)), S("eps", 1e-5, DType::f64)};
+  };
+  c.push_back({"layernorm", "layernorm", {1, 7, 1000, 4097}, layerNormInputs,
                [](const std::vector<Arg> &a) {
                  return many(layernorm(*a[0].tensor, *a[1].tensor, *a[2].tensor, a[3].scalar));
                },
@@ -141,11 +142,7 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[8],"num_warps":4,"inner_threads":32})",
                 R"({"block_sizes":[2],"num_warps":4,"early_loads":true})",
                 R"({"block_sizes":[1],"num_warps":8,"reduction_loops":[256],"l2_hints":"reuse","early_loads":true})"}});
-  c.push_back({"layernorm", "layer_norm", {1, 7, 1000, 4097},
-               [=](int64_t n, uint64_t s) {
-                 return std::vector<Arg>{T("x", randn({13, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
-                                         T("bias", randn({n}, bf, s + 2)), S("eps", 1e-5, DType::f64)};
-               },
+  c.push_back({"layernorm", "layer_norm", {1, 7, 1000, 4097}, layerNormInputs,
                [](const std::vector<Arg> &a) {
                  return one(layer_norm(*a[0].tensor, *a[1].tensor, *a[2].tensor, a[3].scalar));
                },
