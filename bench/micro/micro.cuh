@@ -1,5 +1,5 @@
 // micro.cuh - what the hand-written microbenchmarks share: a CUDA runtime
-// check, the warp sum, and timing as kite_bench times (back to back, a
+// check, the warp sum, a normal-like input, and timing as kite_bench times (back to back, a
 // 256 MiB L2 flush before each run, the median). Call initFlush() first.
 #pragma once
 #include <algorithm>
@@ -21,6 +21,18 @@ __device__ __forceinline__ float warpSum(float v) {
   for (int o = 16; o > 0; o /= 2)
     v += __shfl_xor_sync(0xffffffff, v, o);
   return v;
+}
+
+// A normal-like input value for element i (a sum of four hashed uniforms,
+// centred, spread about 1): cheap to make on the device, same on every run.
+__device__ __forceinline__ float normalish(size_t i, unsigned seed) {
+  unsigned h = (unsigned)i * 2654435761u ^ seed;
+  float s = 0;
+  for (int k = 0; k < 4; ++k) {
+    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
+    s += (h & 0xffffff) / float(1 << 24);
+  }
+  return (s - 2.0f) * 1.7f;
 }
 
 static void *flushbuf;

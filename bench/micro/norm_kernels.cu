@@ -220,13 +220,7 @@ __global__ void __launch_bounds__(NT, MinBlocks)
 __global__ void initNormal(bf16 *p, size_t n, unsigned seed, float scale, float shift) {
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    float s = 0;
-    for (int k = 0; k < 4; ++k) {
-      h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
-      s += (h & 0xffffff) / float(1 << 24);
-    }
-    p[i] = __float2bfloat16((s - 2.0f) * 1.7f * scale + shift);
+    p[i] = __float2bfloat16(normalish(i, seed) * scale + shift);
   }
 }
 

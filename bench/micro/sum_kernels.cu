@@ -183,13 +183,7 @@ __global__ void __launch_bounds__(NT)
 __global__ void initNormal(float *p, size_t n, unsigned seed) {
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    float s = 0;
-    for (int k = 0; k < 4; ++k) {
-      h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
-      s += (h & 0xffffff) / float(1 << 24);
-    }
-    p[i] = (s - 2.0f) * 1.7f;
+    p[i] = normalish(i, seed);
   }
 }
 
