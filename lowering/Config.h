@@ -121,6 +121,10 @@ std::string whyNotPlainProductLoop(TileForOp loop);
 /// True if some loop of `kernel` is such a K loop.
 bool hasPlainProductLoop(mlir::func::FuncOp kernel);
 
+/// True if the kernel has a matrix product of f16 or bf16 tiles
+/// (tensor_cores applies).
+bool hasHalfMatmul(mlir::func::FuncOp kernel);
+
 /// The left operand of a matrix product (dot, matmul, addmm, bmm, baddbmm:
 /// the one after the accumulator, if any); null for any other op.
 mlir::Value matrixProductLhs(mlir::Operation *op);

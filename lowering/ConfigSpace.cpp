@@ -36,18 +36,6 @@ std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
   return v;
 }
 
-/// True if the kernel has a matrix product of f16 or bf16 tiles
-/// (tensor_cores applies).
-bool hasHalfMatmul(func::FuncOp kernel) {
-  bool found = false;
-  kernel.walk([&](Operation *op) {
-    if (Value lhs = matrixProductLhs(op))
-      if (auto t = dyn_cast<TileType>(lhs.getType()); t && t.hasElementType())
-        found |= t.getElementType().isBF16() || t.getElementType().isF16();
-  });
-  return found;
-}
-
 /// True if the kernel computes exp (fast_math applies).
 bool usesExp(func::FuncOp kernel) {
   bool found = false;

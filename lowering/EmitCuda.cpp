@@ -2312,16 +2312,21 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
                            ? std::to_string(PK)
                            : a.dims[rank - 1].extent;
   // Tensor cores (mma.sync m16n8k16): 16-bit operands of the same type in
-  // 16x8x16 steps. K lanes past the valid extent are staged as zeros (the
-  // steps run over all of PK).
-  bool mma = tensorCores && rank == 2 && a.elem == b.elem &&
+  // 16x8x16 steps, one matrix per product (batched operands with a batch
+  // tile of 1 stage as plain matrices). K lanes past the valid extent are
+  // staged as zeros (the steps run over all of PK).
+  bool oneMatrix = rank == 2 || (a.dims[0].padded == 1 && b.dims[0].padded == 1);
+  bool mma = tensorCores && oneMatrix && a.elem == b.elem &&
              (a.elem.isBF16() || a.elem.isF16()) && PM % 16 == 0 && PN % 8 == 0 &&
              PK % 16 == 0;
   // Staged elements take 8 bytes (any dtype) on CUDA cores, their own size
-  // on tensor cores.
+  // on tensor cores, where rows are 8 elements longer than the tile's (and
+  // the f32 sums' rows too) so that mma_tile's ldmatrix reads and its
+  // fragment writes are free of bank conflicts.
   int64_t stagedBytes = mma ? 2 : 8;
-  int64_t bytesA = llvm::alignTo(count(a) * stagedBytes, 16);
-  int64_t bytesB = llvm::alignTo(count(b) * stagedBytes, 16);
+  int64_t ldA = PK + 8, ldB = PN + 8, ldC = PN + 8;
+  int64_t bytesA = llvm::alignTo(mma ? PM * ldA * 2 : count(a) * stagedBytes, 16);
+  int64_t bytesB = llvm::alignTo(mma ? PK * ldB * 2 : count(b) * stagedBytes, 16);
   sharedBytes = std::max(sharedBytes, bytesA + bytesB);
   std::string as = fresh("sa"), bs = fresh("sb");
   line("{");
@@ -2330,15 +2335,19 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(b.elem),
                      bs, bytesA));
   line("__syncthreads();");
-  auto stage = [&](const Tile &t, const std::string &buf, int64_t kDim) {
+  auto stage = [&](const Tile &t, const std::string &buf, int64_t kDim, int64_t ld) {
     std::string own = owner(t);
     forEach(t, [&](ArrayRef<std::string> k) {
       std::string idx = "0";
       int64_t stride = 1;
-      for (int64_t i = t.rank() - 1; i >= 0; --i) {
-        idx = llvm::formatv("{0} + {1} * {2}", idx, coord(t, i, k[i]), stride);
-        stride *= t.dims[i].padded;
-      }
+      if (mma) // one matrix (any batch dim has extent 1), rows `ld` apart
+        idx = llvm::formatv("({0}) * {1} + {2}", coord(t, rank - 2, k[rank - 2]), ld,
+                            coord(t, rank - 1, k[rank - 1]));
+      else
+        for (int64_t i = t.rank() - 1; i >= 0; --i) {
+          idx = llvm::formatv("{0} + {1} * {2}", idx, coord(t, i, k[i]), stride);
+          stride *= t.dims[i].padded;
+        }
       std::string v = llvm::formatv("{0}[{1}]", t.name, flat(t, k));
       if (mma && !t.dims[kDim].extent.empty())
         v = llvm::formatv("({0} < {1}) ? {2} : cvt<{3}>(0)", coord(t, kDim, k[kDim]),
@@ -2347,19 +2356,19 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
                          idx, v));
     });
   };
-  stage(a, as, rank - 1);
-  stage(b, bs, rank - 2);
+  stage(a, as, rank - 1, ldA);
+  stage(b, bs, rank - 2, ldB);
   line("__syncthreads();");
   // Each element of the result: the product's sum (from the tensor cores'
   // f32 tile in shared memory, or a loop over K here), plus the accumulator.
   std::string cs;
   if (mma) {
     cs = fresh("sc");
-    sharedBytes = std::max(sharedBytes, bytesA + bytesB + PM * PN * 4);
+    sharedBytes = std::max(sharedBytes, bytesA + bytesB + PM * ldC * 4);
     line(llvm::formatv("float* {0} = reinterpret_cast<float*>(kite_smem + {1});", cs,
                        bytesA + bytesB));
-    line(llvm::formatv("mma_tile<{0}, {1}, {2}, {3}, {4}>({5}, {6}, {7});", PM, PN, PK,
-                       numThreads / 32, cType(a.elem), as, bs, cs));
+    line(llvm::formatv("mma_tile<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}>({8}, {9}, {10});", PM,
+                       PN, PK, numThreads / 32, cType(a.elem), ldA, ldB, ldC, as, bs, cs));
     line("__syncthreads();");
   }
   std::string sumT = outElem.isF64() ? "double"
@@ -2373,7 +2382,7 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
     std::string n = coord(r, rank - 1, k[rank - 1]);
     std::string s;
     if (mma) {
-      s = llvm::formatv("{0}[({1}) * {2} + {3}]", cs, m, PN, n);
+      s = llvm::formatv("{0}[({1}) * {2} + {3}]", cs, m, ldC, n);
     } else {
       std::string aBase = llvm::formatv("({0}) * {1}", m, PK);
       std::string bBase = n;

@@ -450,45 +450,73 @@ template <> struct MmaInstr<f16> {
   }
 };
 
-/// Two 16-bit elements as one 32-bit register, `lo` in the low half.
-template <class T> __device__ __forceinline__ unsigned pack2(T lo, T hi) {
-  unsigned short l = *reinterpret_cast<const unsigned short *>(&lo);
-  unsigned short h = *reinterpret_cast<const unsigned short *>(&hi);
-  return (unsigned)l | ((unsigned)h << 16);
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
 }
 
-/// C[PM][PN] (f32) = A[PM][PK] * B[PK][PN], all row-major in shared memory,
-/// on tensor cores: the warps share the 16x8 output fragments round-robin,
-/// and each runs m16n8k16 steps over K (PK a multiple of 16, the padding
-/// zero). Fragment layouts are PTX's for mma.m16n8k16 (row.col): lane l
-/// holds rows l/4 and l/4 + 8, columns (l%4)*2 and +1 of each.
-template <int PM, int PN, int PK, int Warps, class T>
+/// Four (x4) or two (x2) 8x8 matrices of 16-bit elements from shared
+/// memory in mma fragment order: lane l gives the address of row l % 8 of
+/// matrix l / 8 (16-byte aligned); `trans` transposes each matrix.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldmatrix_x2_trans(unsigned (&r)[2], const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(smem_addr(p)));
+}
+
+/// C[PM][PN] (f32) = A[PM][PK] * B[PK][PN], all row-major in shared memory
+/// with rows LDA, LDB and LDC elements apart, on tensor cores. The warps
+/// share 16x16 output fragments (16x8 where PN is not a multiple of 16)
+/// round-robin; each runs m16n8k16 steps over K (PK a multiple of 16, the
+/// padding zero), its operands read by ldmatrix (A as x4, B as x4/x2
+/// transposed). With LDA = PK + 8 and LDB = PN + 8 (kite's staging) the 8
+/// rows of each 8x8 matrix fall in 8 different 16-byte bank groups, so the
+/// reads are free of bank conflicts; rows must start 16-byte aligned.
+/// Fragment layouts are PTX's for mma.m16n8k16 (row.col): lane l holds rows
+/// l/4 and l/4 + 8, columns (l%4)*2 and +1 of each 16x8 output.
+template <int PM, int PN, int PK, int Warps, class T, int LDA = PK + 8, int LDB = PN + 8,
+          int LDC = PN + 8>
 __device__ __forceinline__ void mma_tile(const T *A, const T *B, float *C) {
   static_assert(PM % 16 == 0 && PN % 8 == 0 && PK % 16 == 0, "mma_tile needs 16x8x16 steps");
+  static_assert(LDA % 8 == 0 && LDB % 8 == 0 && LDC % 2 == 0, "mma_tile rows must be aligned");
+  constexpr int NB = PN % 16 == 0 ? 16 : 8; // output columns per fragment
+  constexpr int FM = PM / 16, FN = PN / NB;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  constexpr int FM = PM / 16, FN = PN / 8;
   for (int f = warp; f < FM * FN; f += Warps) {
-    const int m0 = (f / FN) * 16, n0 = (f % FN) * 8;
-    float d[4] = {0.f, 0.f, 0.f, 0.f};
+    const int m0 = (f / FN) * 16, n0 = (f % FN) * NB;
+    float d[NB / 8][4] = {};
 #pragma unroll 4
     for (int k0 = 0; k0 < PK; k0 += 16) {
-      unsigned a[4], b[2];
-      const T *ar0 = A + (m0 + g) * PK + k0 + t * 2;
-      const T *ar1 = A + (m0 + g + 8) * PK + k0 + t * 2;
-      a[0] = pack2(ar0[0], ar0[1]);
-      a[1] = pack2(ar1[0], ar1[1]);
-      a[2] = pack2(ar0[8], ar0[9]);
-      a[3] = pack2(ar1[8], ar1[9]);
-      const T *bc = B + (k0 + t * 2) * PN + n0 + g;
-      b[0] = pack2(bc[0], bc[PN]);
-      b[1] = pack2(bc[8 * PN], bc[9 * PN]);
-      MmaInstr<T>::run(d, a, b);
+      unsigned a[4];
+      ldmatrix_x4(a, A + (m0 + lane % 16) * LDA + k0 + (lane / 16) * 8);
+      if constexpr (NB == 16) {
+        unsigned b[4];
+        ldmatrix_x4_trans(b, B + (k0 + lane % 16) * LDB + n0 + (lane / 16) * 8);
+        const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+        MmaInstr<T>::run(d[0], a, b0);
+        MmaInstr<T>::run(d[NB / 8 - 1], a, b1);
+      } else {
+        unsigned b[2];
+        ldmatrix_x2_trans(b, B + (k0 + lane % 16) * LDB + n0);
+        MmaInstr<T>::run(d[0], a, b);
+      }
     }
-    C[(m0 + g) * PN + n0 + t * 2] = d[0];
-    C[(m0 + g) * PN + n0 + t * 2 + 1] = d[1];
-    C[(m0 + g + 8) * PN + n0 + t * 2] = d[2];
-    C[(m0 + g + 8) * PN + n0 + t * 2 + 1] = d[3];
+#pragma unroll
+    for (int j = 0; j < NB / 8; ++j) {
+      float *c = C + (m0 + g) * LDC + n0 + j * 8 + t * 2;
+      *reinterpret_cast<float2 *>(c) = make_float2(d[j][0], d[j][1]);
+      *reinterpret_cast<float2 *>(c + 8 * LDC) = make_float2(d[j][2], d[j][3]);
+    }
   }
 }
 

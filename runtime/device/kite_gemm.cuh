@@ -43,10 +43,6 @@ template <int LDC> __device__ __forceinline__ int gemm_sum_index(int r, int c) {
   return r * LDC + ((((c >> 2) ^ ((c >> 5) & 1)) << 2) | (c & 3));
 }
 
-__device__ __forceinline__ unsigned smem_addr(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
-
 /// 16 bytes from global to shared memory, asynchronously; bytes past
 /// `src_bytes` (0 to 16) are zero-filled and not read.
 __device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) {
@@ -56,17 +52,6 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_b
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int Pending> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
-}
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
 }
 
 /// The physical 16-byte chunk of logical chunk `c` in row `r` of a buffer

@@ -304,7 +304,11 @@ std::vector<Case> cases() {
                },
                {"", R"({"block_sizes":[1,16,16]})", R"({"block_sizes":[1,32,64],"num_warps":2})",
                 R"({"block_sizes":[2,64,32],"num_warps":8})", R"({"block_sizes":[1,8,128]})",
-                R"({"block_sizes":[1,32,64],"num_warps":2,"early_loads":true})"}});
+                R"({"block_sizes":[1,32,64],"num_warps":2,"early_loads":true})",
+                R"({"block_sizes":[1,16,16],"tensor_cores":true})",
+                R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true})",
+                R"({"block_sizes":[1,32,64],"num_warps":8,"tensor_cores":true,"early_loads":true})",
+                R"({"block_sizes":[2,16,16],"tensor_cores":true})"}});
   c.push_back({"welford", "welford", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({11, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
