@@ -394,7 +394,7 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
   } else if (hasHalfMatmul(kernel)) {
     // Other 16-bit products (attention's two) run per product on tensor
     // cores (mma_tile) where their tiles divide into 16x8x16 steps: on the
-    // H200 flash attention B4 H32 S4096 D128 takes 68 ms, against 347 ms
+    // H200 flash attention B4 H32 S4096 D128 takes 24.3 ms, against 347 ms
     // on CUDA cores.
     c.tensor_cores = true;
   }
