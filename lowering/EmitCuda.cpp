@@ -2337,6 +2337,41 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   line("__syncthreads();");
   auto stage = [&](const Tile &t, const std::string &buf, int64_t kDim, int64_t ld) {
     std::string own = owner(t);
+    // On tensor cores a thread's run along the last dim is stored as one
+    // vector of up to 16 bytes (rows start 16-byte aligned; a run starts at
+    // a multiple of its length).
+    int64_t width = 1;
+    if (const Dim &d = t.dims[rank - 1]; mma && d.ctxDim >= 0) {
+      width = std::min<int64_t>(t.ctx->vec[d.ctxDim], 8);
+      while (width > 1 && d.regExtent % width != 0)
+        width /= 2;
+    }
+    auto element = [&](ArrayRef<std::string> k) {
+      std::string v = llvm::formatv("{0}[{1}]", t.name, flat(t, k));
+      if (mma && !t.dims[kDim].extent.empty())
+        v = llvm::formatv("({0} < {1}) ? {2} : cvt<{3}>(0)", coord(t, kDim, k[kDim]),
+                          t.dims[kDim].extent, v, cType(t.elem));
+      return v;
+    };
+    if (width > 1) {
+      forEach(
+          t,
+          [&](ArrayRef<std::string> k) {
+            std::string idx =
+                llvm::formatv("({0}) * {1} + {2}", coord(t, rank - 2, k[rank - 2]), ld,
+                              coord(t, rank - 1, k[rank - 1]));
+            SmallVector<std::string> ki(k.begin(), k.end()), elems;
+            for (int64_t e = 0; e < width; ++e) {
+              ki.back() = llvm::formatv("{0} + {1}", k.back(), e);
+              elems.push_back(element(ki));
+            }
+            line(llvm::formatv("{0}store_vec<{1}>(&{2}[{3}], Vec<{4}, {1}>{{{{{5}}});",
+                               own.empty() ? "" : "if (" + own + ") ", width, buf, idx,
+                               cType(t.elem), llvm::join(elems, ", ")));
+          },
+          width);
+      return;
+    }
     forEach(t, [&](ArrayRef<std::string> k) {
       std::string idx = "0";
       int64_t stride = 1;
@@ -2348,12 +2383,8 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
           idx = llvm::formatv("{0} + {1} * {2}", idx, coord(t, i, k[i]), stride);
           stride *= t.dims[i].padded;
         }
-      std::string v = llvm::formatv("{0}[{1}]", t.name, flat(t, k));
-      if (mma && !t.dims[kDim].extent.empty())
-        v = llvm::formatv("({0} < {1}) ? {2} : cvt<{3}>(0)", coord(t, kDim, k[kDim]),
-                          t.dims[kDim].extent, v, cType(t.elem));
       line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ", buf,
-                         idx, v));
+                         idx, element(k)));
     });
   };
   stage(a, as, rank - 1, ldA);
@@ -2377,6 +2408,37 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   std::optional<Tile> accIn;
   if (acc)
     accIn = readableAt(*acc, r, 0);
+  // The tensor cores' sums come back as float4 where a thread's run along
+  // the last dim holds 4 (rows of LDC floats start 16-byte aligned).
+  if (const Dim &d = r.dims[rank - 1];
+      mma && d.ctxDim >= 0 && r.ctx->vec[d.ctxDim] % 4 == 0 && d.regExtent % 4 == 0) {
+    forEach(
+        r,
+        [&](ArrayRef<std::string> k) {
+          std::string m = coord(r, rank - 2, k[rank - 2]);
+          std::string n = coord(r, rank - 1, k[rank - 1]);
+          std::string f = fresh("f");
+          line(llvm::formatv("const float4 {0} = *reinterpret_cast<const float4*>(&{1}[({2}) * "
+                             "{3} + {4}]);",
+                             f, cs, m, ldC, n));
+          SmallVector<std::string> ki(k.begin(), k.end());
+          for (int64_t e = 0; e < 4; ++e) {
+            ki.back() = llvm::formatv("{0} + {1}", k.back(), e);
+            std::string sum = f + "." + "xyzw"[e];
+            std::string total =
+                accIn ? llvm::formatv("cvt<{0}>({1}) + {2}", sumT, at(*accIn, ki, 0), sum).str()
+                      : sum;
+            line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, ki), cType(outElem),
+                               total));
+          }
+        },
+        4);
+    line("__syncthreads();");
+    --indent;
+    line("}");
+    tiles[op->getResult(0)] = r;
+    return success();
+  }
   forEach(r, [&](ArrayRef<std::string> k) {
     std::string m = coord(r, rank - 2, k[rank - 2]);
     std::string n = coord(r, rank - 1, k[rank - 1]);
