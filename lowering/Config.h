@@ -67,6 +67,11 @@ struct Config {
   /// consumer warpgroup multiplies, synchronized by mbarriers (BM 64 or
   /// 128, at most 128 sums a thread).
   bool warp_specialize = false;
+  /// At least this many programs resident on an SM: the kernel's
+  /// `__launch_bounds__(threads, N)`, so that ptxas keeps registers at or
+  /// under 65536 / (threads * N) (spilling past it). 1: no limit beyond
+  /// the block size's.
+  int64_t min_programs_per_sm = 1;
 
   std::string toJson() const;
 };

@@ -143,6 +143,10 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
                                "loads issued as early as their operands allow, above "
                                "reductions and their barriers (more registers live)"));
   SmallVector<int64_t> rdims = reductionDims(kernel);
+  if ((!rdims.empty() || halfMatmul) && !plainProduct)
+    params.push_back(parameter("min_programs_per_sm", std::nullopt, {1, 2, 3, 4}, 1,
+                               "programs kept resident on an SM by capping registers "
+                               "(__launch_bounds__; ptxas spills past the cap)"));
   if (!rdims.empty())
     params.push_back(parameter("inner_threads", std::nullopt,
                                {nullptr, 1, 2, 4, 8, 16, 32, 64, 128, 256}, nullptr,

@@ -183,6 +183,8 @@ private:
   /// The config's streaming: vector loads and stores evict first.
   bool streaming = false;
   bool tensorCores = false;
+  /// The config's min_programs_per_sm (__launch_bounds__'s second value).
+  int64_t minPrograms = 1;
   /// A K loop runs as one of kite_gemm.cuh's main loops.
   bool usesGemm = false;
   /// One of them is warp-specialized (the only code that may run with a
@@ -328,15 +330,18 @@ private:
   }
 
   /// Emits nested loops over a tile's per-thread elements; `emitBody`
-  /// receives the per-dim index expressions. With `step` > 1 the last dim
-  /// advances `step` elements at a time (a vector access).
+  /// receives the per-dim index expressions. With `step` > 1 dim `stepDim`
+  /// (default: the last) advances `step` elements at a time (a vector
+  /// access).
   void forEach(const Tile &t,
                llvm::function_ref<void(ArrayRef<std::string>)> emitBody,
-               int64_t step = 1) {
+               int64_t step = 1, int64_t stepDim = -1) {
     SmallVector<std::string> k;
     int opened = 0;
+    if (stepDim < 0)
+      stepDim = t.rank() - 1;
     for (auto [i, d] : llvm::enumerate(t.dims)) {
-      int64_t s = (int64_t)i == t.rank() - 1 ? step : 1;
+      int64_t s = (int64_t)i == stepDim ? step : 1;
       if (d.regExtent == s) {
         k.push_back("0");
         continue;
@@ -639,6 +644,7 @@ FailureOr<CudaKernel> Emitter::run() {
   fastMath = config.value("fast_math", false);
   streaming = config.value("streaming", false);
   tensorCores = config.value("tensor_cores", false);
+  minPrograms = config.value("min_programs_per_sm", 1);
   int64_t narrowest = 0;
   kernel.walk([&](Operation *op) {
     auto visit = [&](Type t) {
@@ -723,7 +729,10 @@ FailureOr<CudaKernel> Emitter::run() {
   if (usesGemm)
     os << "#include \"kite_gemm.cuh\"\n";
   os << "using namespace kite_device;\n\n";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << numThreads << ") "
+  os << "extern \"C\" __global__ void __launch_bounds__(" << numThreads;
+  if (minPrograms > 1)
+    os << ", " << minPrograms;
+  os << ") "
      << result.symbol << "(" << params << ") {\n";
   if (sharedBytes)
     os << "  extern __shared__ __align__(16) unsigned char kite_smem[];\n";
@@ -2322,11 +2331,18 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   // Staged elements take 8 bytes (any dtype) on CUDA cores, their own size
   // on tensor cores, where rows are 8 elements longer than the tile's (and
   // the f32 sums' rows too) so that mma_tile's ldmatrix reads and its
-  // fragment writes are free of bank conflicts.
+  // fragment writes are free of bank conflicts. A right operand whose
+  // threads hold runs along K (a transposed tile, as attention's k^T) is
+  // staged transposed, N rows of K, so that its runs stay whole.
   int64_t stagedBytes = mma ? 2 : 8;
-  int64_t ldA = PK + 8, ldB = PN + 8, ldC = PN + 8;
+  auto runOf = [](const Tile &t, int64_t i) {
+    const Dim &d = t.dims[i];
+    return d.ctxDim < 0 ? 1 : t.ctx->vec[d.ctxDim];
+  };
+  bool bT = mma && runOf(b, rank - 2) >= 8 && runOf(b, rank - 1) == 1;
+  int64_t ldA = PK + 8, ldB = bT ? PK + 8 : PN + 8, ldC = PN + 8;
   int64_t bytesA = llvm::alignTo(mma ? PM * ldA * 2 : count(a) * stagedBytes, 16);
-  int64_t bytesB = llvm::alignTo(mma ? PK * ldB * 2 : count(b) * stagedBytes, 16);
+  int64_t bytesB = llvm::alignTo(mma ? (bT ? PN : PK) * ldB * 2 : count(b) * stagedBytes, 16);
   sharedBytes = std::max(sharedBytes, bytesA + bytesB);
   std::string as = fresh("sa"), bs = fresh("sb");
   line("{");
@@ -2335,15 +2351,17 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(b.elem),
                      bs, bytesA));
   line("__syncthreads();");
-  auto stage = [&](const Tile &t, const std::string &buf, int64_t kDim, int64_t ld) {
+  // Stages `t` into `buf`: on tensor cores as rows of dim `rowDim`, `ld`
+  // elements apart, each thread's run along `colDim` as one vector of up
+  // to 16 bytes (rows start 16-byte aligned; a run starts at a multiple of
+  // its length), K lanes (dim `kDim`) past the valid extent as zeros.
+  auto stage = [&](const Tile &t, const std::string &buf, int64_t kDim, int64_t rowDim,
+                   int64_t colDim, int64_t ld) {
     std::string own = owner(t);
-    // On tensor cores a thread's run along the last dim is stored as one
-    // vector of up to 16 bytes (rows start 16-byte aligned; a run starts at
-    // a multiple of its length).
     int64_t width = 1;
-    if (const Dim &d = t.dims[rank - 1]; mma && d.ctxDim >= 0) {
-      width = std::min<int64_t>(t.ctx->vec[d.ctxDim], 8);
-      while (width > 1 && d.regExtent % width != 0)
+    if (mma) {
+      width = std::min<int64_t>(runOf(t, colDim), 8);
+      while (width > 1 && t.dims[colDim].regExtent % width != 0)
         width /= 2;
     }
     auto element = [&](ArrayRef<std::string> k) {
@@ -2353,42 +2371,45 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
                           t.dims[kDim].extent, v, cType(t.elem));
       return v;
     };
-    if (width > 1) {
+    if (mma) {
       forEach(
           t,
           [&](ArrayRef<std::string> k) {
-            std::string idx =
-                llvm::formatv("({0}) * {1} + {2}", coord(t, rank - 2, k[rank - 2]), ld,
-                              coord(t, rank - 1, k[rank - 1]));
+            std::string idx = llvm::formatv("({0}) * {1} + {2}", coord(t, rowDim, k[rowDim]),
+                                            ld, coord(t, colDim, k[colDim]));
+            if (width == 1) {
+              line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ",
+                                 buf, idx, element(k)));
+              return;
+            }
             SmallVector<std::string> ki(k.begin(), k.end()), elems;
             for (int64_t e = 0; e < width; ++e) {
-              ki.back() = llvm::formatv("{0} + {1}", k.back(), e);
+              ki[colDim] = llvm::formatv("{0} + {1}", k[colDim], e);
               elems.push_back(element(ki));
             }
             line(llvm::formatv("{0}store_vec<{1}>(&{2}[{3}], Vec<{4}, {1}>{{{{{5}}});",
                                own.empty() ? "" : "if (" + own + ") ", width, buf, idx,
                                cType(t.elem), llvm::join(elems, ", ")));
           },
-          width);
+          width, colDim);
       return;
     }
     forEach(t, [&](ArrayRef<std::string> k) {
       std::string idx = "0";
       int64_t stride = 1;
-      if (mma) // one matrix (any batch dim has extent 1), rows `ld` apart
-        idx = llvm::formatv("({0}) * {1} + {2}", coord(t, rank - 2, k[rank - 2]), ld,
-                            coord(t, rank - 1, k[rank - 1]));
-      else
-        for (int64_t i = t.rank() - 1; i >= 0; --i) {
-          idx = llvm::formatv("{0} + {1} * {2}", idx, coord(t, i, k[i]), stride);
-          stride *= t.dims[i].padded;
-        }
+      for (int64_t i = t.rank() - 1; i >= 0; --i) {
+        idx = llvm::formatv("{0} + {1} * {2}", idx, coord(t, i, k[i]), stride);
+        stride *= t.dims[i].padded;
+      }
       line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ", buf,
                          idx, element(k)));
     });
   };
-  stage(a, as, rank - 1, ldA);
-  stage(b, bs, rank - 2, ldB);
+  stage(a, as, rank - 1, rank - 2, rank - 1, ldA);
+  if (bT)
+    stage(b, bs, rank - 2, rank - 1, rank - 2, ldB);
+  else
+    stage(b, bs, rank - 2, rank - 2, rank - 1, ldB);
   line("__syncthreads();");
   // Each element of the result: the product's sum (from the tensor cores'
   // f32 tile in shared memory, or a loop over K here), plus the accumulator.
@@ -2398,8 +2419,9 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
     sharedBytes = std::max(sharedBytes, bytesA + bytesB + PM * ldC * 4);
     line(llvm::formatv("float* {0} = reinterpret_cast<float*>(kite_smem + {1});", cs,
                        bytesA + bytesB));
-    line(llvm::formatv("mma_tile<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}>({8}, {9}, {10});", PM,
-                       PN, PK, numThreads / 32, cType(a.elem), ldA, ldB, ldC, as, bs, cs));
+    line(llvm::formatv("mma_tile<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}>({9}, {10}, {11});",
+                       PM, PN, PK, numThreads / 32, cType(a.elem), ldA, ldB, ldC,
+                       bT ? "true" : "false", as, bs, cs));
     line("__syncthreads();");
   }
   std::string sumT = outElem.isF64() ? "double"

@@ -467,6 +467,11 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(smem_addr(p)));
 }
+__device__ __forceinline__ void ldmatrix_x2(unsigned (&r)[2], const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(smem_addr(p)));
+}
 __device__ __forceinline__ void ldmatrix_x2_trans(unsigned (&r)[2], const void *p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
                : "=r"(r[0]), "=r"(r[1])
@@ -474,17 +479,19 @@ __device__ __forceinline__ void ldmatrix_x2_trans(unsigned (&r)[2], const void *
 }
 
 /// C[PM][PN] (f32) = A[PM][PK] * B[PK][PN], all row-major in shared memory
-/// with rows LDA, LDB and LDC elements apart, on tensor cores. The warps
+/// with rows LDA, LDB and LDC elements apart (with BT, B is stored as its
+/// transpose, PN rows of PK), on tensor cores. The warps
 /// share 16x16 output fragments (16x8 where PN is not a multiple of 16)
 /// round-robin; each runs m16n8k16 steps over K (PK a multiple of 16, the
-/// padding zero), its operands read by ldmatrix (A as x4, B as x4/x2
-/// transposed). With LDA = PK + 8 and LDB = PN + 8 (kite's staging) the 8
+/// padding zero), its operands read by ldmatrix (A as x4, B as x4/x2,
+/// transposed unless BT). With LDA = PK + 8 and LDB = PN + 8 (PK + 8 with
+/// BT; kite's staging) the 8
 /// rows of each 8x8 matrix fall in 8 different 16-byte bank groups, so the
 /// reads are free of bank conflicts; rows must start 16-byte aligned.
 /// Fragment layouts are PTX's for mma.m16n8k16 (row.col): lane l holds rows
 /// l/4 and l/4 + 8, columns (l%4)*2 and +1 of each 16x8 output.
 template <int PM, int PN, int PK, int Warps, class T, int LDA = PK + 8, int LDB = PN + 8,
-          int LDC = PN + 8>
+          int LDC = PN + 8, bool BT = false>
 __device__ __forceinline__ void mma_tile(const T *A, const T *B, float *C) {
   static_assert(PM % 16 == 0 && PN % 8 == 0 && PK % 16 == 0, "mma_tile needs 16x8x16 steps");
   static_assert(LDA % 8 == 0 && LDB % 8 == 0 && LDC % 2 == 0, "mma_tile rows must be aligned");
@@ -500,14 +507,21 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, float *C) {
       unsigned a[4];
       ldmatrix_x4(a, A + (m0 + lane % 16) * LDA + k0 + (lane / 16) * 8);
       if constexpr (NB == 16) {
+        // Matrices (k0, n0), (k0 + 8, n0), (k0, n0 + 8), (k0 + 8, n0 + 8).
         unsigned b[4];
-        ldmatrix_x4_trans(b, B + (k0 + lane % 16) * LDB + n0 + (lane / 16) * 8);
+        if constexpr (BT)
+          ldmatrix_x4(b, B + (n0 + lane % 8 + (lane / 16) * 8) * LDB + k0 + (lane / 8 % 2) * 8);
+        else
+          ldmatrix_x4_trans(b, B + (k0 + lane % 16) * LDB + n0 + (lane / 16) * 8);
         const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
         MmaInstr<T>::run(d[0], a, b0);
         MmaInstr<T>::run(d[NB / 8 - 1], a, b1);
       } else {
         unsigned b[2];
-        ldmatrix_x2_trans(b, B + (k0 + lane % 16) * LDB + n0);
+        if constexpr (BT)
+          ldmatrix_x2(b, B + (n0 + lane % 8) * LDB + k0 + (lane / 8 % 2) * 8);
+        else
+          ldmatrix_x2_trans(b, B + (k0 + lane % 16) * LDB + n0);
         MmaInstr<T>::run(d[0], a, b);
       }
     }

@@ -152,7 +152,8 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[2],"num_warps":4,"early_loads":true})",
                 R"({"block_sizes":[1],"num_warps":8,"reduction_loops":[512],"l2_hints":"reuse"})",
                 // Too big at 4097 columns (8 rows of 8192 in registers): rejected there.
-                R"({"block_sizes":[8],"num_warps":4,"inner_threads":32,"early_loads":true})"}});
+                R"({"block_sizes":[8],"num_warps":4,"inner_threads":32,"early_loads":true})",
+                R"({"block_sizes":[1],"num_warps":8,"l2_hints":"keep_loads","streaming":true,"min_programs_per_sm":4})"}});
   c.push_back({"rmsnorm", "rmsnorm", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({13, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
@@ -308,7 +309,8 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,16,16],"tensor_cores":true})",
                 R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true})",
                 R"({"block_sizes":[1,32,64],"num_warps":8,"tensor_cores":true,"early_loads":true})",
-                R"({"block_sizes":[2,16,16],"tensor_cores":true})"}});
+                R"({"block_sizes":[2,16,16],"tensor_cores":true})",
+                R"({"block_sizes":[1,32,32],"num_warps":4,"tensor_cores":true,"min_programs_per_sm":4})"}});
   c.push_back({"welford", "welford", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({11, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
