@@ -101,9 +101,21 @@
 // A product inside a loop that does more than accumulate it stages its
 // operands and runs mma_tile per step.
 // RUN: kite inspect %kite_src/test/lowering/kite-matmul-mainloop.mlir --kernel scaled --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=STEP
-// STEP: < {{n[0-9]+}}) ? {{.*}} : cvt<bf16>(0);
-// STEP: mma_tile<64, 64, 32, 4, bf16>(
+// Rows are padded by 8 elements and stored 16 bytes at a time, K lanes past
+// the valid extent as zeros.
+// STEP: store_vec<8>(&[[SA:sa[0-9]+]][{{.*}} * 40 + {{.*}}], Vec<bf16, 8>{{[{][{]}}{{.*}} < {{n[0-9]+}}) ? {{.*}} : cvt<bf16>(0)
+// STEP: mma_tile<64, 64, 32, 4, bf16, 40, 72, 72, false>([[SA]],
+// STEP: const float4 {{f[0-9]+}} = *reinterpret_cast<const float4*>(
 // STEP-NOT: mma_mainloop
+//
+// Batched products with a batch tile of 1 run on mma_tile too; attention's
+// k^T, whose threads hold runs along K, is staged transposed (BT). Tensor
+// cores are the default for kernels with 16-bit products.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --emit=cuda | FileCheck %s --check-prefix=ATTN
+// ATTN: "tensor_cores":true
+// ATTN: store_vec<8>(&[[SB:sb[0-9]+]][{{.*}} * 72 + {{.*}}], Vec<bf16, 8>{{[{][{]}}{{v[0-9]+}}[
+// ATTN: mma_tile<64, 32, 64, 4, bf16, 72, 72, 40, true>({{sa[0-9]+}}, [[SB]],
+// ATTN: mma_tile<64, 64, 32, 4, bf16, 40, 72, 72, false>(
 //
 // Tiles that do not divide into 16x8x16 steps keep the CUDA-core loop.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[8,64,32],"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=SMALL
