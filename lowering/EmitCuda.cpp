@@ -255,10 +255,14 @@ private:
       remaining /= ctx->tpd[d];
     }
     ctx->used = stride;
-    for (int64_t d = 0; d < r; ++d)
-      contextDecls += llvm::formatv(
-          "  const int {0} = (threadIdx.x / {1}) % {2};\n", ctx->t(d),
-          ctx->tstride[d], ctx->tpd[d]);
+    for (int64_t d = 0; d < r; ++d) {
+      std::string index = ctx->tpd[d] == 1 ? "0"
+                          : ctx->tstride[d] == 1
+                              ? llvm::formatv("threadIdx.x % {0}", ctx->tpd[d]).str()
+                              : llvm::formatv("(threadIdx.x / {0}) % {1}", ctx->tstride[d],
+                                              ctx->tpd[d]).str();
+      contextDecls += llvm::formatv("  const int {0} = {1};\n", ctx->t(d), index);
+    }
     contexts.push_back(std::move(ctx));
     return contexts.back().get();
   }
@@ -329,6 +333,34 @@ private:
     return t;
   }
 
+  /// The value of an index expression that is an integer literal.
+  static std::optional<int64_t> literal(StringRef e) {
+    int64_t v;
+    if (e.getAsInteger(10, v))
+      return std::nullopt;
+    return v;
+  }
+
+  /// True if `e` is one parenthesized expression, "(...)".
+  static bool parenthesized(StringRef e) {
+    if (!e.starts_with("("))
+      return false;
+    int depth = 0;
+    for (size_t i = 0; i < e.size(); ++i) {
+      depth += e[i] == '(' ? 1 : e[i] == ')' ? -1 : 0;
+      if (depth == 0)
+        return i + 1 == e.size();
+    }
+    return false;
+  }
+
+  /// `k + e` for a per-thread index `k`, folded when `k` is a literal.
+  static std::string plus(StringRef k, int64_t e) {
+    if (std::optional<int64_t> v = literal(k))
+      return std::to_string(*v + e);
+    return e == 0 ? k.str() : llvm::formatv("{0} + {1}", k, e).str();
+  }
+
   /// Emits nested loops over a tile's per-thread elements; `emitBody`
   /// receives the per-dim index expressions. With `step` > 1 dim `stepDim`
   /// (default: the last) advances `step` elements at a time (a vector
@@ -363,16 +395,23 @@ private:
 
   std::string flat(const Tile &t, ArrayRef<std::string> k) {
     std::string s;
+    int64_t constant = 0; // literal indices, folded
     for (size_t i = 0; i < t.dims.size(); ++i) {
       if (t.dims[i].regExtent == 1)
         continue;
+      if (std::optional<int64_t> v = literal(k[i])) {
+        constant += *v * t.dims[i].regStride;
+        continue;
+      }
       if (!s.empty())
         s += " + ";
       s += t.dims[i].regStride == 1
                ? k[i]
                : llvm::formatv("{0} * {1}", k[i], t.dims[i].regStride).str();
     }
-    return s.empty() ? "0" : s;
+    if (s.empty())
+      return std::to_string(constant);
+    return constant ? s + " + " + std::to_string(constant) : s;
   }
 
   /// The coordinate, within the tile, of element `k` along dim `i`.
@@ -385,9 +424,27 @@ private:
     std::string tv = c->t(d.ctxDim);
     if (T == 1 && V == 1)
       return k.str();
+    if (std::optional<int64_t> v = literal(k)) {
+      // Element `v` of the thread's chunks: chunk v / V, lane v % V.
+      int64_t base = (*v / V) * T * V + *v % V;
+      std::string lane = V == 1 ? tv : llvm::formatv("{0} * {1}", tv, V).str();
+      return base ? llvm::formatv("({0} + {1})", lane, base).str() : "(" + lane + ")";
+    }
+    // A whole run, "(k12 * S)" with S a multiple of V: chunk k12 * S / V.
+    if (StringRef inner = k; parenthesized(k)) {
+      inner = inner.drop_front().drop_back();
+      auto [name, factor] = inner.split(" * ");
+      std::optional<int64_t> S = literal(factor);
+      if (S && *S % V == 0 && !name.contains(' ') && !name.empty() && !literal(name)) {
+        std::string lane = V == 1 ? tv : llvm::formatv("{0} * {1}", tv, V).str();
+        return llvm::formatv("({0} * {1} + {2})", name, *S * T, lane);
+      }
+    }
+    // `k` may be a sum ("k12 + 3", an element of a vector run).
+    std::string kp = k.contains(' ') && !parenthesized(k) ? "(" + k.str() + ")" : k.str();
     if (V == 1)
-      return llvm::formatv("({0} * {1} + {2})", k, T, tv);
-    return llvm::formatv("(({0} / {1}) * {2} + {3} * {1} + ({0} % {1}))", k, V,
+      return llvm::formatv("({0} * {1} + {2})", kp, T, tv);
+    return llvm::formatv("(({0} / {1}) * {2} + {3} * {1} + ({0} % {1}))", kp, V,
                          T * V, tv);
   }
 
@@ -2018,9 +2075,15 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
     std::string offset = "0";
     int64_t rd = 0, tdim = 0;
     auto addIndex = [&](const std::string &idx) {
-      offset = narrow ? llvm::formatv("{0} + (int)({1}) * {2}", offset, idx, ref.strides[tdim]).str()
-                      : llvm::formatv("{0} + (i64)({1}) * {2}LL", offset, idx, ref.strides[tdim]).str();
-      ++tdim;
+      int64_t stride = ref.strides[tdim++];
+      if (idx == "0")
+        return;
+      std::string term =
+          narrow ? llvm::formatv("(int)({0})", idx).str() : llvm::formatv("(i64)({0})", idx).str();
+      if (stride != 1)
+        term += narrow ? llvm::formatv(" * {0}", stride).str()
+                       : llvm::formatv(" * {0}LL", stride).str();
+      offset = offset == "0" ? term : offset + " + " + term;
     };
     for (const Subscript &s : subs) {
       switch (s.kind) {
@@ -2031,10 +2094,12 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
         addIndex(coord(t, rd, k[rd]));
         ++rd;
         break;
-      case Subscript::Kind::Span:
-        addIndex(spans[s.value].begin + " + " + coord(t, rd, k[rd]));
+      case Subscript::Kind::Span: {
+        std::string c = coord(t, rd, k[rd]);
+        addIndex(c == "0" ? spans[s.value].begin : spans[s.value].begin + " + " + c);
         ++rd;
         break;
+      }
       case Subscript::Kind::Scalar: {
         std::optional<int64_t> c = getConstantIntValue(s.value);
         int64_t size = ref.sizes[tdim];
@@ -2084,7 +2149,7 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
       SmallVector<std::string> elems;
       SmallVector<std::string> ki(k.begin(), k.end());
       for (int64_t e = 0; e < width; ++e) {
-        ki.back() = llvm::formatv("{0} + {1}", k.back(), e);
+        ki.back() = plus(k.back(), e);
         elems.push_back(llvm::formatv(
             "cvt<{0}>({1})", cType(ref.elem),
             valueTile ? at(*valueTile, ki, t.rank() - valueTile->rank()) : scalar(value)));
@@ -2384,7 +2449,7 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
             }
             SmallVector<std::string> ki(k.begin(), k.end()), elems;
             for (int64_t e = 0; e < width; ++e) {
-              ki[colDim] = llvm::formatv("{0} + {1}", k[colDim], e);
+              ki[colDim] = plus(k[colDim], e);
               elems.push_back(element(ki));
             }
             line(llvm::formatv("{0}store_vec<{1}>(&{2}[{3}], Vec<{4}, {1}>{{{{{5}}});",
@@ -2445,7 +2510,7 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
                              f, cs, m, ldC, n));
           SmallVector<std::string> ki(k.begin(), k.end());
           for (int64_t e = 0; e < 4; ++e) {
-            ki.back() = llvm::formatv("{0} + {1}", k.back(), e);
+            ki.back() = plus(k.back(), e);
             std::string sum = f + "." + "xyzw"[e];
             std::string total =
                 accIn ? llvm::formatv("cvt<{0}>({1}) + {2}", sumT, at(*accIn, ki, 0), sum).str()

@@ -108,6 +108,11 @@
 // STEP: const float4 {{f[0-9]+}} = *reinterpret_cast<const float4*>(
 // STEP-NOT: mma_mainloop
 //
+// A thread holding four vector runs along a masked K: each element's mask
+// takes its own K coordinate, (k + e) / 8 and (k + e) % 8, not k + e / 8.
+// RUN: kite inspect %kite_src/test/lowering/kite-matmul-mainloop.mlir --kernel scaled --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,64],"num_warps":4,"tensor_cores":true,"inner_threads":2}' --emit=cuda | FileCheck %s --check-prefix=RUNS
+// RUNS: store_vec<8>(&{{sa[0-9]+}}[{{.*}}], Vec<bf16, 8>{{[{][{]}}{{.*}} : cvt<bf16>(0), ((((([[K:k[0-9]+]] * 8) + 1) / 8) * 16 + c{{[0-9]+}}_t1 * 8 + ((([[K]] * 8) + 1) % 8)) < n{{[0-9]+}}) ? v{{[0-9]+}}[([[K]] * 8) + 1]
+//
 // Batched products with a batch tile of 1 run on mma_tile too; attention's
 // k^T, whose threads hold runs along K, is staged transposed (BT). Tensor
 // cores are the default for kernels with 16-bit products.

@@ -40,7 +40,7 @@
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[4096,1024]' --config '{"block_sizes":[4],"num_warps":4,"inner_threads":32}' --emit=cuda | FileCheck %s --check-prefix=WARP
 // WARP: 0 bytes of dynamic shared memory
 // WARP: const int c0_t0 = (threadIdx.x / 32) % 4;
-// WARP: const int c0_t1 = (threadIdx.x / 1) % 32;
+// WARP: const int c0_t1 = threadIdx.x % 32;
 // WARP: load_vec<8>(
 // WARP: warp_reduce<MaxOp, 1, 32>
 // WARP-NOT: block_reduce

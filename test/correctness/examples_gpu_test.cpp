@@ -310,7 +310,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true})",
                 R"({"block_sizes":[1,32,64],"num_warps":8,"tensor_cores":true,"early_loads":true})",
                 R"({"block_sizes":[2,16,16],"tensor_cores":true})",
-                R"({"block_sizes":[1,32,32],"num_warps":4,"tensor_cores":true,"min_programs_per_sm":4})"}});
+                R"({"block_sizes":[1,32,32],"num_warps":4,"tensor_cores":true,"min_programs_per_sm":4})",
+                // Several 16-byte runs a thread along p's masked key dim.
+                R"({"block_sizes":[1,16,64],"tensor_cores":true,"inner_threads":2})"}});
   c.push_back({"welford", "welford", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({11, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
