@@ -424,10 +424,11 @@ private:
     std::string tv = c->t(d.ctxDim);
     if (T == 1 && V == 1)
       return k.str();
+    // The first element of this thread's chunks.
+    std::string lane = V == 1 ? tv : llvm::formatv("{0} * {1}", tv, V).str();
     if (std::optional<int64_t> v = literal(k)) {
       // Element `v` of the thread's chunks: chunk v / V, lane v % V.
       int64_t base = (*v / V) * T * V + *v % V;
-      std::string lane = V == 1 ? tv : llvm::formatv("{0} * {1}", tv, V).str();
       return base ? llvm::formatv("({0} + {1})", lane, base).str() : "(" + lane + ")";
     }
     // A whole run, "(k12 * S)" with S a multiple of V: chunk k12 * S / V.
@@ -435,10 +436,8 @@ private:
       inner = inner.drop_front().drop_back();
       auto [name, factor] = inner.split(" * ");
       std::optional<int64_t> S = literal(factor);
-      if (S && *S % V == 0 && !name.contains(' ') && !name.empty() && !literal(name)) {
-        std::string lane = V == 1 ? tv : llvm::formatv("{0} * {1}", tv, V).str();
+      if (S && *S % V == 0 && !name.contains(' ') && !name.empty() && !literal(name))
         return llvm::formatv("({0} * {1} + {2})", name, *S * T, lane);
-      }
     }
     // `k` may be a sum ("k12 + 3", an element of a vector run).
     std::string kp = k.contains(' ') && !parenthesized(k) ? "(" + k.str() + ")" : k.str();
@@ -2497,63 +2496,55 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
     accIn = readableAt(*acc, r, 0);
   // The tensor cores' sums come back as float4 where a thread's run along
   // the last dim holds 4 (rows of LDC floats start 16-byte aligned).
-  if (const Dim &d = r.dims[rank - 1];
-      mma && d.ctxDim >= 0 && r.ctx->vec[d.ctxDim] % 4 == 0 && d.regExtent % 4 == 0) {
-    forEach(
-        r,
-        [&](ArrayRef<std::string> k) {
-          std::string m = coord(r, rank - 2, k[rank - 2]);
-          std::string n = coord(r, rank - 1, k[rank - 1]);
+  const Dim &last = r.dims[rank - 1];
+  int64_t width = mma && last.ctxDim >= 0 && r.ctx->vec[last.ctxDim] % 4 == 0 &&
+                          last.regExtent % 4 == 0
+                      ? 4
+                      : 1;
+  forEach(
+      r,
+      [&](ArrayRef<std::string> k) {
+        std::string m = coord(r, rank - 2, k[rank - 2]);
+        std::string n = coord(r, rank - 1, k[rank - 1]);
+        SmallVector<std::string> sums; // element e of the run starting at k
+        if (width == 4) {
           std::string f = fresh("f");
           line(llvm::formatv("const float4 {0} = *reinterpret_cast<const float4*>(&{1}[({2}) * "
                              "{3} + {4}]);",
                              f, cs, m, ldC, n));
-          SmallVector<std::string> ki(k.begin(), k.end());
-          for (int64_t e = 0; e < 4; ++e) {
-            ki.back() = plus(k.back(), e);
-            std::string sum = f + "." + "xyzw"[e];
-            std::string total =
-                accIn ? llvm::formatv("cvt<{0}>({1}) + {2}", sumT, at(*accIn, ki, 0), sum).str()
-                      : sum;
-            line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, ki), cType(outElem),
-                               total));
+          for (char c : StringRef("xyzw"))
+            sums.push_back(f + "." + c);
+        } else if (mma) {
+          sums.push_back(llvm::formatv("{0}[({1}) * {2} + {3}]", cs, m, ldC, n));
+        } else {
+          std::string aBase = llvm::formatv("({0}) * {1}", m, PK);
+          std::string bBase = n;
+          if (rank == 3) {
+            std::string batch = coord(r, 0, k[0]);
+            std::string ba = a.dims[0].padded == 1 ? "0" : batch;
+            std::string bb = b.dims[0].padded == 1 ? "0" : batch;
+            aBase = llvm::formatv("(({0}) * {1} + {2}) * {3}", ba, PM, m, PK);
+            bBase = llvm::formatv("({0}) * {1} + {2}", bb, PK * PN, n);
           }
-        },
-        4);
-    line("__syncthreads();");
-    --indent;
-    line("}");
-    tiles[op->getResult(0)] = r;
-    return success();
-  }
-  forEach(r, [&](ArrayRef<std::string> k) {
-    std::string m = coord(r, rank - 2, k[rank - 2]);
-    std::string n = coord(r, rank - 1, k[rank - 1]);
-    std::string s;
-    if (mma) {
-      s = llvm::formatv("{0}[({1}) * {2} + {3}]", cs, m, ldC, n);
-    } else {
-      std::string aBase = llvm::formatv("({0}) * {1}", m, PK);
-      std::string bBase = n;
-      if (rank == 3) {
-        std::string batch = coord(r, 0, k[0]);
-        std::string ba = a.dims[0].padded == 1 ? "0" : batch;
-        std::string bb = b.dims[0].padded == 1 ? "0" : batch;
-        aBase = llvm::formatv("(({0}) * {1} + {2}) * {3}", ba, PM, m, PK);
-        bBase = llvm::formatv("({0}) * {1} + {2}", bb, PK * PN, n);
-      }
-      s = fresh("m");
-      line(llvm::formatv("{0} {1} = 0;", sumT, s));
-      std::string kk = fresh("kk");
-      line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0})", kk, kCount));
-      line(llvm::formatv("  {0} += cvt<{1}>({2}[{3} + {4}]) * cvt<{1}>({5}[{6} + {4} * {7}]);",
-                         s, sumT, as, aBase, kk, bs, bBase, PN));
-    }
-    std::string total =
-        accIn ? llvm::formatv("cvt<{0}>({1}) + {2}", sumT, at(*accIn, k, 0), s).str() : s;
-    line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, k), cType(outElem),
-                       total));
-  });
+          std::string sum = fresh("m");
+          line(llvm::formatv("{0} {1} = 0;", sumT, sum));
+          std::string kk = fresh("kk");
+          line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0})", kk, kCount));
+          line(llvm::formatv("  {0} += cvt<{1}>({2}[{3} + {4}]) * cvt<{1}>({5}[{6} + {4} * {7}]);",
+                             sum, sumT, as, aBase, kk, bs, bBase, PN));
+          sums.push_back(sum);
+        }
+        SmallVector<std::string> ki(k.begin(), k.end());
+        for (auto [e, sum] : llvm::enumerate(sums)) {
+          ki.back() = plus(k.back(), e);
+          std::string total =
+              accIn ? llvm::formatv("cvt<{0}>({1}) + {2}", sumT, at(*accIn, ki, 0), sum).str()
+                    : sum;
+          line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, ki), cType(outElem),
+                             total));
+        }
+      },
+      width);
   line("__syncthreads();");
   --indent;
   line("}");
