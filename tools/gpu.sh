@@ -3,10 +3,14 @@
 #
 #   tools/gpu.sh bundle     build a self-contained bundle in bundle/ (fully
 #                           static LLVM/MLIR/Clang; needs this machine's LLVM)
-#   tools/gpu.sh run [OUT]  on a GPU host: run the GPU tests, compute-sanitizer
-#                           and the benchmarks from bundle/, logs and JSON to OUT
-#                           (KITE_SKIP_BENCH=1: no benchmarks; KITE_BENCH_TUNE=quick
-#                           or quick,full: kite_bench autotunes each kernel)
+#   tools/gpu.sh run [OUT]  on a GPU host: run the GPU tests, the differential
+#                           tester, compute-sanitizer (memcheck, racecheck,
+#                           synccheck, initcheck) and the benchmarks from bundle/,
+#                           logs and JSON to OUT (KITE_GPU_STEPS="tests difftest
+#                           sanitize bench" picks steps; KITE_SKIP_BENCH=1: no
+#                           benchmarks; KITE_BENCH_TUNE=quick or quick,full:
+#                           kite_bench autotunes each kernel; KITE_SANITIZERS:
+#                           the tools to run; KITE_DIFFTEST_BUDGET: seconds)
 #   tools/gpu.sh bench [OUT]  on a GPU host: the benchmarks only
 #                           (KITE_BENCH_FILTER=S: only kernels whose name and
 #                           shape contain S)
@@ -21,7 +25,8 @@
 # limited to 64 MiB), the `kite` CLI among them, and the examples' captured
 # IR in bundle/ir/ (the CLI takes .mlir files, so the GPU host needs no C++
 # toolchain). The GPU host needs its CUDA driver and NVRTC, nothing else.
-# The test summary ends with a line `N passed, M failed`.
+# The test summary ends with a line `N passed, M failed`, after one line each
+# for the differential tester and each compute-sanitizer tool.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="$root/bundle"
@@ -33,7 +38,7 @@ build_bundle() {
     cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKITE_STATIC=ON \
       -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc"
   fi
-  local tools="kite runtime_gpu_test examples_gpu_test launch_gpu_test autotune_gpu_test kite_bench"
+  local tools="kite runtime_gpu_test examples_gpu_test launch_gpu_test autotune_gpu_test kite_bench difftest"
   cmake --build "$build" -j "${KITE_JOBS:-$(nproc)}" --target $tools
   rm -rf "$bundle"
   mkdir -p "$bundle/bin" "$bundle/ir"
@@ -92,6 +97,123 @@ run_bench() {
   return $ok
 }
 
+# The differential tester (test/difftest): every generated kernel at random
+# sizes under random configs against reference mode, compiles on every
+# core. Its summary line ("difftest: N pairs compared, M mismatches, ...")
+# joins the final summary; each mismatch or failure line in difftest.log
+# carries the command that reproduces it.
+run_difftest() {
+  local bin="$1" out="$2" rc=0 line
+  echo "== difftest (random kernels vs reference mode; log in $out/difftest.log)"
+  if [ ! -x "$bin/difftest" ]; then
+    echo "difftest: not in $bin"; summary+=("difftest: not in the bundle"); return 1
+  fi
+  # shellcheck disable=SC2086
+  KITE_CACHE_DIR="$out/cache" timeout "${KITE_DIFFTEST_TIMEOUT:-900}" "$bin/difftest" \
+    --jobs="$(nproc)" --time-budget="${KITE_DIFFTEST_BUDGET:-280}" ${KITE_DIFFTEST_ARGS:-} \
+    > "$out/difftest.log" 2>&1 || rc=$?
+  grep -E -A1 '^difftest: (MISMATCH|FAILURE)' "$out/difftest.log" | head -60 || true
+  line=$(grep -E '^difftest: [0-9]+ pairs compared' "$out/difftest.log" | tail -1 || true)
+  [ -n "$line" ] || line="difftest: no summary (exit $rc, killed or crashed; see difftest.log)"
+  echo "$line"
+  summary+=("$line")
+  return $rc
+}
+
+# Examples and tuned (non-default) configs that fit at these shapes, for
+# `kite bench` under compute-sanitizer: "file kernel args | config | config".
+sanitize_cases=(
+  'add add x=f32[1000,129] y=f32[1000,129] | {"block_sizes":[8,32],"num_warps":2} | {"block_sizes":[8,32],"pid_type":"persistent_interleaved"}'
+  'exp exp_kernel x=bf16[1000,3] | {"block_sizes":[256]} | {"block_sizes":[1024],"num_warps":8}'
+  'softmax softmax x=bf16[37,1000] | {"block_sizes":[2],"num_warps":2,"reduction_loops":[64]} | {"block_sizes":[4],"num_warps":4,"inner_threads":32,"fast_math":true}'
+  'softmax softmax_two_pass x=f32[19,1000] | {"block_sizes":[2,256],"num_warps":2} | {"block_sizes":[4,32],"num_warps":8}'
+  'layernorm layernorm x=bf16[13,1000] weight=bf16[1000] bias=bf16[1000] eps=f64:1e-5 | {"block_sizes":[4],"num_warps":8,"reduction_loops":[512]} | {"block_sizes":[2],"num_warps":4,"early_loads":true}'
+  'layernorm layer_norm x=bf16[13,1000] weight=bf16[1000] bias=bf16[1000] eps=f64:1e-5 | {"block_sizes":[4],"num_warps":4,"reduction_loops":[256],"l2_hints":"keep_loads","streaming":true} | {"block_sizes":[1],"num_warps":8,"l2_hints":"keep_loads","streaming":true,"min_programs_per_sm":4}'
+  'rmsnorm rmsnorm x=bf16[13,1000] weight=bf16[1000] eps=f64:1e-6 | {"block_sizes":[1],"reduction_loops":[256]} | {"block_sizes":[2],"num_warps":1,"inner_threads":16,"reduction_loops":[256]}'
+  'sum sum_kernel x=f32[21,1000] | {"block_sizes":[4],"num_warps":2,"reduction_loops":[512]} | {"block_sizes":[8],"num_warps":4,"inner_threads":16}'
+  'long_sum long_sum x=f32[21,1000] | {"block_sizes":[2,256],"num_warps":2} | {"block_sizes":[4,32],"num_warps":8}'
+  'cross_entropy cross_entropy logits=bf16[17,1000] target=i64[17] --fill target=0..1000 | {"block_sizes":[1],"num_warps":16,"reduction_loops":[512],"fast_math":true} | {"block_sizes":[2],"num_warps":8,"early_loads":true}'
+  'embedding embedding ids=i64[1000] weight=f32[1000,33] --fill ids=0..1000 | {"block_sizes":[16,16],"num_warps":2} | {"block_sizes":[64,32],"num_warps":8}'
+  'swiglu swiglu a=bf16[1000,67] b=bf16[1000,67] | {"block_sizes":[8,32],"num_warps":2} | {"block_sizes":[16,128],"num_warps":8}'
+  'matmul matmul x=bf16[300,264] y=bf16[264,136] | {"block_sizes":[64,64,64],"num_warps":4,"num_stages":4,"tensor_cores":true} | {"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"} | {"block_sizes":[32,64,8],"num_warps":2}'
+  'matmul_bias_relu matmul_bias_relu x=bf16[300,264] y=bf16[264,136] bias=bf16[136] | {"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true} | {"block_sizes":[32,64,16],"num_warps":2,"tensor_cores":true}'
+  'bmm bmm a=bf16[3,129,136] b=bf16[3,136,72] | {"block_sizes":[1,64,32,32],"num_warps":4,"num_stages":3,"tensor_cores":true} | {"block_sizes":[1,128,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}'
+  'attention attention q=bf16[3,129,32] k=bf16[3,129,32] v=bf16[3,129,32] | {"block_sizes":[1,32,64],"num_warps":8,"tensor_cores":true,"early_loads":true} | {"block_sizes":[1,16,64],"tensor_cores":true,"inner_threads":2}'
+  'welford welford x=bf16[11,1000] weight=bf16[1000] bias=bf16[1000] eps=f64:1e-5 | {"block_sizes":[2,256,128],"num_warps":2} | {"block_sizes":[4,32,16],"num_warps":8}'
+)
+
+# Runs each sanitize_cases config once through `kite bench` under one
+# compute-sanitizer tool, one after another; fails if any run failed.
+sanitize_tuned() {
+  local bin="$1" ir="$2" tool="$3" bad=0 c
+  for c in "${sanitize_cases[@]}"; do
+    local head="${c%% | *}" rest="${c#* | }" file kernel args config
+    read -r file kernel args <<<"$head"
+    while [ -n "$rest" ]; do
+      config="${rest%% | *}"
+      if [ "$config" = "$rest" ]; then rest=""; else rest="${rest#* | }"; fi
+      echo "== $kernel $config"
+      # shellcheck disable=SC2086
+      timeout 600 compute-sanitizer --tool "$tool" --print-limit 20 \
+        "$bin/kite" bench "$ir/$file.mlir" --kernel "$kernel" --arg $args --config "$config" --runs 1 ||
+        { echo "kite bench $kernel: FAILED under $tool (exit $?)"; bad=1; }
+    done
+  done
+  return $bad
+}
+
+# The errors compute-sanitizer reported in a log: the sum of its summaries
+# ("ERROR SUMMARY: N errors"; racecheck's "RACECHECK SUMMARY: H hazards
+# displayed (N errors, W warnings)" where it prints no ERROR SUMMARY).
+sanitizer_errors() {
+  local n=0 v
+  for v in $(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$1" | grep -oE '[0-9]+'); do n=$((n + v)); done
+  if ! grep -q 'ERROR SUMMARY' "$1"; then
+    for v in $(grep -oE 'RACECHECK SUMMARY: .*\([0-9]+ error' "$1" | grep -oE '\([0-9]+' | tr -d '('); do
+      n=$((n + v))
+    done
+  fi
+  echo "$n"
+}
+
+# compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every
+# example: examples_gpu_test's GPU cases at the default config (in shards),
+# beside `kite bench` of each example under the tuned configs above. Each
+# tool's result (clean, or its error count) joins the final summary.
+run_sanitizers() {
+  local bin="$1" out="$2" shards="$3" ir="$4" tool
+  if ! command -v compute-sanitizer >/dev/null; then
+    echo "compute-sanitizer: not found"; summary+=("compute-sanitizer: not found"); failed=$((failed + 1))
+    return
+  fi
+  for tool in ${KITE_SANITIZERS:-memcheck racecheck synccheck initcheck}; do
+    echo "== compute-sanitizer $tool (every example: default config; tuned configs through kite bench)"
+    rm -f "$out/$tool".*.log
+    local pids=() i p crashed=0 errors line
+    for ((i = 0; i < shards; i++)); do
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i KITE_SANITIZE_DEFAULT_ONLY=1 \
+        KITE_CACHE_DIR="$out/cache" timeout 1800 compute-sanitizer --tool "$tool" --print-limit 20 \
+        "$bin/examples_gpu_test" --gtest_filter='*MatchesReferenceOnGpu*' \
+        > "$out/$tool.$i.log" 2>&1 &
+      pids+=($!)
+    done
+    KITE_CACHE_DIR="$out/cache" sanitize_tuned "$bin" "$ir" "$tool" > "$out/$tool.tuned.log" 2>&1 &
+    pids+=($!)
+    for p in "${pids[@]}"; do wait "$p" || crashed=$((crashed + 1)); done
+    cat "$out/$tool".[0-9]*.log "$out/$tool.tuned.log" > "$out/$tool.log"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/$tool.log" | sort | uniq -c
+    errors=$(sanitizer_errors "$out/$tool.log")
+    if [ "$errors" -eq 0 ] && [ $crashed -eq 0 ]; then
+      passed=$((passed + 1)); line="$tool: clean"
+    else
+      failed=$((failed + 1)); line="$tool: $errors errors, $crashed failed runs (see $tool.log)"
+      grep -m 20 -E "Invalid|Race|Barrier|Uninitialized|ERROR|FAILED|at 0x" "$out/$tool.log" || true
+    fi
+    echo "$line"
+    summary+=("$line")
+  done
+}
+
 # The bundle's bin/, unpacked from bin.tar.gz on first use; from inside
 # the bundle (bundle/gpu.sh) the bundle is $root.
 bundle_bin() {
@@ -103,16 +225,24 @@ bundle_bin() {
   echo "$b/bin"
 }
 
+# Whether KITE_GPU_STEPS (default: all of them) names step $1.
+has_step() {
+  [[ " ${KITE_GPU_STEPS:-tests difftest sanitize bench} " == *" $1 "* ]]
+}
+
 run_bundle() {
   local out="${1:-$root/gpu-out}"
   mkdir -p "$out"
   local bin
   bin="$(bundle_bin)"
   local passed=0 failed=0
+  summary=()
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt" || true
   # Each test binary runs in shards, in parallel (NVRTC compiles dominate).
   local shards="${KITE_GPU_SHARDS:-8}"
-  for t in runtime_gpu_test launch_gpu_test examples_gpu_test autotune_gpu_test; do
+  local tests="runtime_gpu_test launch_gpu_test examples_gpu_test autotune_gpu_test"
+  has_step tests || tests=""
+  for t in $tests; do
     echo "== $t ($shards shards)"
     local pids=()
     for ((i = 0; i < shards; i++)); do
@@ -135,32 +265,23 @@ run_bundle() {
     f=$(grep -cE '^\[  FAILED  \].* \([0-9]+ ms\)$' "$out/$t.log" || true)
     passed=$((passed + p)); failed=$((failed + f))
   done
-  if command -v compute-sanitizer >/dev/null; then
-    echo "== compute-sanitizer memcheck (every example, default config)"
-    local mpids=()
-    for ((i = 0; i < shards; i++)); do
-      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i KITE_SANITIZE_DEFAULT_ONLY=1 \
-        compute-sanitizer --tool memcheck --print-limit 20 \
-        "$bin/examples_gpu_test" --gtest_filter='*MatchesReferenceOnGpu*' \
-        > "$out/memcheck.$i.log" 2>&1 &
-      mpids+=($!)
-    done
-    local bad=0
-    for p in "${mpids[@]}"; do wait "$p" || bad=1; done
-    cat "$out"/memcheck.*.log > "$out/memcheck.log"
-    grep "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
-    if [ $bad -eq 0 ] && ! grep "ERROR SUMMARY" "$out/memcheck.log" | grep -vq " 0 errors"; then
-      passed=$((passed + 1)); echo "memcheck: clean"
-    else
-      failed=$((failed + 1)); echo "memcheck: FAILED (see memcheck.log)"
-      grep -m 20 -E "Invalid|ERROR|at 0x" "$out/memcheck.log" || true
-    fi
+  if has_step difftest; then
+    if run_difftest "$bin" "$out"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   fi
-  if [ "${KITE_SKIP_BENCH:-0}" != 1 ]; then
+  if has_step sanitize; then
+    local ir="$bundle/ir"
+    [ -d "$ir" ] || ir="$root/ir"
+    run_sanitizers "$bin" "$out" "$shards" "$ir"
+  fi
+  if has_step bench && [ "${KITE_SKIP_BENCH:-0}" != 1 ]; then
     run_bench "$bin" "$out" || echo "benchmarks: incomplete (see $out/bench_*.log)"
     if [ -f "$out/bench.txt" ]; then cat "$out/bench.txt"; fi
   fi
-  echo "$passed passed, $failed failed" | tee "$out/summary.txt"
+  echo "== summary"
+  : > "$out/summary.txt"
+  local s
+  for s in "${summary[@]}"; do echo "$s" | tee -a "$out/summary.txt"; done
+  echo "$passed passed, $failed failed" | tee -a "$out/summary.txt"
   [ "$failed" -eq 0 ]
 }
 
