@@ -9,7 +9,8 @@
 //
 // unframe checks the magic, the version, the size and the checksum before
 // anything parses the payload, so a truncated, corrupt, foreign or
-// other-version buffer is refused with a message that says which.
+// other-version buffer is refused with a message that says which; and
+// printable() escapes what such a buffer says before it reaches a terminal.
 //
 //===----------------------------------------------------------------------===//
 
@@ -179,6 +180,15 @@ inline std::optional<uint32_t> frameVersion(const FrameKind &kind,
   return v;
 }
 
+/// Throws unframe's "not a <what>" error unless `head` starts with the
+/// magic. `head` may be just the first bytes of a file of `totalBytes`
+/// bytes: readers check the magic before reading anything else.
+inline void checkMagic(const FrameKind &kind, std::span<const uint8_t> head, uint64_t totalBytes) {
+  if (head.size() < 8 || std::memcmp(head.data(), kind.magic.data(), 8) != 0)
+    throw Error(fmt::format("{0}: not a {0} ({1} bytes without the '{2}' magic)", kind.what,
+                            totalBytes, kind.magic));
+}
+
 /// The payload of a framed buffer, after checking the magic, the version,
 /// the size and the checksum; throws a kite::Error that says which failed:
 ///   "<what>: not a <what> (N bytes without the 'MAGIC' magic)"
@@ -186,9 +196,7 @@ inline std::optional<uint32_t> frameVersion(const FrameKind &kind,
 ///   "<what>: format version V, but this kite reads version W; <outdated>"
 ///   "<what>: corrupt buffer: checksum mismatch"
 inline std::span<const uint8_t> unframe(const FrameKind &kind, std::span<const uint8_t> bytes) {
-  if (bytes.size() < 8 || std::memcmp(bytes.data(), kind.magic.data(), 8) != 0)
-    throw Error(fmt::format("{0}: not a {0} ({1} bytes without the '{2}' magic)", kind.what,
-                            bytes.size(), kind.magic));
+  checkMagic(kind, bytes, bytes.size());
   if (bytes.size() < kFrameHeaderBytes + kFrameTrailerBytes)
     throw Error(fmt::format("{}: truncated: {} bytes, shorter than the {}-byte header and "
                             "checksum",
@@ -213,6 +221,49 @@ inline std::span<const uint8_t> unframe(const FrameKind &kind, std::span<const u
   if (trailer.u64("checksum") != fnv1a(payload.data(), payload.size()))
     throw Error(fmt::format("{}: corrupt buffer: checksum mismatch", kind.what));
   return payload;
+}
+
+/// `text` from a byte form (untrusted: a kernel name, a config, an error
+/// quoting them) as it may be printed to a terminal: control characters
+/// (C0, DEL and C1) and bytes that are not UTF-8 become `\xNN`, so that a
+/// name cannot move the cursor, retitle the window or hide itself; other
+/// characters, UTF-8 ones included, are kept.
+inline std::string printable(std::string_view text) {
+  std::string s;
+  s.reserve(text.size());
+  auto byte = [&](size_t i) { return static_cast<uint8_t>(text[i]); };
+  for (size_t i = 0; i < text.size();) {
+    uint8_t c = byte(i);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f)
+        s += fmt::format("\\x{:02x}", c);
+      else
+        s += char(c);
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, then its
+    // continuation bytes; overlong forms, surrogates, code points past
+    // U+10FFFF and the C1 controls (U+0080..U+009F) are escaped byte by byte.
+    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool valid = n != 0 && i + n <= text.size();
+    for (size_t k = 1; valid && k < n; ++k)
+      valid = (byte(i + k) & 0xc0) == 0x80;
+    if (valid) {
+      uint8_t c1 = byte(i + 1);
+      valid = !(c == 0xc2 && c1 < 0xa0) && !(c == 0xe0 && c1 < 0xa0) &&
+              !(c == 0xed && c1 >= 0xa0) && !(c == 0xf0 && c1 < 0x90) &&
+              !(c == 0xf4 && c1 >= 0x90);
+    }
+    if (!valid) {
+      s += fmt::format("\\x{:02x}", c);
+      ++i;
+      continue;
+    }
+    s.append(text.substr(i, n));
+    i += n;
+  }
+  return s;
 }
 
 } // namespace kite::runtime

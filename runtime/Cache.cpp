@@ -20,6 +20,13 @@
 // tuning seconds, creation time, and the plan in its own byte form. A bundle
 // is the same frame ("KITEBNDL") around a count and the entries' bytes.
 //
+// The cache may be pointed anywhere, at a directory others can write to
+// too, so below the cache directory every file operation goes through open
+// directories (openat and friends, O_NOFOLLOW): a symbolic link planted in
+// the cache, or swapped in while kite works, never leads a read, a write or
+// a removal out of it. Only the cache directory itself is resolved like any
+// path (~/.cache/kite may well be a link to a larger disk).
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/ByteIO.h"
@@ -33,7 +40,9 @@
 
 #include <fmt/format.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,6 +57,7 @@
 #include <shared_mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #ifndef KITE_VERSION
 #error "KITE_VERSION must be defined by the build (the CMake project version)"
@@ -117,7 +127,9 @@ ReporterSlot &reporterSlot() {
   return *slot;
 }
 
-/// One line: newlines in a nested message become "; ".
+/// One printable line: newlines in a nested message become "; ", other
+/// control characters (a kernel name from a cache file may hold any) are
+/// escaped.
 std::string oneLine(std::string_view text) {
   std::string s;
   for (char c : text) {
@@ -126,7 +138,7 @@ std::string oneLine(std::string_view text) {
     else
       s += c;
   }
-  return s;
+  return printable(s);
 }
 
 } // namespace
@@ -242,6 +254,43 @@ constexpr FrameKind kEntryFrame{"KITEENTR", cache::kEntryFormatVersion, "kite ca
 constexpr FrameKind kBundleFrame{"KITEBNDL", cache::kEntryFormatVersion, "kite bundle", "bundle",
                                  "export the bundle again with this kite (kite cache export)"};
 
+/// How deep JSON text nests ('[' and '{' outside strings), counting no
+/// further than `limit + 1`. A scan rather than a parse: it runs before
+/// anything parses or prints a config from a file.
+size_t jsonDepth(std::string_view text, size_t limit) {
+  size_t depth = 0, deepest = 0;
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit)
+        break;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+/// Which of an entry's configs nests deeper than kMaxConfigDepth, if any.
+std::optional<std::string_view> tooDeepConfig(const cache::Entry &e) {
+  std::pair<std::string_view, const std::string *> configs[] = {
+      {"config", &e.config}, {"pinned config", &e.pinnedConfig}, {"plan's config", &e.plan.config}};
+  for (auto [name, text] : configs)
+    if (jsonDepth(*text, cache::kMaxConfigDepth) > cache::kMaxConfigDepth)
+      return name;
+  return std::nullopt;
+}
+
 /// Drops a "<what>: " prefix from a nested error, for messages that name
 /// the file instead.
 std::string withoutPrefix(std::string message, std::string_view what) {
@@ -307,6 +356,9 @@ cache::Entry cache::from_bytes(std::span<const uint8_t> bytes) {
     throw Error(fmt::format("kite cache entry: corrupt buffer: the entry is for kernel '{}' but "
                             "its plan for '{}'",
                             e.kernel, e.plan.name));
+  if (std::optional<std::string_view> which = tooDeepConfig(e))
+    throw Error(fmt::format("kite cache entry: corrupt buffer: its {} nests deeper than {} levels",
+                            *which, kMaxConfigDepth));
   return e;
 }
 
@@ -325,61 +377,291 @@ std::optional<std::string> &directoryOverride() {
   return *dir;
 }
 
-std::vector<uint8_t> readFile(const fs::path &file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
+/// An open file descriptor, closed when destroyed.
+class Fd {
+public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd &&other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd &operator=(Fd &&other) noexcept {
+    if (this != &other) {
+      close();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  Fd(const Fd &) = delete;
+  Fd &operator=(const Fd &) = delete;
+  ~Fd() { close(); }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  /// Closes now; the result of close(2) (a write's error may show only here).
+  int close() {
+    int result = fd_ >= 0 ? ::close(fd_) : 0;
+    fd_ = -1;
+    return result;
+  }
+
+private:
+  int fd_ = -1;
+};
+
+/// What a file is, for messages ("a FIFO").
+std::string_view fileKind(mode_t mode) {
+  if (S_ISREG(mode))
+    return "a regular file";
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISLNK(mode))
+    return "a symbolic link";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "a file of an unknown kind";
+}
+
+constexpr std::string_view kLinkNotFollowed =
+    "a symbolic link (the cache does not follow links out of its directory)";
+
+/// The mode of `name` in the directory `dirfd` (a link's own), or nullopt
+/// when there is nothing there.
+std::optional<mode_t> modeAt(int dirfd, const std::string &name) {
+  struct stat st;
+  if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return std::nullopt;
+  return st.st_mode;
+}
+
+/// Why `name` in `dirfd` is not a directory kite may enter: a link, another
+/// kind of file; empty when it is one, or missing.
+std::string notADirectory(int dirfd, const std::string &name) {
+  std::optional<mode_t> mode = modeAt(dirfd, name);
+  if (!mode || S_ISDIR(*mode))
+    return "";
+  if (S_ISLNK(*mode))
+    return std::string(kLinkNotFollowed);
+  return fmt::format("{}, not a directory", fileKind(*mode));
+}
+
+/// The cache directory itself (followed, if it is a link).
+Fd openDirectory(const fs::path &path) {
+  return Fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
+
+/// The directory `name` in `dirfd`, never through a symbolic link.
+Fd openSubdirectory(int dirfd, const std::string &name) {
+  return Fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+/// The names in an open directory, without "." and "..", sorted.
+std::vector<std::string> namesIn(int dirfd) {
+  std::vector<std::string> names;
+  // A descriptor of its own: readdir moves the offset it shares with dups.
+  int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return names;
+  DIR *d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return names;
+  }
+  while (const dirent *e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name != "." && name != "..")
+      names.emplace_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// Reads into `out` from `offset` until it is full or the file ends; the
+/// bytes read.
+size_t readFully(int fd, std::span<uint8_t> out, uint64_t offset) {
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::pread(fd, out.data() + done, out.size() - done, off_t(offset + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      throw Error(fmt::format("cannot be read ({})", std::strerror(errno)));
+    if (n == 0)
+      break;
+    done += size_t(n);
+  }
+  return done;
+}
+
+/// The bytes of a framed file open as `fd`, of at most `maxBytes`. What is
+/// not a regular file is not read at all (a FIFO would block, a device
+/// never end); the magic is checked with an 8-byte read, and the size
+/// against the bound, before the rest is read, so that a huge junk file
+/// costs nothing. Throws kite::Error in unframe's words ("<what>: ...").
+std::vector<uint8_t> readFramed(int fd, const FrameKind &kind, uint64_t maxBytes) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0)
     throw Error(fmt::format("cannot be read ({})", std::strerror(errno)));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad())
-    throw Error(fmt::format("cannot be read ({})", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    throw Error(fmt::format("{}, not a regular file; not read", fileKind(st.st_mode)));
+  uint64_t size = uint64_t(st.st_size);
+  std::vector<uint8_t> bytes(std::min<uint64_t>(size, 8));
+  bytes.resize(readFully(fd, bytes, 0));
+  checkMagic(kind, bytes, size);
+  if (size > maxBytes)
+    throw Error(fmt::format("{}: too large: {} bytes, more than the {} GiB a {} may be; not read",
+                            kind.what, size, maxBytes >> 30, kind.item));
+  bytes.resize(size);
+  bytes.resize(8 + readFully(fd, std::span(bytes).subspan(8), 8));
   return bytes;
 }
 
-/// Writes `bytes` to `file` through a temporary file in the same directory
-/// and a rename: readers (other processes too) see the old file or the new
-/// one, never a part. Throws kite::Error.
-void writeAtomically(const fs::path &file, std::span<const uint8_t> bytes, std::string_view what) {
+/// Reads the entry `name` of the directory `dirfd` (AT_FDCWD: a path,
+/// followed if it is a link; otherwise a link is not followed). Throws
+/// kite::Error: "cache entry <file>: <what is wrong>".
+cache::Entry readEntryAt(int dirfd, const std::string &name, const fs::path &file) {
+  int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (dirfd == AT_FDCWD ? 0 : O_NOFOLLOW);
+  try {
+    Fd fd(::openat(dirfd, name.c_str(), flags));
+    if (!fd)
+      throw Error(fmt::format("cannot be read ({})", std::strerror(errno)));
+    return cache::from_bytes(readFramed(fd.get(), kEntryFrame, cache::kMaxEntryBytes));
+  } catch (const Error &e) {
+    throw Error(fmt::format("cache entry {}: {}", file.string(),
+                            withoutPrefix(e.what(), kEntryFrame.what)));
+  }
+}
+
+/// Writes `bytes` as `name` in the directory `dirfd` (at `dirPath`, for
+/// messages) through a temporary file there and a rename: readers (other
+/// processes too) see the old file or the new one, never a part. Replaces
+/// only a regular file: a FIFO, a device, a directory or a symbolic link at
+/// `name` is refused and left as it is (as root, renaming over /dev/full
+/// would replace the device). Throws kite::Error.
+void writeAtomicallyAt(int dirfd, const fs::path &dirPath, const std::string &name,
+                       std::span<const uint8_t> bytes, std::string_view what) {
   static std::atomic<uint64_t> counter{0};
-  std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  if (ec && !fs::is_directory(file.parent_path()))
-    throw Error(fmt::format("kite: cannot create the directory {} for {}: {}",
-                            file.parent_path().string(), what, ec.message()));
-  fs::path tmp = file.parent_path() /
-                 fmt::format(".{}.{}.{}.{:x}.tmp", file.filename().string(), ::getpid(),
-                             counter.fetch_add(1),
-                             std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffff);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw Error(fmt::format("kite: cannot write {} {}: {}", what, tmp.string(),
+  fs::path file = dirPath / name;
+  auto refuseUnlessRegular = [&] {
+    std::optional<mode_t> mode = modeAt(dirfd, name);
+    if (mode && !S_ISREG(*mode))
+      throw Error(fmt::format("kite: refusing to replace {} with {}: it is {}, not a regular "
+                              "file; remove it or write somewhere else",
+                              file.string(), what, fileKind(*mode)));
+  };
+  refuseUnlessRegular();
+  std::string tmp = fmt::format(".{}.{}.{}.{:x}.tmp", name, ::getpid(), counter.fetch_add(1),
+                                std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffff);
+  fs::path tmpPath = dirPath / tmp;
+  Fd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!fd)
+    throw Error(fmt::format("kite: cannot write {} {}: {}", what, tmpPath.string(),
                             std::strerror(errno)));
+  auto fail = [&](const std::string &message) {
+    fd.close();
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    throw Error(message);
+  };
   size_t done = 0;
   while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      fs::remove(tmp, ec);
-      throw Error(fmt::format("kite: cannot write {} {}: {}", what, tmp.string(),
-                              std::strerror(err)));
-    }
+    if (n <= 0)
+      fail(fmt::format("kite: cannot write {} {}: {}", what, tmpPath.string(),
+                       std::strerror(n < 0 ? errno : EIO)));
     done += size_t(n);
   }
-  if (::close(fd) != 0) {
-    int err = errno;
-    fs::remove(tmp, ec);
-    throw Error(fmt::format("kite: cannot write {} {}: {}", what, tmp.string(), std::strerror(err)));
+  if (fd.close() != 0)
+    fail(fmt::format("kite: cannot write {} {}: {}", what, tmpPath.string(), std::strerror(errno)));
+  // Again: something may have appeared at `name` while the file was written.
+  try {
+    refuseUnlessRegular();
+  } catch (const Error &e) {
+    fail(e.what());
   }
-  fs::rename(tmp, file, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw Error(fmt::format("kite: cannot move {} into place at {}: {}", what, file.string(),
-                            ec.message()));
+  if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0)
+    fail(fmt::format("kite: cannot move {} into place at {}: {}", what, file.string(),
+                     std::strerror(errno)));
+}
+
+bool isVersionName(std::string_view name) {
+  return name.size() >= 2 && name[0] == 'v' &&
+         std::all_of(name.begin() + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// An entry file of a cache directory, checked: its key directory and the
+/// version directory above it, open, so that removing it follows no link.
+struct RemovableEntry {
+  Fd versionDir, keyDir;
+  std::string keyName, name;
+};
+
+RemovableEntry checkRemovable(const fs::path &file, const fs::path &dir) {
+  auto refuse = [&](const std::string &why) {
+    return Error(fmt::format("kite: not removing {}: {}", file.string(), why));
+  };
+  fs::path root = dir.empty() ? cache::directory() : dir;
+  if (root.empty())
+    throw refuse("the cache directory is off (KITE_CACHE_DIR=off, or no home directory)");
+  std::error_code ec;
+  fs::path rootReal = fs::canonical(root, ec);
+  if (ec)
+    throw refuse(fmt::format("the cache directory {} cannot be resolved ({})", root.string(),
+                             ec.message()));
+  fs::path absolute = fs::absolute(file, ec);
+  std::string name = absolute.filename().string();
+  fs::path parentReal = fs::canonical(absolute.parent_path(), ec);
+  if (ec)
+    throw refuse(fmt::format("its directory cannot be resolved ({})", ec.message()));
+  std::vector<std::string> parts;
+  for (const fs::path &part : parentReal.lexically_relative(rootReal))
+    parts.push_back(part.string());
+  if (parts.empty() || parts[0] == "..")
+    throw refuse(fmt::format("it is not inside the cache directory {} (its directory, with "
+                             "symbolic links resolved, is {}); kite cache rm removes only the "
+                             "cache's own entries",
+                             root.string(), parentReal.string()));
+  if (parts.size() != 2 || !isVersionName(parts[0]) || parts[1] == "." || name.empty() ||
+      name.starts_with(".") || !name.ends_with(kEntrySuffix))
+    throw refuse(fmt::format("it is not an entry file of the cache directory {} (those are "
+                             "v<N>/<kernel>-<key>/<id>{})",
+                             root.string(), kEntrySuffix));
+  Fd rootFd = openDirectory(rootReal);
+  RemovableEntry r;
+  if (rootFd)
+    r.versionDir = openSubdirectory(rootFd.get(), parts[0]);
+  if (r.versionDir)
+    r.keyDir = openSubdirectory(r.versionDir.get(), parts[1]);
+  if (!r.keyDir)
+    throw refuse(fmt::format("its directory cannot be opened without following a link ({})",
+                             std::strerror(errno)));
+  r.keyName = parts[1];
+  r.name = name;
+  std::optional<mode_t> mode = modeAt(r.keyDir.get(), name);
+  if (!mode)
+    throw refuse(fmt::format("there is no such file ({})", std::strerror(errno)));
+  if (S_ISLNK(*mode))
+    throw refuse(std::string(kLinkNotFollowed));
+  if (!S_ISREG(*mode))
+    throw refuse(fmt::format("it is {}, not a regular file", fileKind(*mode)));
+  Fd fd(::openat(r.keyDir.get(), name.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (!fd || ::fstat(fd.get(), &st) != 0)
+    throw refuse(fmt::format("it cannot be read ({})", std::strerror(errno)));
+  std::vector<uint8_t> head(8);
+  try {
+    head.resize(readFully(fd.get(), head, 0));
+    checkMagic(kEntryFrame, head, uint64_t(st.st_size));
+  } catch (const Error &e) {
+    throw refuse(fmt::format("{}; kite cache rm removes only cache entries",
+                             withoutPrefix(e.what(), kEntryFrame.what)));
   }
+  return r;
 }
 
 int64_t now() { return int64_t(std::time(nullptr)); }
@@ -424,50 +706,106 @@ fs::path cache::store(const Entry &entry, const fs::path &dir) {
     e.kiteVersion = cache::kite_version();
   if (e.created == 0)
     e.created = now();
+  // What readers would refuse is not written.
+  if (std::optional<std::string_view> which = tooDeepConfig(e))
+    throw Error(fmt::format("kite: the {} of a cache entry of {} nests deeper than {} levels",
+                            *which, e.kernel, kMaxConfigDepth));
+  std::vector<uint8_t> bytes = to_bytes(e);
+  if (bytes.size() > kMaxEntryBytes)
+    throw Error(fmt::format("kite: a cache entry of {} is {} bytes, more than the {} GiB an entry "
+                            "may be",
+                            e.kernel, bytes.size(), kMaxEntryBytes >> 30));
   fs::path file = entry_path(root, e);
-  writeAtomically(file, to_bytes(e), "the cache entry");
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec && !fs::is_directory(root))
+    throw Error(fmt::format("kite: cannot create the directory {} for the cache entry: {}",
+                            root.string(), ec.message()));
+  Fd at = openDirectory(root);
+  if (!at)
+    throw Error(fmt::format("kite: cannot open the cache directory {}: {}", root.string(),
+                            std::strerror(errno)));
+  // Down to the key directory one open directory at a time, creating what
+  // is missing and entering no link.
+  fs::path atPath = root;
+  for (std::string name : {file.parent_path().parent_path().filename().string(),
+                           file.parent_path().filename().string()}) {
+    atPath /= name;
+    if (::mkdirat(at.get(), name.c_str(), 0755) != 0 && errno != EEXIST)
+      throw Error(fmt::format("kite: cannot create the directory {} for the cache entry: {}",
+                              atPath.string(), std::strerror(errno)));
+    Fd sub = openSubdirectory(at.get(), name);
+    if (!sub) {
+      int err = errno;
+      if (std::string why = notADirectory(at.get(), name); !why.empty())
+        throw Error(fmt::format("kite: refusing to store the cache entry under {}: it is {}; "
+                                "remove it",
+                                atPath.string(), why));
+      throw Error(fmt::format("kite: cannot open the directory {} for the cache entry: {}",
+                              atPath.string(), std::strerror(err)));
+    }
+    at = std::move(sub);
+  }
+  writeAtomicallyAt(at.get(), atPath, file.filename().string(), bytes, "the cache entry");
   return file;
 }
 
 cache::Entry cache::read_entry(const fs::path &file) {
-  try {
-    return from_bytes(readFile(file));
-  } catch (const Error &e) {
-    throw Error(fmt::format("cache entry {}: {}", file.string(),
-                            withoutPrefix(e.what(), kEntryFrame.what)));
-  }
+  return readEntryAt(AT_FDCWD, file.string(), file);
 }
 
-std::vector<cache::Listed> cache::list(const fs::path &dir) {
+std::vector<cache::Listed> cache::list(const fs::path &dir, std::vector<Skipped> *skipped) {
   fs::path root = dir.empty() ? directory() : dir;
   std::vector<Listed> out;
-  std::error_code ec;
-  if (root.empty() || !fs::is_directory(root, ec))
+  if (root.empty())
     return out;
+  Fd rootFd = openDirectory(root);
+  if (!rootFd)
+    return out;
+  std::vector<Skipped> passed;
+  // A directory to walk into, or nothing (what is not a directory is not
+  // the cache's, and only a link is worth a word).
+  auto enter = [&](int at, const std::string &name, const fs::path &path) {
+    std::optional<mode_t> mode = modeAt(at, name);
+    if (mode && S_ISLNK(*mode))
+      passed.push_back({path, std::string(kLinkNotFollowed)});
+    return mode && S_ISDIR(*mode) ? openSubdirectory(at, name) : Fd();
+  };
   // Every v<N> directory: entries of other format versions are listed (as
   // unreadable) so that `kite cache rm` can remove them.
-  for (const fs::directory_entry &v : fs::directory_iterator(root, ec)) {
-    std::string vname = v.path().filename().string();
-    if (!v.is_directory(ec) || vname.size() < 2 || vname[0] != 'v' ||
-        !std::all_of(vname.begin() + 1, vname.end(), ::isdigit))
+  for (const std::string &vname : namesIn(rootFd.get())) {
+    if (!isVersionName(vname))
       continue;
-    std::error_code kec;
-    for (const fs::directory_entry &k : fs::directory_iterator(v.path(), kec)) {
-      if (!k.is_directory(kec))
+    fs::path vpath = root / vname;
+    Fd v = enter(rootFd.get(), vname, vpath);
+    if (!v)
+      continue;
+    for (const std::string &kname : namesIn(v.get())) {
+      fs::path kpath = vpath / kname;
+      Fd k = enter(v.get(), kname, kpath);
+      if (!k)
         continue;
-      std::error_code fec;
-      for (const fs::directory_entry &f : fs::directory_iterator(k.path(), fec)) {
-        std::string name = f.path().filename().string();
-        if (name.starts_with(".") || !name.ends_with(kEntrySuffix) || !f.is_regular_file(fec))
+      for (const std::string &name : namesIn(k.get())) {
+        if (name.starts_with(".") || !name.ends_with(kEntrySuffix))
           continue;
+        fs::path path = kpath / name;
+        struct stat st;
+        if (::fstatat(k.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+          continue;
+        if (!S_ISREG(st.st_mode)) {
+          passed.push_back({path, S_ISLNK(st.st_mode)
+                                      ? std::string(kLinkNotFollowed)
+                                      : fmt::format("{}, not a regular file", fileKind(st.st_mode))});
+          continue;
+        }
         Listed l;
-        l.path = f.path();
+        l.path = path;
         l.id = name.substr(0, name.size() - kEntrySuffix.size());
-        l.bytes = f.file_size(fec);
+        l.bytes = uintmax_t(st.st_size);
         try {
-          l.entry = read_entry(f.path());
+          l.entry = readEntryAt(k.get(), name, path);
         } catch (const Error &e) {
-          l.error = withoutPrefix(e.what(), fmt::format("cache entry {}", f.path().string()));
+          l.error = withoutPrefix(e.what(), fmt::format("cache entry {}", path.string()));
         }
         out.push_back(std::move(l));
       }
@@ -478,7 +816,21 @@ std::vector<cache::Listed> cache::list(const fs::path &dir) {
     std::string_view kb = b.entry ? std::string_view(b.entry->kernel) : "";
     return std::tie(ka, a.id) < std::tie(kb, b.id);
   });
+  if (skipped)
+    skipped->insert(skipped->end(), passed.begin(), passed.end());
   return out;
+}
+
+void cache::check_removable(const fs::path &file, const fs::path &dir) {
+  checkRemovable(file, dir);
+}
+
+void cache::remove_entry(const fs::path &file, const fs::path &dir) {
+  RemovableEntry r = checkRemovable(file, dir);
+  if (::unlinkat(r.keyDir.get(), r.name.c_str(), 0) != 0)
+    throw Error(fmt::format("kite: cannot remove {}: {}", file.string(), std::strerror(errno)));
+  // The key directory too once it is empty (rmdir removes nothing else).
+  ::unlinkat(r.versionDir.get(), r.keyName.c_str(), AT_REMOVEDIR);
 }
 
 //===----------------------------------------------------------------------===//
@@ -535,17 +887,37 @@ std::optional<cache::Entry> cache::lookup(const Query &q, const fs::path &dir,
   fs::path root = dir.empty() ? directory() : dir;
   if (root.empty())
     return std::nullopt;
-  fs::path keyDir = versionDir(root) / (fileSafe(q.kernel) + "-" +
-                                        hex16(lookupHash(q.kernel, q.irHash, q.target.arch, q.args)));
-  std::error_code ec;
+  std::string vname = versionDir(root).filename().string();
+  std::string kname =
+      fileSafe(q.kernel) + "-" + hex16(lookupHash(q.kernel, q.irHash, q.target.arch, q.args));
+  fs::path keyPath = versionDir(root) / kname;
+  Fd rootFd = openDirectory(root), v, k;
+  if (rootFd)
+    v = openSubdirectory(rootFd.get(), vname);
+  if (v)
+    k = openSubdirectory(v.get(), kname);
+  if (!k) {
+    // A miss; worth a word only when a link or a file is in the way.
+    std::string why = !rootFd ? "" : !v ? notADirectory(rootFd.get(), vname) : notADirectory(v.get(), kname);
+    if (!why.empty())
+      report(fmt::format("ignoring {}: {}", (v ? keyPath : versionDir(root)).string(), why));
+    return std::nullopt;
+  }
   std::optional<Entry> best;
-  for (const fs::directory_entry &f : fs::directory_iterator(keyDir, ec)) {
-    std::string name = f.path().filename().string();
+  for (const std::string &name : namesIn(k.get())) {
     if (name.starts_with(".") || !name.ends_with(kEntrySuffix))
       continue;
+    fs::path path = keyPath / name;
+    std::optional<mode_t> mode = modeAt(k.get(), name);
+    if (mode && !S_ISREG(*mode)) {
+      report(fmt::format("ignoring cache entry {}: {}", path.string(),
+                         S_ISLNK(*mode) ? std::string(kLinkNotFollowed)
+                                        : fmt::format("{}, not a regular file", fileKind(*mode))));
+      continue;
+    }
     Entry e;
     try {
-      e = read_entry(f.path());
+      e = readEntryAt(k.get(), name, path);
     } catch (const Error &err) {
       report(fmt::format("ignoring {}", err.what()));
       continue;
@@ -579,12 +951,44 @@ void cache::write_bundle(const fs::path &file, std::span<const Entry> entries) {
   w.u64(entries.size());
   for (const Entry &e : entries)
     w.bytes(to_bytes(e));
-  writeAtomically(file, frame(kBundleFrame, w.out), "the bundle");
+  std::vector<uint8_t> bytes = frame(kBundleFrame, w.out);
+  if (bytes.size() > kMaxBundleBytes)
+    throw Error(fmt::format("kite: the bundle {} would be {} bytes, more than the {} GiB a bundle "
+                            "may be; export fewer entries (--kernel)",
+                            file.string(), bytes.size(), kMaxBundleBytes >> 30));
+  // Into an existing directory only: a mistyped path is an error, not a
+  // new directory tree.
+  fs::path parent = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  std::string name = file.filename().string();
+  struct stat st;
+  if (::stat(parent.c_str(), &st) != 0) {
+    int err = errno;
+    throw Error(err == ENOENT ? fmt::format("kite: cannot write the bundle {}: the directory {} "
+                                            "does not exist; create it first",
+                                            file.string(), parent.string())
+                              : fmt::format("kite: cannot write the bundle {}: {}: {}",
+                                            file.string(), parent.string(), std::strerror(err)));
+  }
+  if (!S_ISDIR(st.st_mode))
+    throw Error(fmt::format("kite: cannot write the bundle {}: {} is {}, not a directory",
+                            file.string(), parent.string(), fileKind(st.st_mode)));
+  if (name.empty() || name == "." || name == "..")
+    throw Error(fmt::format("kite: cannot write the bundle {}: the path names a directory, not a "
+                            "file",
+                            file.string()));
+  Fd dirFd = openDirectory(parent);
+  if (!dirFd)
+    throw Error(fmt::format("kite: cannot write the bundle {}: cannot open {}: {}", file.string(),
+                            parent.string(), std::strerror(errno)));
+  writeAtomicallyAt(dirFd.get(), parent, name, bytes, "the bundle");
 }
 
 std::vector<cache::Entry> cache::read_bundle(const fs::path &file) {
   try {
-    std::vector<uint8_t> bytes = readFile(file);
+    Fd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!fd)
+      throw Error(fmt::format("cannot be read ({})", std::strerror(errno)));
+    std::vector<uint8_t> bytes = readFramed(fd.get(), kBundleFrame, kMaxBundleBytes);
     std::span<const uint8_t> payload = unframe(kBundleFrame, bytes);
     ByteReader r(payload, kFrameHeaderBytes, kBundleFrame.what);
     std::vector<Entry> entries(r.count("entries", 8 + kFrameHeaderBytes + kFrameTrailerBytes));

@@ -25,6 +25,13 @@
 // temporary file in the entry's directory and are renamed into place, so
 // several processes may write one cache at once.
 //
+// The cache is safe to point anywhere: below the directory itself (which may
+// be a symbolic link), nothing follows a symbolic link, so no read, write or
+// removal leaves the directory; a write replaces only a regular file (never
+// a FIFO, device, directory or link); only regular files that carry the
+// entry magic are removed; every read is bounded (kMaxEntryBytes,
+// kMaxBundleBytes, kMaxConfigDepth).
+//
 // `kite cache ls|show|rm|export` is the command line over this API.
 //
 //===----------------------------------------------------------------------===//
@@ -61,6 +68,18 @@ const std::string &kite_version();
 
 /// The version of the entry and bundle byte forms this kite reads and writes.
 inline constexpr uint32_t kEntryFormatVersion = 1;
+
+/// The largest entry file a reader reads (1 GiB; a cubin is a few MiB at
+/// most): a bigger file is reported as corrupt ("too large") from its size,
+/// without being read.
+inline constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 30;
+/// The largest bundle file read_bundle and kite::load_bundle read (4 GiB).
+inline constexpr uint64_t kMaxBundleBytes = uint64_t(4) << 30;
+/// How deep the JSON of an entry's configs (config, pinned config, the
+/// plan's) may nest; a real config nests two or three levels. A deeper one
+/// makes the entry corrupt, so that nothing parses or prints it (printing
+/// JSON recurses once per level).
+inline constexpr size_t kMaxConfigDepth = 64;
 
 /// How an entry's config was chosen. A tuned entry wins over a default one
 /// for the same key; a pinned one is found only by a launch that pins the
@@ -114,7 +133,8 @@ struct Entry {
 std::string entry_id(const Entry &entry);
 
 /// The byte form of an entry ("KITEENTR" frame: magic, version, checksum)
-/// and back; from_bytes throws kite::Error saying what is wrong.
+/// and back; from_bytes throws kite::Error saying what is wrong (also for a
+/// config nested deeper than kMaxConfigDepth).
 std::vector<uint8_t> to_bytes(const Entry &entry);
 Entry from_bytes(std::span<const uint8_t> bytes);
 
@@ -137,11 +157,16 @@ std::filesystem::path entry_path(const std::filesystem::path &dir, const Entry &
 /// Writes an entry into `dir` (default: directory()) atomically and returns
 /// its path. The same key written again replaces the file; entries of other
 /// sources live beside it, so storing a default entry never replaces a
-/// tuned one. Throws kite::Error when the cache is off or a write fails.
+/// tuned one. Throws kite::Error when the cache is off or a write fails,
+/// and, writing nothing, when a directory on the way below `dir` is a
+/// symbolic link or the entry's path is something other than a regular
+/// file (a FIFO, a device, a directory, a link).
 std::filesystem::path store(const Entry &entry, const std::filesystem::path &dir = {});
 
 /// Reads one entry file; throws kite::Error naming the file and what is
-/// wrong (missing, truncated, corrupt, other format version).
+/// wrong (missing, not a regular file, larger than kMaxEntryBytes,
+/// truncated, corrupt, other format version). The magic is checked with an
+/// 8-byte read before anything else is read.
 Entry read_entry(const std::filesystem::path &file);
 
 /// One file of a cache directory: the entry, or why it could not be read.
@@ -152,10 +177,31 @@ struct Listed {
   std::string error;          // why, when corrupt
   uintmax_t bytes = 0;        // the file's size
 };
+/// Something list() did not follow or read: a symbolic link where a version
+/// or key directory or an entry file would be, or an entry name that is not
+/// a regular file (a FIFO, a device, a directory).
+struct Skipped {
+  std::filesystem::path path;
+  std::string why; // "a symbolic link (not followed out of the cache)"
+};
 /// Every entry file under `dir` (default: directory()), sorted by kernel
 /// then id; corrupt ones included, with the reason. Never throws for a bad
-/// file; a missing directory is an empty cache.
-std::vector<Listed> list(const std::filesystem::path &dir = {});
+/// file; a missing directory is an empty cache. Follows no symbolic link
+/// below `dir`; what it passes by is added to `skipped` when given.
+std::vector<Listed> list(const std::filesystem::path &dir = {},
+                         std::vector<Skipped> *skipped = nullptr);
+
+/// Throws kite::Error ("kite: not removing FILE: why") unless `file` is an
+/// entry file of the cache directory `dir` (default: directory()): a
+/// regular file named <id>.kite whose directory, with symbolic links
+/// resolved, is a key directory of `dir` (dir/v<N>/<key>/), and which starts
+/// with the entry magic (corrupt and other-version entries qualify).
+void check_removable(const std::filesystem::path &file, const std::filesystem::path &dir = {});
+/// Removes an entry file after the checks of check_removable (made again
+/// through open directories, so that a link swapped in meanwhile is not
+/// followed), and its key directory when that is left empty. Throws
+/// kite::Error, removing nothing, when a check fails or removal does.
+void remove_entry(const std::filesystem::path &file, const std::filesystem::path &dir = {});
 
 /// What a launch looks for: a kernel, the launch's argument specs (scalars
 /// with their values), the target, and which entries may answer.
@@ -191,9 +237,14 @@ std::optional<Entry> lookup(const Query &query, const std::filesystem::path &dir
 // Bundles
 //===----------------------------------------------------------------------===//
 
-/// Writes entries into one bundle file ("KITEBNDL" frame), atomically.
+/// Writes entries into one bundle file ("KITEBNDL" frame), atomically: a
+/// temporary file in the bundle's directory, renamed into place. Throws
+/// kite::Error, writing nothing, when that directory does not exist (it is
+/// not created) or `file` is something other than a regular file (a FIFO, a
+/// device, a directory, a symbolic link).
 void write_bundle(const std::filesystem::path &file, std::span<const Entry> entries);
-/// Reads a bundle; throws kite::Error naming the file and what is wrong.
+/// Reads a bundle; throws kite::Error naming the file and what is wrong
+/// (as read_entry; larger than kMaxBundleBytes).
 std::vector<Entry> read_bundle(const std::filesystem::path &file);
 /// The best entry of the loaded bundles (kite::load_bundle) for a query:
 /// an exact target first, then tuned over pinned/default, then the newest.

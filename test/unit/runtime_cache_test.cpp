@@ -8,6 +8,9 @@
 // writing one directory at once leave only valid entries; bundles export and
 // load; and a launch's plan comes from the loaded bundles, then the cache
 // directory, then the compiler (a fake one here that counts its calls).
+// Hostile directories: symbolic links out of the cache, FIFOs where entries
+// would be, huge files, configs nested 100,000 levels deep, control
+// characters in what the cache reports.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,11 +24,17 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace fs = std::filesystem;
 using namespace kite;
@@ -96,6 +105,7 @@ protected:
           fmt::format("kite-cache-test-{}-{}", ::getpid(),
                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir);
+    fs::create_directories(dir);
     cache::set_directory(dir.string());
     previous = cache::set_reporter([this](std::string_view m) { reports.emplace_back(m); });
     cache::unload_bundles();
@@ -128,6 +138,40 @@ void writeBytes(const fs::path &file, std::span<const uint8_t> bytes) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
 }
+
+bool isFifo(const fs::path &path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+/// Opens (and closes) the write end of a FIFO every `seconds` until
+/// destroyed, so that a reader blocked in open() on it returns.
+class FifoUnblocker {
+public:
+  FifoUnblocker(fs::path fifo, int seconds)
+      : thread_([this, fifo, seconds] {
+          std::unique_lock lock(mutex_);
+          while (!cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
+            int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+            if (fd >= 0)
+              ::close(fd);
+          }
+        }) {}
+  ~FifoUnblocker() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 } // namespace
 
@@ -461,6 +505,176 @@ TEST_F(CacheTest, FourProcessesWriteOneCache) {
   for (const fs::directory_entry &f : fs::recursive_directory_iterator(dir))
     EXPECT_FALSE(f.path().filename().string().starts_with(".")) << f.path();
   EXPECT_TRUE(reports.empty()) << allReports();
+}
+
+//===----------------------------------------------------------------------===//
+// Hostile cache directories
+//===----------------------------------------------------------------------===//
+
+TEST_F(CacheTest, StoreStaysInsideTheCacheDirectory) {
+  cache::Entry e = entryFor(cache::Source::default_config);
+  fs::path file = cache::entry_path(dir, e);
+  fs::path outside = dir.string() + "-outside";
+  fs::remove_all(outside);
+  fs::create_directories(outside);
+  // The key directory is a link to somewhere else.
+  fs::create_directories(file.parent_path().parent_path());
+  fs::create_directory_symlink(outside, file.parent_path());
+  try {
+    cache::store(e);
+    ADD_FAILURE() << "stored through a link out of the cache";
+  } catch (const Error &err) {
+    EXPECT_NE(std::string(err.what()).find("symbolic link"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find(file.parent_path().string()), std::string::npos)
+        << err.what();
+  }
+  EXPECT_TRUE(fs::is_empty(outside)) << "written outside the cache";
+  // The version directory is.
+  fs::remove(file.parent_path());
+  fs::remove(file.parent_path().parent_path());
+  fs::create_directory_symlink(outside, file.parent_path().parent_path());
+  EXPECT_THROW(cache::store(e), Error);
+  EXPECT_TRUE(fs::is_empty(outside)) << "written outside the cache";
+  fs::remove_all(outside);
+}
+
+TEST_F(CacheTest, StoreRefusesToReplaceWhatIsNotARegularFile) {
+  cache::Entry e = entryFor(cache::Source::default_config);
+  fs::path file = cache::entry_path(dir, e);
+  fs::create_directories(file.parent_path());
+  ASSERT_EQ(::mkfifo(file.c_str(), 0644), 0);
+  try {
+    cache::store(e);
+    ADD_FAILURE() << "a FIFO was replaced";
+  } catch (const Error &err) {
+    EXPECT_NE(std::string(err.what()).find("refusing to replace " + file.string()),
+              std::string::npos)
+        << err.what();
+    EXPECT_NE(std::string(err.what()).find("a FIFO"), std::string::npos) << err.what();
+  }
+  EXPECT_TRUE(isFifo(file));
+  fs::remove(file);
+  fs::create_directories(file / "sub");
+  EXPECT_THROW(cache::store(e), Error);
+  EXPECT_TRUE(fs::is_directory(file / "sub"));
+  // No temporary file is left behind.
+  for (const fs::directory_entry &f : fs::directory_iterator(file.parent_path()))
+    EXPECT_EQ(f.path(), file) << "left behind";
+}
+
+TEST_F(CacheTest, LookupDoesNotFollowLinksOrOpenFifos) {
+  std::vector<ArgSpec> specs = launchSpecs();
+  cache::Entry e = entryFor(cache::Source::tuned);
+  fs::path file = cache::entry_path(dir, e);
+  // A valid entry outside the cache, reached through a linked key directory.
+  fs::path outside = dir.string() + "-outside";
+  fs::remove_all(outside);
+  writeBytes(outside / file.filename(), cache::to_bytes(e));
+  fs::create_directories(file.parent_path().parent_path());
+  fs::create_directory_symlink(outside, file.parent_path());
+  EXPECT_FALSE(cache::lookup(queryFor(specs))) << "read an entry through a link";
+  EXPECT_TRUE(cache::list().empty());
+  fs::remove(file.parent_path());
+
+  // A FIFO named like an entry (opening it would block) beside a good entry.
+  cache::Entry d = entryFor(cache::Source::default_config);
+  cache::store(d);
+  fs::path fifo = file.parent_path() / "00000000000000ee.kite";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  reports.clear();
+  {
+    FifoUnblocker unblock(fifo, 10);
+    std::optional<cache::Entry> found = cache::lookup(queryFor(specs));
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->source, cache::Source::default_config);
+  }
+  ASSERT_EQ(reports.size(), 1u) << allReports();
+  EXPECT_NE(reports[0].find(fifo.string()), std::string::npos) << reports[0];
+  EXPECT_NE(reports[0].find("a FIFO, not a regular file"), std::string::npos) << reports[0];
+  {
+    FifoUnblocker unblock(fifo, 10);
+    EXPECT_THROW(cache::read_entry(fifo), Error);
+    EXPECT_THROW(cache::read_bundle(fifo), Error);
+  }
+  fs::remove_all(outside);
+}
+
+TEST_F(CacheTest, ReadsAreBounded) {
+  // Sparse files that start like an entry and a bundle, bigger than either
+  // may be: refused from their size, without being read.
+  fs::path entry = dir / "huge.kite";
+  writeBytes(entry, std::vector<uint8_t>{'K', 'I', 'T', 'E', 'E', 'N', 'T', 'R', 1, 0, 0, 0});
+  fs::resize_file(entry, uintmax_t(3) << 29);
+  auto start = std::chrono::steady_clock::now();
+  try {
+    cache::read_entry(entry);
+    ADD_FAILURE() << "read";
+  } catch (const Error &err) {
+    EXPECT_NE(std::string(err.what()).find("too large: 1610612736 bytes"), std::string::npos)
+        << err.what();
+  }
+  fs::path bundle = dir / "huge.kitebundle";
+  writeBytes(bundle, std::vector<uint8_t>{'K', 'I', 'T', 'E', 'B', 'N', 'D', 'L', 1, 0, 0, 0});
+  fs::resize_file(bundle, uintmax_t(5) << 30);
+  try {
+    cache::read_bundle(bundle);
+    ADD_FAILURE() << "read";
+  } catch (const Error &err) {
+    EXPECT_NE(std::string(err.what()).find("too large: 5368709120 bytes"), std::string::npos)
+        << err.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2))
+      << "read whole";
+}
+
+TEST_F(CacheTest, DeeplyNestedConfigsAreCorrupt) {
+  for (int which = 0; which < 3; ++which) {
+    cache::Entry e = entryFor(cache::Source::tuned);
+    std::string deep = std::string(100000, '{') + std::string(100000, '}');
+    (which == 0 ? e.config : which == 1 ? e.pinnedConfig : e.plan.config) = deep;
+    std::vector<uint8_t> bytes = cache::to_bytes(e);
+    try {
+      cache::from_bytes(bytes);
+      ADD_FAILURE() << which << ": accepted";
+    } catch (const Error &err) {
+      EXPECT_NE(std::string(err.what()).find("nests deeper than 64 levels"), std::string::npos)
+          << err.what();
+    }
+  }
+  // Brackets inside JSON strings do not count; 64 levels are fine.
+  cache::Entry e = entryFor(cache::Source::tuned);
+  e.config = "{\"a\": \"" + std::string(1000, '[') + "\"," + "\"b\":" + std::string(63, '[') +
+             std::string(63, ']') + "}";
+  EXPECT_EQ(cache::from_bytes(cache::to_bytes(e)).config, e.config);
+}
+
+TEST_F(CacheTest, ReportsEscapeControlCharacters) {
+  cache::report("kernel 'a\x1b[2Jb\x07' in\nfile \x9b\\");
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0], "kernel 'a\\x1b[2Jb\\x07' in; file \\x9b\\");
+}
+
+TEST_F(CacheTest, WriteBundleRefusesMissingDirectoriesAndNonRegularFiles) {
+  std::vector<cache::Entry> entries = {entryFor(cache::Source::tuned)};
+  fs::path missing = dir / "missing" / "app.kitebundle";
+  try {
+    cache::write_bundle(missing, entries);
+    ADD_FAILURE() << "written";
+  } catch (const Error &err) {
+    EXPECT_NE(std::string(err.what()).find((dir / "missing").string() + " does not exist"),
+              std::string::npos)
+        << err.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "missing"));
+  fs::path fifo = dir / "fifo.kitebundle";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_THROW(cache::write_bundle(fifo, entries), Error);
+  EXPECT_TRUE(isFifo(fifo));
+  fs::path link = dir / "link.kitebundle";
+  fs::create_symlink(dir / "target", link);
+  EXPECT_THROW(cache::write_bundle(link, entries), Error);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_FALSE(fs::exists(dir / "target"));
 }
 
 //===----------------------------------------------------------------------===//
