@@ -421,6 +421,8 @@ std::string reproduce(const Flags &f, const KernelInfo &k, const Sizes &s,
     cmd += " --config=" + quoteForShell(*config);
   if (f.noGpu)
     cmd += " --no-gpu";
+  if (f.perturb)
+    cmd += " --perturb";
   return cmd;
 }
 
