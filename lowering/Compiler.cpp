@@ -141,6 +141,9 @@ std::string kite::configSpaceOf(const KernelSource &kernel, const std::vector<Ar
       kernel.ir, kernel.name, args, "derive the config space of",
       [&](PassManager &pm) {
         pm.addPass(createKiteSpecialize({std::string(kernel.name), joinArgs(args)}));
+        // An access outside its tensor is the arguments' fault, whatever the
+        // config: say so once, not for every candidate.
+        pm.addPass(createKiteCheckBounds());
       },
       [&](func::FuncOp f, auto &) { return deriveConfigSpace(f, target).dump(); });
 }

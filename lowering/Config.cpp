@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Config.h"
+#include "lowering/Passes.h"
 #include "lowering/TypeInference.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -50,30 +51,97 @@ std::string Config::toJson() const {
   return j.dump();
 }
 
+namespace {
+
+/// No config nests deeper than this; deeper text is rejected before
+/// nlohmann's recursive printer and destructor could exhaust the stack.
+constexpr int kMaxConfigDepth = 16;
+
+/// True if the JSON text's arrays and objects nest at most `limit` deep
+/// (brackets inside strings do not count).
+bool nestsWithin(StringRef text, int limit) {
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (char ch : text) {
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (ch == '\\')
+        escaped = true;
+      else if (ch == '"')
+        inString = false;
+      continue;
+    }
+    if (ch == '"')
+      inString = true;
+    else if (ch == '[' || ch == '{')
+      if (++depth > limit)
+        return false;
+    if (ch == ']' || ch == '}')
+      --depth;
+  }
+  return true;
+}
+
+/// `value` printed for an error message, cut to a readable length.
+std::string shortDump(const json &value) {
+  std::string s = value.dump();
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+/// A JSON integer as int64; floats (8.5, 1e300) and integers past int64
+/// are type errors, never truncated.
+int64_t integer(const json &v) {
+  if (!v.is_number_integer() ||
+      (v.is_number_unsigned() && v.get<uint64_t>() > (uint64_t)INT64_MAX))
+    throw json::type_error::create(302, "expected an integer", &v);
+  return v.get<int64_t>();
+}
+
+std::vector<int64_t> integers(const json &v) {
+  if (!v.is_array())
+    throw json::type_error::create(302, "expected an array of integers", &v);
+  std::vector<int64_t> out;
+  for (const json &e : v)
+    out.push_back(integer(e));
+  return out;
+}
+
+} // namespace
+
 FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
   Config c;
   if (text.trim().empty())
     return c;
+  if (!nestsWithin(text, kMaxConfigDepth)) {
+    error = "the config nests deeper than " + std::to_string(kMaxConfigDepth) + " levels";
+    return failure();
+  }
   json j = json::parse(text.begin(), text.end(), nullptr,
                        /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
-    error = "the config is not a JSON object: " + text.str();
+    error = "the config is not a JSON object: " +
+            (text.size() > 80 ? text.take_front(77).str() + "..." : text.str());
     return failure();
   }
   for (auto &[key, value] : j.items()) {
     try {
       if (key == "block_sizes")
-        c.block_sizes = value.get<std::vector<int64_t>>();
+        c.block_sizes = integers(value);
       else if (key == "num_warps")
-        c.num_warps = value.get<int64_t>();
+        c.num_warps = integer(value);
       else if (key == "num_stages")
-        c.num_stages = value.get<int64_t>();
+        c.num_stages = integer(value);
       else if (key == "pid_type")
         c.pid_type = value.get<std::string>();
-      else if (key == "loop_orders")
-        c.loop_orders = value.get<std::vector<std::vector<int64_t>>>();
-      else if (key == "l2_groupings")
-        c.l2_groupings = value.get<std::vector<int64_t>>();
+      else if (key == "loop_orders") {
+        if (!value.is_array())
+          throw json::type_error::create(302, "expected an array", &value);
+        c.loop_orders.clear();
+        for (const json &order : value)
+          c.loop_orders.push_back(integers(order));
+      } else if (key == "l2_groupings")
+        c.l2_groupings = integers(value);
       else if (key == "indexing")
         c.indexing = value.get<std::string>();
       else if (key == "fast_math")
@@ -91,17 +159,15 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
       else if (key == "warp_specialize")
         c.warp_specialize = value.get<bool>();
       else if (key == "min_programs_per_sm")
-        c.min_programs_per_sm = value.get<int64_t>();
+        c.min_programs_per_sm = integer(value);
       else if (key == "inner_threads")
-        c.inner_threads =
-            value.is_null() ? std::nullopt : std::optional(value.get<int64_t>());
+        c.inner_threads = value.is_null() ? std::nullopt : std::optional(integer(value));
       else if (key == "reduction_loops") {
         if (!value.is_array())
-          throw json::type_error::create(302, "expected an array", nullptr);
+          throw json::type_error::create(302, "expected an array", &value);
         c.reduction_loops.clear();
         for (auto &r : value)
-          c.reduction_loops.push_back(r.is_null() ? std::nullopt
-                                                  : std::optional(r.get<int64_t>()));
+          c.reduction_loops.push_back(r.is_null() ? std::nullopt : std::optional(integer(r)));
       } else {
         error = "unknown config key '" + key +
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
@@ -111,7 +177,17 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         return failure();
       }
     } catch (const json::exception &e) {
-      error = "config key '" + key + "' has the wrong type: " + value.dump();
+      error = "config key '" + key + "' has the wrong type: " + shortDump(value) +
+              " (" + (key == "pid_type" || key == "indexing" || key == "l2_hints"
+                          ? "a string"
+                      : value.is_array() || key == "block_sizes" || key == "l2_groupings" ||
+                              key == "loop_orders" || key == "reduction_loops"
+                          ? "integers"
+                      : key == "num_warps" || key == "num_stages" || key == "inner_threads" ||
+                              key == "min_programs_per_sm"
+                          ? "an integer"
+                          : "a boolean") +
+              " expected)";
       return failure();
     }
   }
@@ -155,7 +231,8 @@ Value kite::matrixProductLhs(Operation *op) {
 
 std::optional<ProductOperand> kite::productOperand(Value v) {
   auto load = v.getDefiningOp<LoadOp>();
-  if (!load || load.getMask() || !v.hasOneUse())
+  // A load kite-check-bounds masks at run time takes the generic path.
+  if (!load || load.getMask() || !v.hasOneUse() || load->hasAttr(kCheckedAttrName))
     return std::nullopt;
   auto arg = dyn_cast<BlockArgument>(load.getTensor());
   if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
@@ -223,6 +300,11 @@ std::string kite::whyNotPlainProductLoop(TileForOp loop) {
 LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
                                    std::string &error) {
   SmallVector<BlockSizeOp> ops = blockSizeOps(kernel);
+  if (!ops.empty() && (int64_t)ops.back().getId() > kMaxBlockSizeId) {
+    error = "the kernel's block size ids reach " + std::to_string(ops.back().getId()) +
+            ", past the largest a config can hold (" + std::to_string(kMaxBlockSizeId) + ")";
+    return failure();
+  }
   int64_t numIds = ops.empty() ? 0 : ops.back().getId() + 1;
   if ((int64_t)c.block_sizes.size() != numIds) {
     error = "block_sizes has " + std::to_string(c.block_sizes.size()) +
@@ -451,6 +533,8 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
       target = std::max<int64_t>(target, llvm::PowerOf2Ceil(*op.getMin()));
     if (op.getMax())
       target = std::min<int64_t>(target, (int64_t)llvm::bit_floor((uint64_t)*op.getMax()));
+    if ((int64_t)op.getId() < 0 || (int64_t)op.getId() > kMaxBlockSizeId)
+      continue; // validateConfig rejects it
     if ((int64_t)c.block_sizes.size() <= (int64_t)op.getId())
       c.block_sizes.resize(op.getId() + 1, 1);
     c.block_sizes[op.getId()] = std::max<int64_t>(llvm::PowerOf2Ceil(target), 1);

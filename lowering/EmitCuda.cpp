@@ -31,6 +31,7 @@
 #include "lowering/EmitCuda.h"
 #include "lowering/Config.h"
 #include "lowering/LaunchArg.h"
+#include "lowering/Passes.h"
 #include "lowering/TypeInference.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -2060,8 +2061,28 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   if (stored)
     valueTile = readableAt(*stored, t, t.rank() - stored->rank());
 
+  // Subscripts kite-check-bounds could not prove inside the tensor: masked
+  // against their dimension at run time (lanes outside read 0, are not
+  // written).
+  llvm::SmallDenseSet<int32_t> checked;
+  if (auto c = op->getAttrOfType<DenseI32ArrayAttr>(kCheckedAttrName))
+    checked.insert(c.asArrayRef().begin(), c.asArrayRef().end());
   std::string own = isLoad ? "" : owner(t);
   int64_t width = (maskTile || atomic) ? 1 : vectorWidth(ref, subs, t);
+  {
+    // A checked span along the vector's dim has a mask per element.
+    int64_t rd = 0;
+    for (auto [pos, s] : llvm::enumerate(subs)) {
+      if (s.kind == Subscript::Kind::Span && checked.contains(pos) && rd == t.rank() - 1)
+        width = 1;
+      if (s.kind == Subscript::Kind::Gather) {
+        if (pos + 1 == subs.size() || subs[pos + 1].kind != Subscript::Kind::Gather)
+          rd += groupRanks[s.value];
+      } else if (s.kind != Subscript::Kind::Scalar) {
+        ++rd;
+      }
+    }
+  }
   // Offsets in 32-bit arithmetic where none can overflow it: the tensor's
   // reach, with a tile running past its end (masked lanes), stays far
   // below 2^31 elements.
@@ -2072,7 +2093,13 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   forEach(t, [&](ArrayRef<std::string> k) {
     // The element's offset in the tensor.
     std::string offset = "0";
+    SmallVector<std::string> bounds; // the checked subscripts' conditions
     int64_t rd = 0, tdim = 0;
+    auto checkIndex = [&](size_t pos, const std::string &idx) {
+      if (checked.contains(pos))
+        bounds.push_back(llvm::formatv("(unsigned long long)({0}) < {1}ULL", idx,
+                                       ref.sizes[tdim]));
+    };
     auto addIndex = [&](const std::string &idx) {
       int64_t stride = ref.strides[tdim++];
       if (idx == "0")
@@ -2084,7 +2111,7 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
                        : llvm::formatv(" * {0}LL", stride).str();
       offset = offset == "0" ? term : offset + " + " + term;
     };
-    for (const Subscript &s : subs) {
+    for (auto [pos, s] : llvm::enumerate(subs)) {
       switch (s.kind) {
       case Subscript::Kind::NewAxis:
         ++rd;
@@ -2095,23 +2122,30 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
         break;
       case Subscript::Kind::Span: {
         std::string c = coord(t, rd, k[rd]);
-        addIndex(c == "0" ? spans[s.value].begin : spans[s.value].begin + " + " + c);
+        std::string idx = c == "0" ? spans[s.value].begin : spans[s.value].begin + " + " + c;
+        checkIndex(pos, idx);
+        addIndex(idx);
         ++rd;
         break;
       }
       case Subscript::Kind::Scalar: {
         std::optional<int64_t> c = getConstantIntValue(s.value);
         int64_t size = ref.sizes[tdim];
-        if (c)
-          addIndex(std::to_string(*c < 0 ? *c + size : *c));
-        else
-          addIndex(llvm::formatv("({0} < 0 ? {0} + {1} : {0})", scalar(s.value), size));
+        std::string idx =
+            c ? std::to_string(*c < 0 ? *c + size : *c)
+              : llvm::formatv("({0} < 0 ? {0} + {1} : {0})", scalar(s.value), size).str();
+        checkIndex(pos, idx);
+        addIndex(idx);
         break;
       }
       case Subscript::Kind::Gather: {
         const Tile &g = gathers[s.value];
         int64_t groupRank = groupRanks[s.value];
-        addIndex("cvt<i64>(" + at(g, k, rd + groupRank - g.rank()) + ")");
+        // Negative indices count from the end, as in reference mode.
+        std::string v = "cvt<i64>(" + at(g, k, rd + groupRank - g.rank()) + ")";
+        std::string idx = llvm::formatv("({0} < 0 ? {0} + {1} : {0})", v, ref.sizes[tdim]);
+        checkIndex(pos, idx);
+        addIndex(idx);
         // The group's dims follow its last member.
         if (&s + 1 == subs.end() || (&s + 1)->kind != Subscript::Kind::Gather)
           rd += groupRank;
@@ -2129,6 +2163,7 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
         conds.push_back(llvm::formatv("{0} < {1}", coord(t, i, k[i]), t.dims[i].extent));
     if (maskTile)
       conds.push_back("cvt<bool>(" + at(*maskTile, k, t.rank() - maskTile->rank()) + ")");
+    conds.append(bounds);
     std::string cond = llvm::join(conds, " && ");
     std::string ptr = llvm::formatv("{0}[{1}]", ref.ptr, offset);
     if (width > 1) {

@@ -13,6 +13,11 @@
 
 namespace kite {
 
+/// kite-check-bounds' mark on a load, store or atomic: the subscript
+/// positions (indices into its subscripts) that CUDA emission masks
+/// against the indexed dimension at run time.
+constexpr llvm::StringLiteral kCheckedAttrName = "kite.checked";
+
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"
 

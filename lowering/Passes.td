@@ -67,6 +67,43 @@ def KiteApplyConfig : Pass<"kite-apply-config", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def KiteCheckBounds : Pass<"kite-check-bounds", "::mlir::ModuleOp"> {
+  let summary = "Prove every subscript inside its tensor, or mask it at run time";
+  let description = [{
+    A tile's lanes are masked by its loop's extent, not by the tensor it
+    indexes. For each subscript of each `kite.load`, `kite.store` and
+    `kite.atomic`, proves from the bounds of the loops and scalars it is
+    built from (interval arithmetic, IndexRange.h) that it stays inside the
+    indexed dimension. Where it cannot:
+
+    - a subscript that leaves the dimension whenever its loop runs (a tile
+      loop over [0, 128) indexing a dimension of 64, a constant index past
+      the end) is an error at the access naming the kernel, the tensor,
+      the dimension and the sizes, as reference mode reports it; a masked
+      access (`load(x, {...}, mask)`) is never an error, as in reference
+      mode;
+    - a subscript that may (bounds from a run-time scalar, gathered
+      indices) is listed in the access's `kite.checked` attribute, and
+      CUDA emission masks it against the dimension at run time: its
+      out-of-range lanes read 0 and are not written.
+
+    Assumes: specialized IR (static tensor types). Guarantees: no access
+    the IR describes reaches outside its tensor. Runs before
+    kite-matmul-mainloop, whose main loops take only unchecked operands,
+    and after kite-reduction-loops, whose chunk loops it proves.
+
+    ```mlir
+    // y: f32[64,192]; %tk runs over [0, 128)
+    %b = kite.load %y[%tk, %tn] : ...   // error: the tiles of [0, 128) are out
+                                        // of range for dimension 0 of size 64
+    // %i runs over [0, %n), %n a run-time scalar
+    %c = kite.load %z[%i, all] {kite.checked = array<i32: 0>} : ...
+    ```
+
+    Test: test/lowering/kite-check-bounds.mlir
+  }];
+}
+
 def KiteReductionLoops : Pass<"kite-reduction-loops", "::mlir::ModuleOp"> {
   let summary = "Loop over chunks of the reduction dimensions the config asks for";
   let description = [{

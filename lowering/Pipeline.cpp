@@ -23,6 +23,8 @@ void kite::buildKiteLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKiteReductionLoops());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Subscripts proven inside their tensors; the rest an error or masked.
+  pm.addPass(createKiteCheckBounds());
   // L2 eviction priorities for loads the config asks for.
   pm.addPass(createKiteCacheHints());
   // Matrix-product K loops that run as a pipelined tensor-core main loop.

@@ -3,7 +3,7 @@
 // no warp_reduce or block_reduce inside the loop); after the loop one
 // cross-thread amax gives the row max and one cross-thread sum the rescaled
 // sums.
-// RUN: kite inspect %kite_src/examples/cross_entropy.kite.cpp --arg 'x=bf16[64,32768]' --arg 't=i64[64]' --config '{"block_sizes":[1],"num_warps":4,"reduction_loops":[1024]}' --emit=cuda | FileCheck %s
+// RUN: kite inspect %kite_src/examples/cross_entropy.kite.cpp --arg 'logits=bf16[64,32768]' --arg 'target=i64[64]' --config '{"block_sizes":[1],"num_warps":4,"reduction_loops":[1024]}' --emit=cuda | FileCheck %s
 // CHECK: for (i64 [[T:t[0-9]+]] = 0; [[T]] <
 // CHECK: load_vec<8>
 // CHECK: MaxOp::combine

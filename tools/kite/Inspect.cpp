@@ -257,6 +257,11 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     mlir::FailureOr<mlir::func::FuncOp> kernel = kite::findKernel(*copy, opts.kernel);
     if (mlir::failed(kernel))
       return kite::cli::kUserError;
+    // Shapes that make an access leave its tensor have no config space.
+    mlir::PassManager check(&ctx);
+    check.addPass(kite::createKiteCheckBounds());
+    if (mlir::failed(check.run(*copy)))
+      return kite::cli::kUserError;
     nlohmann::json space = kite::deriveConfigSpace(*kernel, opts.arch);
     std::string js = "{\"default\": " + space["default"].dump() + ",\n \"parameters\": [";
     const nlohmann::json &params = space["parameters"];
@@ -325,7 +330,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
         report.benchPersistent = plan.persistent;
         kite::autotune::BenchSettings settings;
         settings.intRanges = opts.intRanges;
-        kite::autotune::PlanBench bench(plan.args, settings);
+        kite::autotune::PlanBench bench(kite::autotune::benchArgs(plan, *specs), settings);
         bench.setReference(plan);
         roof.measuredMs = bench.time(plan, opts.bench ? opts.runs : 50);
         roof.peakGBs = kite::autotune::copyBandwidthGBs(0);

@@ -1,0 +1,57 @@
+//===- IndexRange.h - bounds of the integer scalars of a kernel -*- C++ -*-===//
+//
+// This file declares IndexRanges: for an integer scalar of a specialized
+// kernel (a constant, a loop variable, a tile's begin or end, arithmetic on
+// them), an interval [lo, hi] that holds every value it takes. Run-time
+// scalars (kernel parameters that are not specialized, loop-carried values)
+// are unbounded, so a subscript built from them cannot be proven in bounds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_LOWERING_INDEXRANGE_H
+#define KITE_LOWERING_INDEXRANGE_H
+
+#include "ir/KiteDialect.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <cstdint>
+#include <limits>
+
+namespace kite {
+
+/// A closed interval of int64 values; `full()` is every value.
+struct IndexRange {
+  int64_t lo = std::numeric_limits<int64_t>::min();
+  int64_t hi = std::numeric_limits<int64_t>::max();
+
+  static IndexRange full() { return {}; }
+  static IndexRange exactly(int64_t v) { return {v, v}; }
+  bool isConstant() const { return lo == hi; }
+  bool operator==(const IndexRange &) const = default;
+};
+
+/// The [begin, end) a loop dimension runs over, as ranges of its bounds.
+struct LoopExtent {
+  IndexRange lower, upper;
+};
+
+class IndexRanges {
+public:
+  /// The range of an integer scalar value (any other value: full()).
+  IndexRange of(mlir::Value v);
+
+  /// The bounds of the loop dimension a `!kite.span` block argument (or a
+  /// grid_for index) belongs to; nullopt if `span` is not a loop variable.
+  std::optional<LoopExtent> extentOf(mlir::Value span);
+
+private:
+  IndexRange compute(mlir::Value v, int depth);
+  IndexRange get(mlir::Value v, int depth);
+
+  llvm::DenseMap<mlir::Value, IndexRange> memo_;
+};
+
+} // namespace kite
+
+#endif // KITE_LOWERING_INDEXRANGE_H
