@@ -289,6 +289,28 @@ struct PlanBench::Impl {
   }
 };
 
+std::vector<ArgSpec> kite::autotune::benchArgs(const KernelPlan &plan,
+                                               const std::vector<ArgSpec> &given) {
+  if (given.size() != plan.args.size())
+    throw Error(fmt::format("kite: {} arguments given for kernel '{}', which takes {}",
+                            given.size(), plan.name, plan.args.size()));
+  std::vector<ArgSpec> specs = plan.args;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].is_tensor() != given[i].is_tensor())
+      throw Error(fmt::format("kite: argument {} of kernel '{}' is {} in the plan, but {} was "
+                              "given",
+                              i + 1, plan.name, specs[i].str(), given[i].str()));
+    if (!specs[i].is_tensor() && given[i].value) {
+      if (specs[i].value && *specs[i].value != *given[i].value)
+        throw Error(fmt::format("kite: the plan of kernel '{}' is specialized on {}, but {} was "
+                                "given",
+                                plan.name, specs[i].str(), given[i].str()));
+      specs[i].value = given[i].value;
+    }
+  }
+  return specs;
+}
+
 PlanBench::PlanBench(std::vector<ArgSpec> specs, BenchSettings settings, int device)
     : impl_(std::make_unique<Impl>(device, std::move(specs), std::move(settings))) {}
 
@@ -380,6 +402,12 @@ Evaluation PlanBench::evaluate(const KernelPlan &plan, bool injectFault, double 
   e.status = Evaluation::Status::ok;
   return e;
 }
+
+const std::vector<Tensor> &PlanBench::referenceResults() const { return impl_->reference; }
+
+const std::vector<ArgSpec> &PlanBench::specs() const { return impl_->specs; }
+
+const std::vector<Tensor> &PlanBench::inputs() const { return impl_->inputs; }
 
 double PlanBench::time(const KernelPlan &plan, int runs) {
   rt::ContextScope scope(impl_->dc);

@@ -50,8 +50,17 @@ struct Mismatch {
   double maxError = 0; // the largest |a - b|
 };
 
+/// What a benchmark runs `plan` with: its argument specs (what it was
+/// compiled for), each run-time scalar given the value the user asked for in
+/// `given` (the same arguments, in order; a plan's specs keep values only of
+/// the scalars it is specialized on). A scalar without a value runs as 0
+/// (integers, bools) or 1e-5 (floats). Throws kite::Error if `given` does
+/// not match the plan's arguments.
+std::vector<ArgSpec> benchArgs(const KernelPlan &plan, const std::vector<ArgSpec> &given);
+
 class PlanBench {
 public:
+  /// `specs`: the arguments to run with (benchArgs).
   PlanBench(std::vector<ArgSpec> specs, BenchSettings settings, int device = 0);
   ~PlanBench();
   PlanBench(const PlanBench &) = delete;
@@ -66,6 +75,11 @@ public:
   /// take longer than `cutoffMs` each (0: no cutoff) gets that time without
   /// the timed runs: it cannot win, and timing it would spend the budget.
   Evaluation evaluate(const KernelPlan &plan, bool injectFault = false, double cutoffMs = 0);
+  /// The reference plan's results (after setReference), on the device.
+  const std::vector<Tensor> &referenceResults() const;
+  /// The arguments the plans run with, and the tensors made for them.
+  const std::vector<ArgSpec> &specs() const;
+  const std::vector<Tensor> &inputs() const;
   /// Times a plan again with `runs` runs (no check); the median in ms.
   double time(const KernelPlan &plan, int runs);
 

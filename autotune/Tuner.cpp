@@ -44,10 +44,11 @@ public:
     else
       settings = o.bench, device = o.device;
   }
-  void setReference(const KernelPlan &plan) {
+  void setReference(const KernelPlan &plan, const std::vector<ArgSpec> &given) {
+    std::vector<ArgSpec> args = benchArgs(plan, given);
     if (worker)
-      return worker->setReference(plan);
-    local = std::make_unique<PlanBench>(plan.args, settings, device);
+      return worker->setReference(plan, std::move(args));
+    local = std::make_unique<PlanBench>(std::move(args), settings, device);
     local->setReference(plan);
   }
   Evaluation evaluate(const KernelPlan &plan, bool fault, double timeoutSeconds, double cutoffMs) {
@@ -199,7 +200,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
                             name, defaultConfig, e.what()));
   }
   AnyBench bench(options);
-  bench.setReference(reference);
+  bench.setReference(reference, request.args);
 
   TuneResult result;
   result.bytes = bytesMoved(reference);

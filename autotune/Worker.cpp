@@ -182,7 +182,14 @@ int workerLoop(int in, int out) {
       switch (f->kind) {
       case kSetup: {
         KernelPlan plan = deserialize(f->blob);
-        bench = std::make_unique<PlanBench>(plan.args, settingsFromJson(f->meta["settings"]),
+        std::vector<ArgSpec> args = plan.args;
+        const json &values = f->meta["values"];
+        if (!values.is_array() || values.size() != args.size())
+          throw Error("the setup frame's values do not match the plan's arguments");
+        for (size_t i = 0; i < args.size(); ++i)
+          if (!values[i].is_null() && !args[i].is_tensor())
+            args[i].value = values[i].get<double>();
+        bench = std::make_unique<PlanBench>(std::move(args), settingsFromJson(f->meta["settings"]),
                                             f->meta.value("device", 0));
         bench->setReference(plan);
         reply.meta["ok"] = true;
@@ -307,7 +314,14 @@ void WorkerBench::start() {
   process_->fromChild = up[0];
   ++starts_;
   if (reference_) {
-    Frame setup{kSetup, {{"settings", settingsToJson(settings_)}, {"device", device_}},
+    // The scalars' values: a plan's specs keep only those it is
+    // specialized on.
+    json values = json::array();
+    for (const ArgSpec &a : args_)
+      values.push_back(!a.is_tensor() && a.value ? json(*a.value) : json(nullptr));
+    Frame setup{kSetup,
+                {{"settings", settingsToJson(settings_)}, {"device", device_},
+                 {"values", values}},
                 serialize(*reference_)};
     bool timedOut = false;
     std::optional<Frame> reply;
@@ -328,8 +342,9 @@ void WorkerBench::start() {
   }
 }
 
-void WorkerBench::setReference(const KernelPlan &plan) {
+void WorkerBench::setReference(const KernelPlan &plan, std::vector<ArgSpec> args) {
   reference_ = plan;
+  args_ = std::move(args);
   start();
 }
 

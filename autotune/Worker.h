@@ -31,10 +31,11 @@ public:
   WorkerBench(const WorkerBench &) = delete;
   WorkerBench &operator=(const WorkerBench &) = delete;
 
-  /// Starts the worker (if needed) and gives it the reference plan; the
-  /// worker makes the inputs from the plan's argument specs. Throws
-  /// kite::Error if the reference itself fails.
-  void setReference(const KernelPlan &plan);
+  /// Starts the worker (if needed) and gives it the reference plan and the
+  /// arguments to run with (benchArgs: the plan's specs with the scalars'
+  /// values); the worker makes the inputs from them. Throws kite::Error if
+  /// the reference itself fails.
+  void setReference(const KernelPlan &plan, std::vector<ArgSpec> args);
   /// As PlanBench::evaluate. A worker that dies or exceeds `timeoutSeconds`
   /// gives a failed evaluation saying so, and is restarted for the next.
   Evaluation evaluate(const KernelPlan &plan, bool injectFault = false,
@@ -51,6 +52,7 @@ private:
   std::string executable_;
   std::unique_ptr<Process> process_;
   std::optional<KernelPlan> reference_;
+  std::vector<ArgSpec> args_; // what the reference and candidates run with
   int starts_ = 0;
 
   void start();

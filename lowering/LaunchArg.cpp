@@ -11,7 +11,11 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <charconv>
+#include <cmath>
 
 using namespace mlir;
 using namespace kite;
@@ -59,22 +63,32 @@ std::string LaunchArg::str() const {
     if (alignment != 16)
       os << ":align" << alignment;
   } else if (value) {
-    if (dtype.isIntOrIndex())
+    if (dtype.isIntOrIndex()) {
       os << ":" << (int64_t)*value;
-    else
-      os << ":" << *value;
+    } else {
+      // The shortest text that reads back as the same double.
+      char buf[32];
+      auto r = std::to_chars(buf, buf + sizeof buf, *value);
+      os << ":" << llvm::StringRef(buf, r.ptr - buf);
+    }
   }
   return s;
 }
 
 namespace {
-/// Parses `[a,b,c]` at the front of `text`, consuming it.
-bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out) {
-  if (!text.consume_front("["))
+/// Parses `[a,b,c]` at the front of `text`, consuming it; on failure,
+/// `error` says what is wrong (`what` names the list: "sizes", "strides").
+bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out,
+                  const std::string &what, std::string &error) {
+  if (!text.consume_front("[")) {
+    error = "expected '[' to start the " + what;
     return false;
+  }
   size_t close = text.find(']');
-  if (close == llvm::StringRef::npos)
+  if (close == llvm::StringRef::npos) {
+    error = "the " + what + " have no closing ']'";
     return false;
+  }
   llvm::StringRef body = text.take_front(close);
   text = text.drop_front(close + 1);
   if (body.trim().empty())
@@ -83,9 +97,47 @@ bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out) {
   body.split(parts, ',');
   for (llvm::StringRef p : parts) {
     int64_t v;
-    if (p.trim().getAsInteger(10, v) || v < 0)
+    if (p.trim().getAsInteger(10, v)) {
+      error = "'" + p.trim().str() + "' in the " + what + " is not an integer (or does not fit in 64 bits)";
       return false;
+    }
+    if (v < 0) {
+      error = "the " + what + " must not be negative (got " + std::to_string(v) + ")";
+      return false;
+    }
     out.push_back(v);
+  }
+  return true;
+}
+
+/// The largest tensor, in bytes, a spec may describe: 2^48 (256 TiB), far
+/// beyond any GPU, and small enough that no offset or element count kite
+/// computes from it overflows 64 bits.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+
+/// Checks that a tensor's elements (and, with strides, its reach) fit in
+/// kMaxTensorBytes.
+bool checkExtent(const LaunchArg &spec, std::string &error) {
+  int64_t elemBytes = std::max<int64_t>(1, (int64_t)llvm::divideCeil(
+                                               spec.dtype.getIntOrFloatBitWidth(), 8));
+  int64_t limit = kMaxTensorBytes / elemBytes;
+  int64_t numel = 1, reach = 1;
+  for (auto [d, n] : llvm::enumerate(spec.sizes)) {
+    if (n == 0)
+      return true; // an empty tensor
+    if (n > limit || numel > limit / n) {
+      error = "'" + spec.name + "' is larger than any GPU memory (" + spec.str() + ")";
+      return false;
+    }
+    numel *= n;
+    if (!spec.strides.empty()) {
+      int64_t s = spec.strides[d];
+      if (s != 0 && (n - 1 > limit / s || reach > limit - (n - 1) * s)) {
+        error = "the strides of '" + spec.name + "' reach past any GPU memory";
+        return false;
+      }
+      reach += (n - 1) * s;
+    }
   }
   return true;
 }
@@ -110,30 +162,54 @@ FailureOr<LaunchArg> kite::parseLaunchArg(MLIRContext *ctx, llvm::StringRef text
   }
   rest = rest.drop_front(dtypeText.size());
   spec.isTensor = rest.starts_with("[");
-  if (spec.isTensor && !parseIntList(rest, spec.sizes)) {
-    error = "malformed sizes in '" + text.str() + "' (expected e.g. bf16[8192,8192])";
+  if (spec.isTensor && !parseIntList(rest, spec.sizes, "sizes of '" + spec.name + "'", error)) {
+    error = "malformed sizes in '" + text.str() + "': " + error + " (expected e.g. bf16[8192,8192])";
     return failure();
   }
   while (rest.consume_front(":")) {
     if (spec.isTensor && rest.consume_front("strides")) {
-      if (!parseIntList(rest, spec.strides) ||
-          spec.strides.size() != spec.sizes.size()) {
-        error = "strides of '" + spec.name + "' must list one stride per dimension";
+      spec.strides.clear();
+      if (!parseIntList(rest, spec.strides, "strides of '" + spec.name + "'", error))
+        return failure();
+      if (spec.strides.size() != spec.sizes.size()) {
+        error = "strides of '" + spec.name + "' must list one stride per dimension (" +
+                std::to_string(spec.sizes.size()) + ", got " +
+                std::to_string(spec.strides.size()) + ")";
         return failure();
       }
     } else if (spec.isTensor && rest.consume_front("align")) {
       size_t n = rest.find(':');
-      if (rest.take_front(n).getAsInteger(10, spec.alignment) ||
-          spec.alignment <= 0) {
-        error = "malformed alignment for '" + spec.name + "'";
+      if (rest.take_front(n).getAsInteger(10, spec.alignment) || spec.alignment <= 0 ||
+          !llvm::isPowerOf2_64(spec.alignment) || spec.alignment > 4096) {
+        error = "the alignment of '" + spec.name + "' must be a power of two from 1 to 4096 "
+                "bytes, not '" + rest.take_front(n).str() + "'";
         return failure();
       }
       rest = rest.drop_front(std::min(n, rest.size()));
-    } else if (!spec.isTensor) {
+    } else if (!spec.isTensor && !spec.value) {
       double v;
       size_t n = rest.find(':');
-      if (rest.take_front(n).getAsDouble(v)) {
-        error = "malformed value for scalar '" + spec.name + "'";
+      llvm::StringRef valueText = rest.take_front(n);
+      if (valueText.getAsDouble(v) || (!std::isfinite(v) && spec.dtype.isIntOrIndex())) {
+        error = "malformed value '" + valueText.str() + "' for scalar '" + spec.name + "'";
+        return failure();
+      }
+      if (spec.dtype.isIntOrIndex()) {
+        unsigned width = spec.dtype.getIntOrFloatBitWidth();
+        double lo = width == 1 ? 0 : -std::ldexp(1.0, width - 1);
+        double hi = width == 1 ? 1 : std::ldexp(1.0, width - 1) - 1;
+        // 2^63 - 1 is not a double: compare against the double below 2^63.
+        if (width == 64)
+          hi = std::nextafter(std::ldexp(1.0, 63), 0.0);
+        if (v != std::trunc(v) || v < lo || v > hi) {
+          error = "the value of '" + spec.name + "' must be " +
+                  (width == 1 ? std::string("0 or 1") : "an integer that fits in " + dtypeName(spec.dtype)) +
+                  ", not '" + valueText.str() + "'";
+          return failure();
+        }
+      }
+      if (spec.dtype.isF32() && std::isfinite(v) && std::abs(v) > 3.4028234663852886e38) {
+        error = "the value of '" + spec.name + "' does not fit in f32: '" + valueText.str() + "'";
         return failure();
       }
       spec.value = v;
@@ -146,6 +222,8 @@ FailureOr<LaunchArg> kite::parseLaunchArg(MLIRContext *ctx, llvm::StringRef text
     error = "unexpected '" + rest.str() + "' in '" + text.str() + "'";
     return failure();
   }
+  if (spec.isTensor && !checkExtent(spec, error))
+    return failure();
   return spec;
 }
 

@@ -143,6 +143,13 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
       BlockArgument arg = entry.getArgument(i);
       auto nameAttr = func.getArgAttrOfType<StringAttr>(i, kArgNameAttrName);
       std::string name = nameAttr ? nameAttr.str() : "#" + std::to_string(i);
+      // Arguments are positional; a name that is not the parameter's is a
+      // mix-up (`--arg y=... --arg x=...`), not a rename.
+      if (nameAttr && !spec.name.empty() && spec.name != name)
+        return func.emitError() << "argument " << i + 1 << " of kernel '" << func.getSymName()
+                                << "' is '" << name << "', but was given as '" << spec.name
+                                << "' (" << spec.str() << "); give one argument per parameter, "
+                                << "in order";
       if (auto tensor = dyn_cast<kite::TensorType>(arg.getType())) {
         if (!spec.isTensor)
           return func.emitError() << "argument '" << name
@@ -172,6 +179,10 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
         return func.emitError() << "argument '" << name << "' is a scalar of type "
                                 << arg.getType() << ", but was given a tensor ("
                                 << spec.str() << ")";
+      if (spec.dtype != arg.getType())
+        return func.emitError() << "scalar argument '" << name << "' is of type "
+                                << dtypeName(arg.getType()) << " in the kernel, but was given as "
+                                << dtypeName(spec.dtype) << " (" << spec.str() << ")";
       bool isBool = arg.getType().isInteger(1);
       if (isBool && !spec.value)
         return func.emitError() << "bool argument '" << name

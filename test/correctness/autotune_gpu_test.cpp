@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 kite::Tensor softmax(kite::Tensor x);
+kite::Tensor window_sum(kite::Tensor x, int64_t window, double scale);
 
 using namespace kite;
 namespace fs = std::filesystem;
@@ -173,7 +174,7 @@ TEST_F(AutotuneGpu, CandidatesSlowerThanTheCutoffAreNotTimedFurther) {
   std::vector<ArgSpec> specs = {ArgSpec::tensor("x", bf16, kSizes, {}, 16)};
   KernelPlan plan = compileToPlan(*source, specs, Options{});
   autotune::WorkerBench worker(autotune::BenchSettings{});
-  worker.setReference(plan);
+  worker.setReference(plan, plan.args);
   autotune::Evaluation timed = worker.evaluate(plan, false, 60, 0);
   ASSERT_EQ(timed.status, autotune::Evaluation::Status::ok) << timed.message;
   EXPECT_GT(timed.ms, 0);
@@ -213,6 +214,44 @@ TEST_F(AutotuneGpu, LaunchWithTuningTunesOnceAndCachesTheWinner) {
   ::unsetenv("KITE_AUTOTUNE_BUDGET");
   ::unsetenv("KITE_AUTOTUNE_WORKER");
   fs::remove_all(dir);
+}
+
+// The scalars given to a benchmark reach the kernel: the reference run's
+// output is window_sum with those values (in this process), and in a worker
+// a window of every column takes far longer than a window of a few (a
+// placeholder of 0 would make both empty).
+TEST_F(AutotuneGpu, BenchmarksRunWithTheScalarsGiven) {
+  const KernelSource *source = lookup_kernel(window_sum);
+  ASSERT_NE(source, nullptr);
+  const int64_t rows = 4096, cols = 16384;
+  std::vector<ArgSpec> specs = {ArgSpec::tensor("x", f32, {rows, cols}, {}, 16),
+                                ArgSpec::scalar("window", i64), ArgSpec::scalar("scale", f64)};
+  KernelPlan plan = compileToPlan(*source, specs, Options{});
+  ASSERT_FALSE(plan.args[1].value.has_value()) << "window is a run-time scalar";
+
+  auto given = [&](int64_t window, double scale) {
+    std::vector<ArgSpec> g = specs;
+    g[1].value = (double)window;
+    g[2].value = scale;
+    return autotune::benchArgs(plan, g);
+  };
+  {
+    autotune::PlanBench bench(given(100, 3.0), autotune::BenchSettings{});
+    bench.setReference(plan);
+    Tensor x = cuda::to_host(bench.inputs()[0]);
+    Tensor got = cuda::to_host(bench.referenceResults()[0]);
+    EXPECT_TRUE(kite_test::allClose(got, window_sum(x, 100, 3.0), kite_test::toleranceFor(f32)));
+  }
+  auto timeIt = [&](int64_t window) {
+    autotune::WorkerBench worker(autotune::BenchSettings{}, 0, gSelf);
+    worker.setReference(plan, given(window, 1.0));
+    std::optional<double> ms = worker.time(plan, 20);
+    return ms.value_or(-1);
+  };
+  double narrow = timeIt(16), wide = timeIt(cols);
+  ASSERT_GT(narrow, 0);
+  EXPECT_GT(wide, 3 * narrow) << "window " << cols << ": " << wide << " ms, window 16: " << narrow
+                              << " ms";
 }
 
 } // namespace

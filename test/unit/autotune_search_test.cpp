@@ -341,7 +341,7 @@ TEST(Worker, ABrokenWorkerIsAnErrorNotAHang) {
     WorkerBench bench(BenchSettings{}, 0, exe);
     auto start = std::chrono::steady_clock::now();
     try {
-      bench.setReference(plan);
+      bench.setReference(plan, plan.args);
       ADD_FAILURE() << exe << ": no error";
     } catch (const kite::Error &e) {
       std::string what = e.what();
@@ -355,6 +355,35 @@ TEST(Worker, ABrokenWorkerIsAnErrorNotAHang) {
     EXPECT_LT(s, 10.0) << exe;
   }
   std::filesystem::remove(echo);
+}
+
+// A benchmark runs a plan with the scalar values asked for: a plan's specs
+// keep only the values it is specialized on, and the others come from what
+// was given (bench, autotune and inspect --emit=roofline all go through
+// benchArgs).
+TEST(Bench, ArgsCarryTheGivenScalarValues) {
+  kite::KernelPlan plan;
+  plan.name = "k";
+  plan.args = {kite::ArgSpec::tensor("x", kite::f32, {4, 8}),
+               kite::ArgSpec::scalar("window", kite::i64),
+               kite::ArgSpec::scalar("flag", kite::boolean, 1.0)};
+  std::vector<kite::ArgSpec> given = plan.args;
+  given[1].value = 64;
+  std::vector<kite::ArgSpec> args = benchArgs(plan, given);
+  ASSERT_EQ(args.size(), 3u);
+  ASSERT_TRUE(args[1].value.has_value());
+  EXPECT_EQ(*args[1].value, 64);
+  EXPECT_EQ(*args[2].value, 1.0);
+  EXPECT_EQ(args[0], plan.args[0]);
+  // Nothing given: nothing invented here (PlanBench's placeholder applies).
+  EXPECT_FALSE(benchArgs(plan, plan.args)[1].value.has_value());
+  // A value that contradicts the plan's specialization, or another shape
+  // of arguments, is an error.
+  given[2].value = 0.0;
+  EXPECT_THROW(benchArgs(plan, given), kite::Error);
+  EXPECT_THROW(benchArgs(plan, {plan.args[0]}), kite::Error);
+  std::vector<kite::ArgSpec> swapped = {plan.args[1], plan.args[0], plan.args[2]};
+  EXPECT_THROW(benchArgs(plan, swapped), kite::Error);
 }
 
 /// The benchmark's fill and compare kernels compile with NVRTC (no GPU).
