@@ -536,16 +536,15 @@ cache::Entry readEntryAt(int dirfd, const std::string &name, const fs::path &fil
   }
 }
 
-/// Writes `bytes` as `name` in the directory `dirfd` (at `dirPath`, for
+/// Writes `bytes` as `name` in the directory `dirfd` (`file` names it in
 /// messages) through a temporary file there and a rename: readers (other
 /// processes too) see the old file or the new one, never a part. Replaces
 /// only a regular file: a FIFO, a device, a directory or a symbolic link at
 /// `name` is refused and left as it is (as root, renaming over /dev/full
 /// would replace the device). Throws kite::Error.
-void writeAtomicallyAt(int dirfd, const fs::path &dirPath, const std::string &name,
+void writeAtomicallyAt(int dirfd, const fs::path &file, const std::string &name,
                        std::span<const uint8_t> bytes, std::string_view what) {
   static std::atomic<uint64_t> counter{0};
-  fs::path file = dirPath / name;
   auto refuseUnlessRegular = [&] {
     std::optional<mode_t> mode = modeAt(dirfd, name);
     if (mode && !S_ISREG(*mode))
@@ -556,7 +555,7 @@ void writeAtomicallyAt(int dirfd, const fs::path &dirPath, const std::string &na
   refuseUnlessRegular();
   std::string tmp = fmt::format(".{}.{}.{}.{:x}.tmp", name, ::getpid(), counter.fetch_add(1),
                                 std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffff);
-  fs::path tmpPath = dirPath / tmp;
+  fs::path tmpPath = file.parent_path() / tmp;
   Fd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd)
     throw Error(fmt::format("kite: cannot write {} {}: {}", what, tmpPath.string(),
@@ -746,7 +745,7 @@ fs::path cache::store(const Entry &entry, const fs::path &dir) {
     }
     at = std::move(sub);
   }
-  writeAtomicallyAt(at.get(), atPath, file.filename().string(), bytes, "the cache entry");
+  writeAtomicallyAt(at.get(), file, file.filename().string(), bytes, "the cache entry");
   return file;
 }
 
@@ -980,7 +979,7 @@ void cache::write_bundle(const fs::path &file, std::span<const Entry> entries) {
   if (!dirFd)
     throw Error(fmt::format("kite: cannot write the bundle {}: cannot open {}: {}", file.string(),
                             parent.string(), std::strerror(errno)));
-  writeAtomicallyAt(dirFd.get(), parent, name, bytes, "the bundle");
+  writeAtomicallyAt(dirFd.get(), file, name, bytes, "the bundle");
 }
 
 std::vector<cache::Entry> cache::read_bundle(const fs::path &file) {

@@ -12,11 +12,22 @@
 //
 // Each takes --dir (default: $KITE_CACHE_DIR, else ~/.cache/kite). Exit
 // statuses: 0 success, 1 a user error (no such entry, a corrupt entry to
-// show, nothing to export, a failed write), 2 a usage error.
+// show, a file rm may not delete, nothing to export, a failed write), 2 a
+// usage error.
+//
+// The cache may hold anything (it may be shared, or pointed at the wrong
+// directory), so: rm deletes only entry files of the cache, through the
+// runtime's checks (cache::remove_entry: no link followed, the entry magic
+// present), and refuses everything else; export replaces only a regular
+// file and creates directories only with --parents; every string from a
+// cache file is printed through printable(), so that a kernel name cannot
+// drive the terminal.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+
+#include "runtime/ByteIO.h"
 
 #include <kite/cache.hpp>
 
@@ -34,6 +45,7 @@
 
 namespace fs = std::filesystem;
 using namespace kite;
+using kite::runtime::printable;
 
 namespace {
 
@@ -42,13 +54,33 @@ struct CacheOptions {
   std::string kernel;
   std::vector<std::string> entries;
   bool all = false;
+  bool parents = false;
   std::string output;
 };
 
+/// Prints an error; messages quote names and paths from cache files.
 int error(std::string_view command, const std::string &message) {
   std::string prefix = "kite cache " + std::string(command);
-  llvm::WithColor::error(llvm::errs(), prefix) << message << "\n";
+  llvm::WithColor::error(llvm::errs(), prefix) << printable(message) << "\n";
   return cli::kUserError;
+}
+
+void warning(std::string_view command, const std::string &message) {
+  std::string prefix = "kite cache " + std::string(command);
+  llvm::WithColor::warning(llvm::errs(), prefix) << printable(message) << "\n";
+}
+
+/// Says what a walk of the cache passed by (links, FIFOs where entries would be).
+void warnSkipped(std::string_view command, const std::vector<cache::Skipped> &skipped) {
+  for (const cache::Skipped &s : skipped)
+    warning(command, "skipped " + s.path.string() + ": " + s.why);
+}
+
+/// `message` without a leading `prefix`.
+std::string withoutPrefix(std::string message, const std::string &prefix) {
+  if (message.starts_with(prefix))
+    message.erase(0, prefix.size());
+  return message;
 }
 
 /// The cache directory to work on, or empty (with a message) when it is off.
@@ -72,7 +104,7 @@ std::string argsText(const KernelPlan &plan) {
   std::vector<std::string> args;
   for (const ArgSpec &a : plan.args)
     args.push_back(a.str());
-  return fmt::format("{}", fmt::join(args, " "));
+  return printable(fmt::format("{}", fmt::join(args, " ")));
 }
 
 std::string timeText(const cache::Entry &e) {
@@ -121,7 +153,7 @@ std::optional<cache::Listed> findEntry(const std::string &what, const fs::path &
     try {
       l.entry = cache::read_entry(what);
     } catch (const Error &e) {
-      l.error = e.what();
+      l.error = withoutPrefix(e.what(), "cache entry " + what + ": ");
     }
     return l;
   }
@@ -153,7 +185,9 @@ int runList(const CacheOptions &opts) {
   fs::path dir = cacheDir(opts, "ls");
   if (dir.empty())
     return cli::kUserError;
-  std::vector<cache::Listed> listed = cache::list(dir);
+  std::vector<cache::Skipped> skipped;
+  std::vector<cache::Listed> listed = cache::list(dir, &skipped);
+  warnSkipped("ls", skipped);
   size_t shown = 0, corrupt = 0;
   uintmax_t bytes = 0;
   for (const cache::Listed &l : listed) {
@@ -165,22 +199,24 @@ int runList(const CacheOptions &opts) {
     bytes += l.bytes;
     if (!l.entry) {
       ++corrupt;
-      llvm::outs() << fmt::format("{:<12}  corrupt: {} ({})\n", shortId(l.id), l.error,
-                                  l.path.string());
+      llvm::outs() << fmt::format("{:<12}  corrupt: {} ({})\n", printable(shortId(l.id)),
+                                  printable(l.error), printable(l.path.string()));
       continue;
     }
     const cache::Entry &e = *l.entry;
-    llvm::outs() << fmt::format("{:<12}  {:<16} {:<8} {:<8} {:>11} {:>10}  {}\n", shortId(l.id),
-                                e.kernel, cache::source_name(e.source), e.target.arch,
+    llvm::outs() << fmt::format("{:<12}  {:<16} {:<8} {:<8} {:>11} {:>10}  {}\n",
+                                printable(shortId(l.id)), printable(e.kernel),
+                                cache::source_name(e.source), printable(e.target.arch),
                                 timeText(e), humanBytes(l.bytes), argsText(e.plan));
   }
   if (shown == 0)
-    llvm::outs() << "no entries" << (opts.kernel.empty() ? "" : " of kernel " + opts.kernel)
-                 << " in " << dir.string() << "\n";
+    llvm::outs() << "no entries"
+                 << (opts.kernel.empty() ? "" : " of kernel " + printable(opts.kernel)) << " in "
+                 << printable(dir.string()) << "\n";
   else
     llvm::outs() << fmt::format("{} entr{}{}, {} in {}\n", shown, shown == 1 ? "y" : "ies",
                                 corrupt ? fmt::format(" ({} corrupt)", corrupt) : "",
-                                humanBytes(bytes), dir.string());
+                                humanBytes(bytes), printable(dir.string()));
   return cli::kSuccess;
 }
 
@@ -205,8 +241,9 @@ int runShow(const CacheOptions &opts) {
     return error("show", "cache entry " + l->path.string() + " is corrupt: " + l->error);
   const cache::Entry &e = *l->entry;
   const KernelPlan &p = e.plan;
+  // Every value may come from the file: printed escaped.
   auto field = [](std::string_view name, const std::string &value) {
-    llvm::outs() << fmt::format("{:<11} {}\n", std::string(name) + ":", value);
+    llvm::outs() << fmt::format("{:<11} {}\n", std::string(name) + ":", printable(value));
   };
   field("id", l->id);
   field("file", l->path.string());
@@ -235,29 +272,20 @@ int runShow(const CacheOptions &opts) {
                                            : "",
                               fmt::join(p.block, ", "), p.dynamicSharedBytes));
   field("size", humanBytes(l->bytes));
+  // read_entry has refused configs nested deeper than kMaxConfigDepth (dump
+  // recurses once per level); invalid UTF-8 in a string is replaced rather
+  // than thrown, and DEL and C1 controls, which JSON leaves raw, escaped.
   std::string config = e.config.empty() ? std::string("{}") : e.config;
   nlohmann::json json = nlohmann::json::parse(config, nullptr, /*allow_exceptions=*/false);
-  llvm::outs() << "config:\n" << (json.is_discarded() ? config : json.dump(2)) << "\n";
+  std::string text =
+      json.is_discarded() ? config : json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  llvm::outs() << "config:\n" << printable(text) << "\n";
   return cli::kSuccess;
 }
 
 //===----------------------------------------------------------------------===//
 // rm
 //===----------------------------------------------------------------------===//
-
-/// Removes an entry file, and its key directory if that is left empty (only
-/// a key directory of the cache `dir`: dir/v<N>/<key>/).
-bool removeEntryFile(const fs::path &file, const fs::path &dir) {
-  std::error_code ec;
-  if (!fs::remove(file, ec) || ec)
-    return false;
-  fs::path parent = file.parent_path();
-  bool keyDir = !dir.empty() && fs::equivalent(parent.parent_path().parent_path(), dir, ec) &&
-                !ec && parent.parent_path().filename().string().starts_with("v");
-  if (keyDir && fs::is_empty(parent, ec) && !ec)
-    fs::remove(parent, ec);
-  return true;
-}
 
 int runRemove(const CacheOptions &opts) {
   int given = !opts.entries.empty() + !opts.kernel.empty() + opts.all;
@@ -269,7 +297,10 @@ int runRemove(const CacheOptions &opts) {
   fs::path dir = cacheDir(opts, "rm");
   if (dir.empty())
     return cli::kUserError;
-  std::vector<cache::Listed> listed = cache::list(dir);
+  std::vector<cache::Skipped> skipped;
+  std::vector<cache::Listed> listed = cache::list(dir, &skipped);
+  if (!opts.all && opts.kernel.empty())
+    skipped.clear(); // what the walk passed by is not what was named
   std::vector<fs::path> doomed;
   int status = cli::kSuccess;
   if (opts.all) {
@@ -282,26 +313,55 @@ int runRemove(const CacheOptions &opts) {
     if (doomed.empty())
       status = error("rm", "no entries of kernel '" + opts.kernel + "' in " + dir.string());
   } else {
+    // Named entries: each must be an entry file of the cache, or nothing
+    // is removed (`kite cache rm ./main.cpp` is a mistake, not a request).
     for (const std::string &what : opts.entries) {
+      if (looksLikeFile(what)) {
+        doomed.push_back(what);
+        continue;
+      }
       std::optional<cache::Listed> l = findEntry(what, dir, listed, "rm");
       if (l)
         doomed.push_back(l->path);
       else
         status = cli::kUserError;
     }
+    for (const fs::path &file : doomed) {
+      try {
+        cache::check_removable(file, dir);
+      } catch (const Error &e) {
+        status = error("rm", e.what());
+      }
+    }
+    if (status != cli::kSuccess)
+      doomed.clear();
   }
   size_t removed = 0;
   std::set<fs::path> seen;
   for (const fs::path &file : doomed) {
     if (!seen.insert(file).second)
       continue;
-    if (removeEntryFile(file, dir))
+    try {
+      cache::remove_entry(file, dir);
       ++removed;
-    else
-      status = error("rm", "could not remove " + file.string());
+    } catch (const Error &e) {
+      // A walk passes by what is not an entry (a junk file named like one);
+      // an entry that was asked for by kernel and cannot go is an error.
+      if (opts.all)
+        skipped.push_back({file, withoutPrefix(e.what(), "kite: not removing " +
+                                                             file.string() + ": ")});
+      else
+        status = error("rm", e.what());
+    }
   }
-  llvm::outs() << fmt::format("removed {} entr{} from {}\n", removed, removed == 1 ? "y" : "ies",
-                              dir.string());
+  warnSkipped("rm", skipped);
+  llvm::outs() << fmt::format("removed {} entr{} from {}{}\n", removed, removed == 1 ? "y" : "ies",
+                              printable(dir.string()),
+                              skipped.empty() ? std::string()
+                                              : fmt::format("; skipped {} that {} not entry "
+                                                            "files (listed above)",
+                                                            skipped.size(),
+                                                            skipped.size() == 1 ? "is" : "are"));
   return status;
 }
 
@@ -327,6 +387,19 @@ int runExport(const CacheOptions &opts) {
                                (opts.kernel.empty() ? std::string()
                                                     : " of kernel '" + opts.kernel + "'") +
                                " in " + dir.string());
+  // The bundle's directory must exist unless --parents asks for it (as
+  // `mkdir -p`): a mistyped -o is an error, not a new directory tree.
+  fs::path parent = fs::path(opts.output).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !fs::exists(parent, ec)) {
+    if (!opts.parents)
+      return error("export", "cannot write " + opts.output + ": the directory " + parent.string() +
+                                 " does not exist; create it, or give --parents to create it");
+    fs::create_directories(parent, ec);
+    if (ec)
+      return error("export", "cannot create the directory " + parent.string() + " for " +
+                                 opts.output + ": " + ec.message());
+  }
   try {
     cache::write_bundle(opts.output, entries);
   } catch (const Error &e) {
@@ -366,20 +439,27 @@ void kite::cli::addCacheCommand(CLI::App &app, Context &context) {
   showCmd->callback([show, &context] { context.exitCode = runShow(*show); });
 
   auto rm = std::make_shared<CacheOptions>();
-  CLI::App *rmCmd = cmd->add_subcommand("rm", "Remove entries by id, by kernel, or all of them");
+  CLI::App *rmCmd = cmd->add_subcommand(
+      "rm", "Remove entries by id, by kernel, or all of them (only entry files of the cache)");
   rmCmd->add_option("entries", rm->entries, "Entry ids (or prefixes) from `kite cache ls`, or "
                                             "entry files");
   rmCmd->add_option("--kernel", rm->kernel, "Remove every entry of this kernel");
-  rmCmd->add_flag("--all", rm->all, "Remove every entry (corrupt ones too)");
+  rmCmd->add_flag("--all", rm->all,
+                  "Remove every entry (corrupt ones too); files that are not entries, and "
+                  "symbolic links, are left and reported");
   addDir(rmCmd, *rm);
   rmCmd->callback([rm, &context] { context.exitCode = runRemove(*rm); });
 
   auto exp = std::make_shared<CacheOptions>();
   CLI::App *expCmd = cmd->add_subcommand(
       "export", "Write the entries into one bundle file, for kite::load_bundle");
-  expCmd->add_option("-o,--output", exp->output, "The bundle file to write (.kitebundle)")
+  expCmd->add_option("-o,--output", exp->output,
+                     "The bundle file to write (.kitebundle); replaces only a regular file")
       ->required();
   expCmd->add_option("--kernel", exp->kernel, "Only this kernel's entries");
+  expCmd->add_flag("--parents", exp->parents,
+                   "Create the output's missing parent directories (without it a missing "
+                   "directory is an error)");
   addDir(expCmd, *exp);
   expCmd->callback([exp, &context] { context.exitCode = runExport(*exp); });
 }
