@@ -58,8 +58,9 @@ std::string ArgSpec::str() const {
     s += fmt::format("[{}]", fmt::join(sizes, ","));
     if (!strides.empty() && strides != ArgSpec::tensor("", dtype, sizes).effective_strides())
       s += fmt::format(":strides[{}]", fmt::join(strides, ","));
-    if (alignment > 1)
-      s += fmt::format(":align{}", alignment);
+    // The compiler reads no alignment as 16 bytes: a spec with none (0 or
+    // 1) must say so, or its plan would assume 16-byte vectors.
+    s += fmt::format(":align{}", std::max<int64_t>(alignment, 1));
   } else if (value) {
     s += ":" + formatValue(*value);
   }

@@ -129,6 +129,24 @@ TEST(Registration, EmbeddedIRCompilesToAPlan) {
   EXPECT_EQ(compileToPlan(*p, specs, Options{}, target).results.size(), 2u);
 }
 
+TEST(Registration, UnalignedTensorsCompileWithoutVectorAccesses) {
+  // kite::launch describes a tensor at an odd address with alignment 1 (and
+  // a spec made without one has 0); the compiler must not take either for
+  // the 16 bytes it assumes when none is given.
+  const KernelSource *k = lookup_kernel(&add);
+  ASSERT_NE(k, nullptr);
+  CompileOptions target;
+  target.arch = "sm_90a";
+  auto cudaFor = [&](int64_t alignment) {
+    std::vector<ArgSpec> specs = {ArgSpec::tensor("x", f32, {64, 256}, {}, alignment),
+                                  ArgSpec::tensor("y", f32, {64, 256}, {}, alignment)};
+    return lowerToCuda(k->ir, k->name, specs, "", target).source;
+  };
+  EXPECT_NE(cudaFor(16).find("load_vec<4"), std::string::npos);
+  for (int64_t a : {0, 1, 2})
+    EXPECT_EQ(cudaFor(a).find("load_vec<"), std::string::npos) << "alignment " << a;
+}
+
 TEST(Registration, PersistentPlanKeepsItsProgramIds) {
   // A persistent kernel loops over its program ids by gridDim.x; its plan
   // holds how many there are, and the launch runs as many programs as the

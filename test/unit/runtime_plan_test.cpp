@@ -259,10 +259,12 @@ TEST(RuntimePlan, TensorMapParameters) {
 TEST(RuntimePlan, ArgSpecText) {
   KernelPlan p = fullPlan();
   EXPECT_EQ(p.args[0].str(), "x=bf16[8,8]:align16");
-  EXPECT_EQ(p.args[1].str(), "w=f32[8,4]:strides[1,8]");
+  EXPECT_EQ(p.args[1].str(), "w=f32[8,4]:strides[1,8]:align1");
   EXPECT_EQ(p.args[2].str(), "eps=f32");
   EXPECT_EQ(p.args[3].str(), "n=i64:7");
-  EXPECT_EQ(ArgSpec::tensor("y", f32, {4, 8}, {8, 1}).str(), "y=f32[4,8]");
+  EXPECT_EQ(ArgSpec::tensor("y", f32, {4, 8}, {8, 1}).str(), "y=f32[4,8]:align1");
+  EXPECT_EQ(ArgSpec::tensor("y", f32, {4, 8}, {8, 1}, 1).str(), "y=f32[4,8]:align1");
+  EXPECT_EQ(ArgSpec::tensor("y", f32, {4, 8}, {8, 1}, 4).str(), "y=f32[4,8]:align4");
   EXPECT_EQ(ArgSpec::tensor("y", f32, {4, 8}).effective_strides(), (std::vector<int64_t>{8, 1}));
 }
 
