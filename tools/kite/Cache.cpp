@@ -277,8 +277,9 @@ int runShow(const CacheOptions &opts) {
   // than thrown, and DEL and C1 controls, which JSON leaves raw, escaped.
   std::string config = e.config.empty() ? std::string("{}") : e.config;
   nlohmann::json json = nlohmann::json::parse(config, nullptr, /*allow_exceptions=*/false);
-  std::string text =
-      json.is_discarded() ? config : json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = json.is_discarded()
+                         ? config
+                         : json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   llvm::outs() << "config:\n" << printable(text) << "\n";
   return cli::kSuccess;
 }
