@@ -38,6 +38,11 @@ struct Subscript {
 constexpr int32_t kSubscriptAll = -1;
 constexpr int32_t kSubscriptNewAxis = -2;
 
+/// The largest `kite.block_size` id (ids are indices into a config's
+/// `block_sizes`, so this bounds a config's length). The frontend numbers
+/// block sizes from 0 in source order; no real kernel has a thousand.
+constexpr int64_t kMaxBlockSizeId = 1023;
+
 /// The kind of an index operand, from its type; failure if it is none.
 mlir::FailureOr<Subscript::Kind> getSubscriptKind(mlir::Type type);
 

@@ -92,8 +92,13 @@ LogicalResult TensorReshapeOp::verify() {
 }
 
 LogicalResult BlockSizeOp::verify() {
-  if (getId() < 0)
-    return emitOpError() << "id must be non-negative, got " << getId();
+  // Read the id signed: the I64Attr accessor returns it unsigned, so a
+  // negative id would pass a `< 0` check on it and later index the config's
+  // block_sizes out of bounds.
+  int64_t id = getIdAttr().getInt();
+  if (id < 0 || id > kMaxBlockSizeId)
+    return emitOpError() << "id must be in [0, " << kMaxBlockSizeId
+                         << "], got " << id;
   if (getMin() && *getMin() < 1)
     return emitOpError() << "min must be at least 1, got " << *getMin();
   if (getMin() && getMax() && *getMin() > *getMax())
@@ -237,6 +242,15 @@ ParseResult parseLoop(OpAsmParser &parser, OperationState &result,
       args.push_back(arg);
     }
   }
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args))
+    return failure();
+  // Resolve the operands only now that the body is parsed. Resolved first,
+  // an operand the body defines (`to (%u) { %u = ... }`) is a forward
+  // reference whose placeholder the body's definition replaces and frees,
+  // leaving a dangling value in `result.operands` (a crash in
+  // Operation::create). Resolved here, the body's names are out of scope and
+  // such an operand is reported as undefined.
   Type i64 = b.getI64Type();
   if (parser.resolveOperands(lbs, i64, result.operands) ||
       parser.resolveOperands(ubs, i64, result.operands) ||
@@ -250,9 +264,6 @@ ParseResult parseLoop(OpAsmParser &parser, OperationState &result,
     segments.push_back(bss.size());
   segments.push_back(inits.size());
   result.addAttribute("operandSegmentSizes", b.getDenseI32ArrayAttr(segments));
-  Region *body = result.addRegion();
-  if (parser.parseRegion(*body, args))
-    return failure();
   if (body->empty())
     body->push_back(new Block());
   if (inits.empty()) {

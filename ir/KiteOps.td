@@ -144,6 +144,9 @@ def Kite_BlockSizeOp : Kite_Op<"block_size", [Pure]> {
     `tile()` dimension without an explicit block size give one, with the
     dimension's `extent` when it is known; `register_block_size(lo, hi)`
     gives `min` and `max`. Config application replaces it by a constant.
+    Ids are at most `kMaxBlockSizeId` (1023): a config holds one block size
+    per id, so the bound keeps a config (and its search space) small and
+    rejects an id that would make one huge.
 
     ```mlir
     %bs = kite.block_size 0 extent %m : i64

@@ -253,3 +253,77 @@ func.func @subscript_layout(%x: !kite.tensor<?xf32>, %i: i64) {
   %v = "kite.load"(%x, %i) {layout = array<i32: 1>, operandSegmentSizes = array<i32: 1, 1, 0>} : (!kite.tensor<?xf32>, i64) -> !kite.tile<f32>
   return
 }
+
+// -----
+
+// A negative id once passed the verifier (read unsigned) and then indexed
+// the config's block_sizes out of bounds.
+func.func @block_size_negative_id() {
+  // expected-error @+1 {{id must be in [0, 1023], got -1}}
+  %b = kite.block_size -1 : i64
+  return
+}
+
+// -----
+
+func.func @block_size_huge_id() {
+  // expected-error @+1 {{id must be in [0, 1023], got 100000000}}
+  %b = kite.block_size 100000000 : i64
+  return
+}
+
+// -----
+
+func.func @block_size_id_above_bound() {
+  // expected-error @+1 {{id must be in [0, 1023], got 1024}}
+  %b = kite.block_size 1024 : i64
+  return
+}
+
+// -----
+
+// A loop bound defined in the loop's own body: the parser once resolved it
+// as a forward reference that the body's definition freed (a segfault).
+func.func @tile_for_bound_defined_in_body() {
+  %c0 = arith.constant 0 : i64
+  %b = kite.block_size 0 : i64
+  // expected-error @+1 {{use of undeclared SSA value name}}
+  kite.tile_for (%t) = (%c0) to (%u) block (%b) {
+    %u = arith.constant 4 : i64
+  }
+  return
+}
+
+// -----
+
+func.func @tile_for_block_defined_in_body(%n: i64) {
+  %c0 = arith.constant 0 : i64
+  // expected-error @+1 {{use of undeclared SSA value name}}
+  kite.tile_for (%t) = (%c0) to (%n) block (%b) {
+    %b = kite.block_size 0 : i64
+  }
+  return
+}
+
+// -----
+
+func.func @grid_for_bound_defined_in_body() {
+  %c0 = arith.constant 0 : i64
+  // expected-error @+1 {{use of undeclared SSA value name}}
+  kite.grid_for (%i) = (%c0) to (%u) {
+    %u = arith.constant 4 : i64
+  }
+  return
+}
+
+// -----
+
+func.func @grid_for_init_defined_in_body(%n: i64) {
+  %c0 = arith.constant 0 : i64
+  // expected-error @+1 {{use of undeclared SSA value name}}
+  %r = kite.grid_for (%i) = (%c0) to (%n) iter_args(%a = %v) -> (i64) {
+    %v = arith.constant 1 : i64
+    kite.yield %v : i64
+  }
+  return
+}
