@@ -6,6 +6,13 @@
 // AST matcher, emits each into the module with KernelEmitter and verifies
 // the result. Every message goes through the parse's DiagnosticsEngine.
 //
+// Clang's parser, Sema and CFG builder, and the emitter, recurse once per
+// level of an expression or statement, so a long or deeply nested kernel
+// would overflow an ordinary thread's stack. The capture therefore runs on
+// a thread of its own with a large stack (as clang runs cc1 on one), and a
+// token watcher stops the parse with a located fatal error where the input
+// would exhaust even that (CaptureLimits).
+//
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Capture.h"
@@ -19,11 +26,13 @@
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Frontend/Utils.h"
+#include "clang/Lex/Preprocessor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/thread.h"
 
 #include <cstdlib>
 
@@ -114,6 +123,113 @@ clang::SourceLocation toClangLoc(mlir::Location l, clang::SourceManager &sm) {
 }
 
 //===----------------------------------------------------------------------===//
+// Limits: the capture thread's stack
+//===----------------------------------------------------------------------===//
+
+/// The capture thread's stack. Only the pages a parse touches are committed,
+/// so a large reservation costs nothing for ordinary kernels. Measured on
+/// Clang 19: its parser takes about 5.4 KiB of stack per nested unary minus
+/// (a g++ -O2 build; about twice that under AddressSanitizer), so 20,000 of
+/// them need about 110 MiB (220 under ASan).
+constexpr unsigned kCaptureStackBytes = 1024u << 20;
+/// The parse (Clang's recursive descent) may use half of it; the rest is for
+/// what runs after the last token of a construct, with the AST it built:
+/// Sema's checks of a full expression and the emitter, which recurse as deep
+/// as the parse did but with smaller frames.
+constexpr size_t kMaxParseStackBytes = kCaptureStackBytes / 2;
+/// Binary operators, member calls and the like parse in a loop but build an
+/// AST as deep as the chain is long (`v + v + ... + v`), which the later
+/// recursive walks then descend (about 3 KiB a level for Sema and the
+/// emitter together, more under ASan). Bounding the operators of one
+/// statement (per brace level, so that a lambda inside an expression does
+/// not reset the count) bounds that depth.
+constexpr unsigned kMaxStatementOperators = 50000;
+
+/// Watches every token the parser reads. When the parse nests deeper than
+/// kMaxParseStackBytes or a statement has more than kMaxStatementOperators
+/// operators, reports a fatal error at that token and turns it and every
+/// later token into end-of-file, so that the parser unwinds at once (a
+/// fatal error alone does not stop Clang's parser; it only silences it).
+class CaptureLimits {
+public:
+  explicit CaptureLimits(const char *stackBottom) : stackBottom_(stackBottom) {}
+
+  void onToken(clang::Token &tok, clang::DiagnosticsEngine &engine) {
+    if (!tripped_) {
+      check(tok, engine);
+      if (!tripped_)
+        return;
+    }
+    clang::SourceLocation loc = tok.getLocation();
+    tok.startToken();
+    tok.setKind(clang::tok::eof);
+    tok.setLocation(loc);
+  }
+
+private:
+  void check(const clang::Token &tok, clang::DiagnosticsEngine &engine) {
+    size_t used = stackUsed();
+    if (used > kMaxParseStackBytes) {
+      trip(engine).report(tok.getLocation(), Diag::NestingTooDeep)
+          << unsigned(used >> 20);
+      return;
+    }
+    switch (tok.getKind()) {
+    case clang::tok::l_brace:
+      operators_.push_back(0);
+      return;
+    case clang::tok::r_brace:
+      if (operators_.size() > 1)
+        operators_.pop_back();
+      else
+        operators_.back() = 0;
+      return;
+    case clang::tok::semi:
+      operators_.back() = 0;
+      return;
+    // Separators and closers add no level to the AST.
+    case clang::tok::comma:
+    case clang::tok::r_paren:
+    case clang::tok::r_square:
+    case clang::tok::colon:
+    case clang::tok::coloncolon:
+      return;
+    default:
+      break;
+    }
+    if (!clang::tok::getPunctuatorSpelling(tok.getKind()))
+      return;
+    if (++operators_.back() > kMaxStatementOperators)
+      trip(engine).report(tok.getLocation(), Diag::StatementTooLong)
+          << kMaxStatementOperators;
+  }
+
+  DiagReporter &trip(clang::DiagnosticsEngine &engine) {
+    tripped_ = true;
+    reporter_.emplace(engine);
+    return *reporter_;
+  }
+
+  size_t stackUsed() const {
+    // The stack grows down from stackBottom_ on every target kite runs on.
+    uintptr_t here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+    uintptr_t bottom = reinterpret_cast<uintptr_t>(stackBottom_);
+    // Off this stack, on a thread of Clang's own: where its
+    // runWithSufficientStackSpace found the stack nearly exhausted (by its
+    // 8 MiB measure), it continues on a fresh 8 MiB thread. That happens in
+    // Sema's walks, not in the parse that reads tokens.
+    if (here > bottom || bottom - here > kCaptureStackBytes)
+      return 0;
+    return bottom - here;
+  }
+
+  const char *stackBottom_;
+  llvm::SmallVector<unsigned> operators_ = {0};
+  bool tripped_ = false;
+  std::optional<DiagReporter> reporter_;
+};
+
+//===----------------------------------------------------------------------===//
 // The Clang action
 //===----------------------------------------------------------------------===//
 
@@ -142,6 +258,19 @@ public:
                                  const clang::FunctionDecl *b) {
       return sm.isBeforeInTranslationUnit(a->getLocation(), b->getLocation());
     });
+
+    if (found.empty() && options_.kernel.empty()) {
+      // An empty module would be a silent no-op for the build that embeds
+      // it (kite_add_kernels); a kernel file without kernels is a mistake.
+      clang::FileID mainFile = sm.getMainFileID();
+      llvm::StringRef name = "<input>";
+      if (auto entry = sm.getFileEntryRefForID(mainFile))
+        name = entry->getName();
+      diags.report(sm.getLocForStartOfFile(mainFile), Diag::NoKernels)
+          << name;
+      failed_ = true;
+      return;
+    }
 
     if (!options_.kernel.empty()) {
       std::vector<const clang::FunctionDecl *> selected;
@@ -200,12 +329,18 @@ private:
 class CaptureAction : public clang::ASTFrontendAction {
 public:
   CaptureAction(mlir::ModuleOp module, const CaptureOptions &options,
-                bool &failed)
-      : module_(module), options_(options), failed_(failed) {}
+                bool &failed, CaptureLimits &limits)
+      : module_(module), options_(options), failed_(failed), limits_(limits) {}
 
 protected:
   std::unique_ptr<clang::ASTConsumer>
-  CreateASTConsumer(clang::CompilerInstance &, llvm::StringRef) override {
+  CreateASTConsumer(clang::CompilerInstance &ci, llvm::StringRef) override {
+    clang::Preprocessor &pp = ci.getPreprocessor();
+    // The watcher gets the parser's own token (Preprocessor::Lex's result),
+    // so changing it is what the parser sees.
+    pp.setTokenWatcher([this, &pp](const clang::Token &tok) {
+      limits_.onToken(const_cast<clang::Token &>(tok), pp.getDiagnostics());
+    });
     return std::make_unique<CaptureConsumer>(module_, options_, failed_);
   }
 
@@ -213,6 +348,7 @@ private:
   mlir::ModuleOp module_;
   const CaptureOptions &options_;
   bool &failed_;
+  CaptureLimits &limits_;
 };
 
 } // namespace
@@ -221,10 +357,12 @@ private:
 // Entry point
 //===----------------------------------------------------------------------===//
 
+namespace {
+
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
-kite::frontend::captureFile(mlir::MLIRContext &context, llvm::StringRef path,
-                            const CaptureOptions &options,
-                            llvm::raw_ostream &diagOS) {
+captureOnThisThread(mlir::MLIRContext &context, llvm::StringRef path,
+                    const CaptureOptions &options, llvm::raw_ostream &diagOS,
+                    const char *stackBottom) {
   mlir::DialectRegistry registry;
   registerCaptureDialects(registry);
   context.appendDialectRegistry(registry);
@@ -239,7 +377,10 @@ kite::frontend::captureFile(mlir::MLIRContext &context, llvm::StringRef path,
   std::vector<std::string> args = {"clang++",       "-fsyntax-only",
                                    "-x",            "c++",
                                    "-std=c++23",    "-resource-dir",
-                                   resourceDir,     "-DKITE_FRONTEND"};
+                                   resourceDir,     "-DKITE_FRONTEND",
+                                   // Clang measures its stack against 8 MiB;
+                                   // the capture thread has far more.
+                                   "-Wno-stack-exhausted"};
   // The user's directories first, so they can override kite's headers.
   for (const std::string &dir : options.includeDirs)
     args.push_back("-I" + dir);
@@ -280,11 +421,29 @@ kite::frontend::captureFile(mlir::MLIRContext &context, llvm::StringRef path,
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::FileLineColLoc::get(&context, path, 1, 1));
   bool failed = false;
-  CaptureAction action(*module, options, failed);
+  CaptureLimits limits(stackBottom);
+  CaptureAction action(*module, options, failed, limits);
   bool ok = ci.ExecuteAction(action);
   if (!ok || failed || ci.getDiagnostics().hasErrorOccurred())
     return mlir::failure();
   return module;
+}
+
+} // namespace
+
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+kite::frontend::captureFile(mlir::MLIRContext &context, llvm::StringRef path,
+                            const CaptureOptions &options,
+                            llvm::raw_ostream &diagOS) {
+  // Everything, from the driver to the verifier, runs on a thread with
+  // kCaptureStackBytes of stack (see CaptureLimits); the caller waits.
+  mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>> result = mlir::failure();
+  llvm::thread worker(std::optional<unsigned>(kCaptureStackBytes), [&] {
+    char bottom;
+    result = captureOnThisThread(context, path, options, diagOS, &bottom);
+  });
+  worker.join();
+  return result;
 }
 
 namespace {

@@ -67,7 +67,27 @@ const char *constructName(const clang::Stmt *s) {
 }
 } // namespace
 
+/// The deepest nesting of if, for and tile/grid statements a kernel may
+/// have (else-if chains count: each `else if` nests). Like Clang's bracket
+/// depth (256), far beyond real kernels; it bounds the IR's region nesting,
+/// and with it the recursion of MLIR's parser, verifier and printer, which
+/// run on the caller's stack (the runtime's, the CLI's).
+constexpr unsigned kMaxRegionDepth = 256;
+
 LogicalResult KernelEmitter::emitStmt(const clang::Stmt *s) {
+  if (isa<clang::IfStmt, clang::ForStmt, clang::CXXForRangeStmt>(s)) {
+    if (regionDepth_ >= kMaxRegionDepth) {
+      diags_.report(s->getBeginLoc(), Diag::RegionsTooDeep) << kMaxRegionDepth;
+      return failure();
+    }
+    ++regionDepth_;
+    auto restore = llvm::make_scope_exit([&] { --regionDepth_; });
+    return emitStmtOfClass(s);
+  }
+  return emitStmtOfClass(s);
+}
+
+LogicalResult KernelEmitter::emitStmtOfClass(const clang::Stmt *s) {
   switch (s->getStmtClass()) {
   case clang::Stmt::CompoundStmtClass: {
     ScopeGuard scope(*this);

@@ -8,6 +8,7 @@
 
 #include "frontend/Emitter.h"
 
+#include "clang/AST/TypeLoc.h"
 #include "clang/Basic/SourceManager.h"
 
 using namespace kite::frontend;
@@ -69,6 +70,27 @@ LogicalResult KernelEmitter::emitSignature(const clang::FunctionDecl *fn,
         (type->isReferenceType() &&
          type.getNonReferenceType()->isPointerType())) {
       diags_.report(range, Diag::PointerNotSupported);
+      ok = false;
+      continue;
+    }
+    // Kernels take tensors and scalars by value: the registration code
+    // (kite compile --emit=registration) declares them that way, so a
+    // reference parameter would declare another function than the one the
+    // user defined.
+    if (type->isReferenceType() &&
+        (isKiteClass(type, "Tensor") ||
+         succeeded(convertScalarType(type.getNonReferenceType())))) {
+      clang::SourceLocation sigil;
+      if (clang::TypeSourceInfo *tsi = param->getTypeSourceInfo())
+        if (auto ref = tsi->getTypeLoc()
+                           .getUnqualifiedLoc()
+                           .getAs<clang::ReferenceTypeLoc>())
+          sigil = ref.getSigilLoc();
+      auto diag = diags_.report(range, Diag::ReferenceParam)
+                  << param->getName() << type
+                  << type.getNonReferenceType().getUnqualifiedType();
+      if (sigil.isValid())
+        diag << clang::FixItHint::CreateRemoval(sigil);
       ok = false;
       continue;
     }

@@ -168,6 +168,8 @@ private:
   // Statements (EmitStmt.cpp)
   //===--------------------------------------------------------------------===//
   mlir::LogicalResult emitStmt(const clang::Stmt *s);
+  /// emitStmt's switch over statement classes (emitStmt bounds the nesting).
+  mlir::LogicalResult emitStmtOfClass(const clang::Stmt *s);
   mlir::LogicalResult emitCompound(const clang::CompoundStmt *s);
   /// Emits the body of a kernel or an inlined function; `return` may only
   /// be its last statement.
@@ -418,6 +420,10 @@ private:
   /// Spans and grid indices, with the loop statement that defines them.
   llvm::DenseMap<mlir::Value, const clang::Stmt *> loopOfValue_;
   int64_t nextBlockSizeId_ = 0;
+  /// Enclosing if, for and tile/grid statements (inlined calls included):
+  /// each is a region in the IR, and MLIR's parser, verifier and printer
+  /// recurse once per region, on whatever stack the runtime has.
+  unsigned regionDepth_ = 0;
   std::optional<KValue> kernelResult_;
   const clang::ReturnStmt *returnStmt_ = nullptr;
   const clang::FunctionDecl *kernel_ = nullptr;
