@@ -15,6 +15,9 @@
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=f32[4,2]' --arg 'y=f32[4,2]' --config '{"block_sizes":[1e300,2]}' 2>&1 | FileCheck %s --check-prefix=HUGEBLOCK
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=f32[4,2]' --arg 'y=f32[4,2]' --config '{"block_sizes":[1.5,2]}' 2>&1 | FileCheck %s --check-prefix=HUGEBLOCK
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=f32[4,2]' --arg 'y=f32[4,2]' --config '{"block_sizes":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}' 2>&1 | FileCheck %s --check-prefix=DEEP
+// RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=f32[4,2]' --arg 'y=f32[4,2]' --config '{"loop_orders":[[0,0]]}' 2>&1 | FileCheck %s --check-prefix=ORDER
+// RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=f32[4,2]' --arg 'y=f32[4,2]' --config '{"block_sizes":[4611686018427387904,4611686018427387904]}' 2>&1 | FileCheck %s --check-prefix=BIGBLOCK
+// RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=f32[4,2]' --arg 'y=f32[4,2]' --config '{"l2_groupings":[100000000000]}' 2>&1 | FileCheck %s --check-prefix=GROUP
 
 // ADD: add.kite.cpp:11:31: error: the tiles of [0, 256) are out of range for dimension 0 of size 64 of 'y' (f32[64,192]) in kernel 'add'
 // COLS: add.kite.cpp:11:31: error: the tiles of [0, 128) are out of range for dimension 1 of size 100 of 'y' (f32[256,100]) in kernel 'add'
@@ -28,3 +31,6 @@
 // WARPS: config key 'num_warps' has the wrong type: 8.5 (an integer expected)
 // HUGEBLOCK: config key 'block_sizes' has the wrong type: [{{.*}}] (integers expected)
 // DEEP: the config nests deeper than 16 levels
+// ORDER: loop_orders[0] must order the 2 dims of top-level loop 0 (a permutation of 0..1)
+// BIGBLOCK: block_sizes[0] = 4611686018427387904 must be a power of two from 1 to 16777216
+// GROUP: l2_groupings entries must be from 1 to 16777216
