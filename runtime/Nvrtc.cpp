@@ -21,6 +21,9 @@
 #include <kite/kite.hpp>
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <fmt/format.h>
 #include <nvrtc.h>
 
@@ -176,23 +179,38 @@ bool isDir(const fs::path &p) {
 
 /// Saves a failing source (options appended as a trailing comment, so the
 /// log's line numbers still match) and returns where, or "" if it could not.
+/// The file is written under a temporary name (created, never opened
+/// through a link) and renamed into place, so a link or FIFO planted at
+/// the name is replaced, never written through.
 std::string saveFailedSource(std::string_view source, std::string_view name,
                              const std::vector<std::string> &options) {
   fs::path dir = failedSourceDir();
   if (dir.empty())
     return {};
   fs::path file = dir / (safeFileName(name) + ".cu");
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!out)
-    return {};
-  out << source;
-  if (!source.empty() && source.back() != '\n')
-    out << '\n';
-  out << "// kite: NVRTC options:";
+  std::string text(source);
+  if (!text.empty() && text.back() != '\n')
+    text += '\n';
+  text += "// kite: NVRTC options:";
   for (const std::string &o : options)
-    out << ' ' << o;
-  out << '\n';
-  return out ? file.string() : std::string();
+    text += ' ' + o;
+  text += '\n';
+  fs::path temp = dir / fmt::format(".{}.{}.tmp", file.filename().string(), ::getpid());
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return {};
+  bool ok = true;
+  for (size_t done = 0; ok && done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    ok = n > 0;
+    done += ok ? size_t(n) : 0;
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(temp.c_str(), file.c_str()) != 0) {
+    ::unlink(temp.c_str());
+    return {};
+  }
+  return file.string();
 }
 
 //===----------------------------------------------------------------------===//
@@ -325,17 +343,29 @@ const std::vector<std::string> &kite::runtime::cudaIncludeDirs() {
 }
 
 fs::path kite::runtime::failedSourceDir() {
+  // In the cache, or a directory of this user's own under the temporary
+  // directory (a shared /tmp/kite could be anyone's, or a link).
   std::vector<fs::path> candidates;
   if (fs::path root = cache::directory(); !root.empty())
     candidates.push_back(root / "failed");
   std::error_code ec;
   fs::path tmp = fs::temp_directory_path(ec);
-  candidates.push_back((ec ? fs::path("/tmp") : tmp) / "kite" / "failed");
-  for (const fs::path &dir : candidates) {
+  candidates.push_back((ec ? fs::path("/tmp") : tmp) / fmt::format("kite-{}", ::getuid()) /
+                       "failed");
+  auto realDirOfOurs = [](const fs::path &p) {
+    struct stat st;
+    return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid();
+  };
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const fs::path &dir = candidates[i];
+    bool inTmp = i + 1 == candidates.size();
     std::error_code e;
     fs::create_directories(dir, e);
-    if (!e && isDir(dir))
-      return dir;
+    if (e || !realDirOfOurs(dir) || (inTmp && !realDirOfOurs(dir.parent_path())))
+      continue;
+    if (inTmp)
+      ::chmod(dir.parent_path().c_str(), 0700);
+    return dir;
   }
   return {};
 }

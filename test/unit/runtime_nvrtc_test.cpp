@@ -142,6 +142,42 @@ TEST_F(RuntimeNvrtc, FailureReportsLogAndSavedSource) {
   fs::remove_all(dir);
 }
 
+// The saved source replaces a link planted at its name (it never writes
+// through one), and a linked failed/ directory is not used.
+TEST_F(RuntimeNvrtc, FailedSourcesAreNotWrittenThroughLinks) {
+  fs::path dir = fs::temp_directory_path() / ("kite-nvrtc-links-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "cache" / "failed");
+  fs::create_directories(dir / "elsewhere");
+  fs::path victim = dir / "elsewhere" / "precious.txt";
+  std::ofstream(victim) << "keep me\n";
+  fs::create_symlink(victim, dir / "cache" / "failed" / "linked.cu");
+  ::setenv("KITE_CACHE_DIR", (dir / "cache").c_str(), 1);
+  const char *bad = "extern \"C\" __global__ void broken() { undefined_name; }\n";
+  auto victimText = [&] {
+    std::ifstream in(victim);
+    std::stringstream t;
+    t << in.rdbuf();
+    return t.str();
+  };
+  EXPECT_THROW(compileToCubin(bad, "linked", "sm_90a"), Error);
+  EXPECT_EQ(victimText(), "keep me\n");
+  EXPECT_FALSE(fs::is_symlink(dir / "cache" / "failed" / "linked.cu"));
+  EXPECT_TRUE(fs::is_regular_file(dir / "cache" / "failed" / "linked.cu"));
+  // A failed/ that is a link to elsewhere: the sources go somewhere else.
+  fs::remove_all(dir / "cache" / "failed");
+  fs::create_directory_symlink(dir / "elsewhere", dir / "cache" / "failed");
+  try {
+    compileToCubin(bad, "precious", "sm_90a");
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()).find(dir.string()), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "elsewhere" / "precious.cu"));
+  EXPECT_EQ(victimText(), "keep me\n");
+  ::unsetenv("KITE_CACHE_DIR");
+  fs::remove_all(dir);
+}
+
 TEST_F(RuntimeNvrtc, BadArchitecture) {
   try {
     compileToCubin(kVectorAdd, "vector_add", "hopper");
