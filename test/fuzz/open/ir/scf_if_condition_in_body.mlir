@@ -1,0 +1,6 @@
+func.func @f() {
+  scf.if %c {
+    %c = arith.constant true
+  }
+  return
+}
