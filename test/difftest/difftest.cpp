@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -372,6 +373,9 @@ std::vector<Value> makeInputs(const KernelInfo &k, const Sizes &sizes, uint64_t 
     case Param::size:
       v.number = double(sizes[p.indexDim]);
       break;
+    case Param::below:
+      v.number = double(std::uniform_int_distribution<int64_t>(0, sizes[p.indexDim])(rng));
+      break;
     case Param::scalar: {
       DType t = dtypeOf(p.dtype);
       if (t == DType::boolean)
@@ -461,9 +465,39 @@ void perturb(Tensor &t) {
   }
 }
 
+/// The largest |got - expected| / (atol + rtol |expected|) over finite
+/// elements: how close to its tolerance a passing result came.
+double errorRatio(const Tensor &got, const Tensor &expected, kite_test::Tolerance tol) {
+  if (got.sizes() != expected.sizes() || tol.atol + tol.rtol == 0)
+    return 0;
+  std::vector<double> a = got.to_doubles(), e = expected.to_doubles();
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::isfinite(a[i]) && std::isfinite(e[i]))
+      worst = std::max(worst, std::abs(a[i] - e[i]) / (tol.atol + tol.rtol * std::abs(e[i])));
+  return worst;
+}
+
+/// The closest call over the run, for calibrating the generator's
+/// tolerances (a tolerance far above every error hides bugs).
+struct Closest {
+  std::mutex lock;
+  double ratio = 0;
+  std::string where;
+  void offer(double r, const std::string &w) {
+    std::lock_guard<std::mutex> g(lock);
+    if (r > ratio) {
+      ratio = r;
+      where = w;
+    }
+  }
+};
+Closest closest;
+
 /// Compares every output; returns "" or what differs.
 std::string compareOutputs(const KernelInfo &k, const std::vector<Tensor> &expected,
-                           std::vector<Tensor> got, bool perturbFirst) {
+                           std::vector<Tensor> got, bool perturbFirst,
+                           const std::string &where = "") {
   if (got.size() != expected.size())
     return "got " + std::to_string(got.size()) + " outputs, expected " +
            std::to_string(expected.size());
@@ -475,6 +509,8 @@ std::string compareOutputs(const KernelInfo &k, const std::vector<Tensor> &expec
     if (is_floating(expected[i].dtype()))
       tol = {k.rtol, k.atol};
     ::testing::AssertionResult r = kite_test::allClose(got[i], expected[i], tol);
+    if (r && !where.empty())
+      closest.offer(errorRatio(got[i], expected[i], tol), where + " output " + std::to_string(i));
     if (!r)
       out += (out.empty() ? "" : "; ") + ("output " + std::to_string(i) + ": " + r.message());
   }
@@ -612,7 +648,8 @@ void Runner::runSizeSet(const KernelInfo &k, int set, int count) {
         again = k.reference(args);
       }
       tally.crossChecks++;
-      std::string diff = compareOutputs(k, expected, again, f.perturb);
+      std::string diff = compareOutputs(k, expected, again, f.perturb,
+                                        where + " at block sizes " + kite_test::formatSizes(setting));
       if (!diff.empty()) {
         tally.mismatches++;
         tally.report("difftest: MISMATCH " + where + ": reference mode at block sizes " +
@@ -744,7 +781,7 @@ void Runner::runSizeSet(const KernelInfo &k, int set, int count) {
       continue;
     }
     tally.compared++;
-    std::string diff = compareOutputs(k, expected, got, f.perturb);
+    std::string diff = compareOutputs(k, expected, got, f.perturb, where + " config " + shown);
     if (!diff.empty()) {
       tally.mismatches++;
       tally.report("difftest: MISMATCH " + where + " config " + shown + ": " + oneLine(diff) +
@@ -847,6 +884,9 @@ int main(int argc, char **argv) {
   if (!gpu)
     std::cout << "difftest: no GPU: " << t.compiled << " configs compiled for sm_90a, "
               << t.crossChecks << " reference cross-checks\n";
+  if (closest.ratio > 0)
+    std::cout << "difftest: the closest passing result came to " << closest.ratio
+              << " of its tolerance: " << closest.where << "\n";
   std::cout << "difftest: " << t.compared << " pairs compared, " << t.mismatches
             << " mismatches, " << t.failures << " failures, " << t.skipped << " skipped" << tail
             << std::endl;

@@ -33,6 +33,7 @@ struct Param {
     index,  // an integer tensor of indices into dimension indexDim
     scalar, // a scalar parameter, uniform in [lo, hi] (integers: [lo, hi))
     size,   // an int64_t parameter holding the size of dimension indexDim
+    below,  // an int64_t parameter uniform in [0, the size of dimension indexDim]
   };
   Kind kind;
   const char *name;

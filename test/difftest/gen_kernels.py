@@ -125,10 +125,15 @@ class Kernel:
         self.rtol = max(self.rtol, base)
         self.atol = max(self.atol, base * max(bound, 1.0) + 2.0 * err)
 
+    def below(self, name, dim):
+        """An int64_t parameter uniform in [0, size of `dim`]."""
+        self.params.append(dict(kind="below", name=name, dtype="i64", dims=[], lo=0, hi=0,
+                                index_dim=dim))
+
     def signature(self):
         out = []
         for p in self.params:
-            if p["kind"] in ("scalar", "size"):
+            if p["kind"] in ("scalar", "size", "below"):
                 out.append({"i64": "int64_t", "i32": "int", "f64": "double", "f32": "float",
                             "bool": "bool"}[p["dtype"]] + " " + p["name"])
             else:
@@ -157,7 +162,7 @@ class Kernel:
                       f'{p["lo"]!r}, {p["hi"]!r}, {p["index_dim"]}}}')
         args = []
         for i, p in enumerate(self.params):
-            if p["kind"] in ("scalar", "size"):
+            if p["kind"] in ("scalar", "size", "below"):
                 conv = {"i64": "int64_t", "i32": "int", "f64": "double", "f32": "float",
                         "bool": "bool"}[p["dtype"]]
                 args.append(f"a[{i}].as<{conv}>()")
@@ -213,7 +218,8 @@ class Gen:
             return E(f"{a.code}.to(f32)", "f32", a.bound, a.exact)
         t, b = a.dtype, a.bound
         ops = ["sigmoid", "tanh", "sin", "cos", "relu", "abs", "silu", "gelu", "erf", "neg",
-               "exp_tanh", "log1p_abs", "sqrt", "rsqrt", "sq", "pow15", "cast"]
+               "exp_tanh", "exp2_tanh", "log1p_abs", "log2_1p", "sqrt", "rsqrt", "sq", "pow15",
+               "cast"]
         if a.exact:
             ops += ["floor", "ceil", "floor4"]
         op = self.pick(ops)
@@ -234,6 +240,10 @@ class Gen:
             return out(f"{op}({a.code})", b + 0.5, 1.13)
         if op == "exp_tanh":
             return out(f"exp(tanh({a.code}))", 2.72, 2.72, 2)
+        if op == "exp2_tanh":
+            return out(f"exp2(tanh({a.code}))", 2.0, 1.4, 2)
+        if op == "log2_1p":
+            return out(f"log2(1.0f + abs({a.code}))", math.log2(1 + b) + 0.1, 1.45, 2)
         if op == "log1p_abs":
             return out(f"log(1.0f + abs({a.code}))", math.log1p(b) + 0.1, 1.0, 2)
         if op == "sqrt":
@@ -440,16 +450,43 @@ class Gen:
         loop = ", ".join(f"x0.size({i})" for i in range(rank))
         bind = ts[0] if rank == 1 else "[" + ", ".join(ts) + "]"
         outs = []
+        transpose = rank == 2 and self.chance(0.15)
         for j in range(self.pick([1, 2], [3, 1])):
             e = self.expr(self.pick([2, 3, 4]))
+            if transpose and "x0[" not in e.code:
+                # Only a full-shape value can be transposed into the output.
+                e = self.binary(self.leaves[0], e)
+                if "x0[" not in e.code:
+                    e = self.leaves[0]
             od = self.out_dtype(e)
             outs.append((f"out{j}", od, e))
-            self.store_tolerance(k, od, e)
+        if transpose:
+            shape, store_idx = "{x0.size(1), x0.size(0)}", "tn, tm"
+        else:
+            store_idx = idx
         for name, od, _ in outs:
             k.body.append(f"auto {name} = empty({shape}, {cxx_dtype(od)});")
         k.body.append(f"for (auto {bind} : tile({loop})) {{")
         for name, od, e in outs:
-            k.body.append(f"  {name}[{idx}] = {e.code};")
+            code = f"({e.code}).transpose(0, 1)" if transpose else e.code
+            k.body.append(f"  {name}[{store_idx}] = {code};")
+            if od in FLOAT and e.is_float() and self.chance(0.2):
+                # A compound assignment loads the output back.
+                e2 = self.float_expr(2)
+                op = self.pick(["+=", "-=", "*="])
+                code2 = f"({e2.code}).transpose(0, 1)" if transpose else e2.code
+                grown = e.bound * e2.bound if op == "*=" else e.bound + e2.bound
+                # Transposed, only a full-shape value broadcasts right; f16
+                # must not overflow.
+                if (not transpose or "x0[" in e2.code) and (od != "f16" or grown < 6e4):
+                    k.body.append(f"  {name}[{store_idx}] {op} {code2};")
+                    if op == "*=":
+                        e = E("", od, e.bound * e2.bound, False,
+                              e.err * e2.bound + e2.err * e.bound + rounding(od) * e.bound * e2.bound)
+                    else:
+                        e = E("", od, e.bound + e2.bound, False,
+                              e.err + e2.err + rounding(od) * (e.bound + e2.bound))
+            self.store_tolerance(k, od, e)
         k.body.append("}")
         k.ret = [n for n, _, _ in outs]
         k.max_elems = 1 << 17
@@ -478,6 +515,8 @@ class Gen:
             bind, out_idx, whole_idx = "[tb, tn]", "tb, tn", "tb, all, tn"
             red_shape = "{x.size(0), x.size(2)}"
         rows = k.dims[dims[rdim]][2]
+        if self.chance(0.3):
+            rdim -= len(dims)  # the same dimension, counted from the end
         full_shape = "{" + ", ".join(f"x.size({i})" for i in range(len(dims))) + "}"
         k.max_elems = 1 << 18
         xt = self.input_dtype(allow_int=red in ("sum", "amax", "amin", "argmax", "argmin"))
@@ -673,7 +712,7 @@ class Gen:
         """Atomics into outputs made with zeros: a scatter-add by index
         (embedding backward), a column sum of 2-D tiles, a histogram of
         integer counts, an atomic_max."""
-        form = self.pick(["scatter", "colsum", "hist", "max"])
+        form = self.pick(["scatter", "colsum", "hist", "max", "min"])
         if form == "scatter":
             n, v, d = k.dim("N", 1, 2000), k.dim("V", 1, 300), k.dim("D", 1, 128)
             k.index("ids", self.pick(INT), [n], v)
@@ -708,6 +747,8 @@ class Gen:
             k.body += [f"auto out = zeros({{{self.size_of(k, 'V')}, x.size(1)}}, f32);",
                        "for (auto [tn, td] : tile(ids.size(0), x.size(1)))",
                        "  atomic_max(out, {ids[tn], td}, abs(x[tn, td]));"]
+        if form == "min":
+            k.body[-1] = "  atomic_min(out, {ids[tn], td}, x[tn, td] - 0.5f);"
         k.max_elems = 1 << 18
         k.ret = ["out"]
 
@@ -729,7 +770,8 @@ class Gen:
         """Loop forms: grid rows, tile(range(b, e)) with a gather stencil, a
         plain for over a column index, a counted loop on a scalar, a bool
         parameter's branch, and two top-level loops in one kernel."""
-        form = self.pick(["grid", "range", "for_col", "counted", "branch", "two_loops"])
+        form = self.pick(["grid", "range", "range_scalar", "for_col", "counted", "branch",
+                          "two_loops", "masked", "tuple"])
         k.max_elems = 1 << 18
         k.ret = ["out"]
         if form == "grid":
@@ -768,6 +810,42 @@ class Gen:
                        "  out[t] = 0.25f * l + 0.5f * c + 0.25f * r;",
                        "}"]
             k.tolerance("f32", 1.0)
+        elif form == "range_scalar":
+            # A loop that starts at a scalar parameter (at the end: no tiles).
+            n = k.dim("N", 1, 5000)
+            xt = self.input_dtype()
+            k.tensor("x", xt, [n], -1.0 if xt in FLOAT else -20, 1.0 if xt in FLOAT else 20)
+            k.below("start", n)
+            k.body += ["auto out = zeros({x.size(0)}, f32);",
+                       # A top-level loop's bounds must be static: specialized.
+                       "for (auto t : tile(range(specialize(start), x.size(0))))",
+                       "  out[t] = x[t].to(f32) * 0.5f - 1.0f;"]
+            k.tolerance("f32", 11.0)
+        elif form == "masked":
+            # Lanes at or past `limit` neither load nor store: the output keeps
+            # its zeros there.
+            n = k.dim("N", 1, 5000)
+            xt = self.input_dtype()
+            k.tensor("x", xt, [n], -1.0 if xt in FLOAT else -20, 1.0 if xt in FLOAT else 20)
+            k.below("limit", n)
+            k.body += ["auto out = zeros({x.size(0)}, f32);",
+                       "for (auto t : tile(x.size(0))) {",
+                       "  auto mask = t.index() < limit;",
+                       "  auto v = load(x, {t}, mask).to(f32);",
+                       "  store(out, {t}, v * 2.0f + 1.0f, mask);",
+                       "}"]
+            k.tolerance("f32", 41.0)
+        elif form == "tuple":
+            # An N-D tile used as one index, and the indices as values.
+            n, m = k.dim("N", 1, 300), k.dim("M", 1, 300)
+            xt = self.input_dtype(allow_int=False)
+            k.tensor("x", xt, [n, m], -1.0, 1.0)
+            k.body += ["auto out = empty({x.size(0), x.size(1)}, f32);",
+                       "for (auto t : tile(x.size(0), x.size(1))) {",
+                       "  auto i = t[0].index().unsqueeze(1) * x.size(1) + t[1].index();",
+                       "  out[t] = x[t].to(f32) + (i % 7).to(f32) * 0.25f;",
+                       "}"]
+            k.tolerance("f32", 3.0)
         elif form == "for_col":
             n, c = k.dim("N", 1, 3000), k.dim("C", 1, 6)
             xt = self.input_dtype(allow_int=False)
