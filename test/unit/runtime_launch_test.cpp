@@ -194,9 +194,9 @@ TEST(RuntimeRegistry, CompilerHook) {
   } catch (const Error &e) {
     EXPECT_EQ(std::string(e.what()),
               "kite::launch(softmax): kernel softmax is not compiled for these arguments "
-              "(x=bf16[8,8], eps=f32) and the kite compiler is not linked in; link kite_compiler "
+              "(x=bf16[8,8]:align1, eps=f32) and the kite compiler is not linked in; link kite_compiler "
               "into the application, or ship a kite cache that holds this specialization (kite "
-              "autotune kernels/softmax.kite.cpp --arg x=bf16[8,8] --arg eps=f32)");
+              "autotune kernels/softmax.kite.cpp --arg x=bf16[8,8]:align1 --arg eps=f32)");
   }
 
   int calls = 0;
