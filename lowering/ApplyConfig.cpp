@@ -51,6 +51,37 @@ struct ApplyConfigPass : kite::impl::KiteApplyConfigBase<ApplyConfigPass> {
     func->setAttr("kite.config", StringAttr::get(&getContext(), c.toJson()));
     if (failed(inferTypes(func)))
       return signalPassFailure();
+    if (failed(checkTileSizes(func)))
+      return signalPassFailure();
+  }
+
+  /// No tile may hold more than kMaxTileElements: a bigger one cannot live
+  /// in one program's registers or shared memory, and its element count
+  /// would overflow the emitter's arithmetic.
+  LogicalResult checkTileSizes(func::FuncOp func) {
+    constexpr int64_t kMaxTileElements = int64_t(1) << 24;
+    WalkResult r = func.walk([&](Operation *op) {
+      for (Type t : op->getResultTypes()) {
+        auto tile = dyn_cast<TileType>(t);
+        if (!tile || !tile.hasRank())
+          continue;
+        int64_t n = 1;
+        for (int64_t d : tile.getShape()) {
+          if (ShapedType::isDynamic(d) || d <= 0)
+            continue;
+          n = d > kMaxTileElements / n ? kMaxTileElements + 1 : n * d;
+        }
+        if (n > kMaxTileElements) {
+          op->emitError() << "config does not fit kernel '" << func.getSymName()
+                          << "': this value would be a tile of " << tile
+                          << ", more than " << kMaxTileElements
+                          << " elements; use smaller block sizes";
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    });
+    return failure(r.wasInterrupted());
   }
 };
 

@@ -316,8 +316,8 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
     int64_t v = c.block_sizes[op.getId()];
     std::string where = "block_sizes[" + std::to_string(op.getId()) + "] = " +
                         std::to_string(v);
-    if (v < 1 || !llvm::isPowerOf2_64(v)) {
-      error = where + " must be a power of two";
+    if (v < 1 || !llvm::isPowerOf2_64(v) || v > kMaxBlockSize) {
+      error = where + " must be a power of two from 1 to " + std::to_string(kMaxBlockSize);
       return failure();
     }
     if ((op.getMin() && v < (int64_t)*op.getMin()) || (op.getMax() && v > (int64_t)*op.getMax())) {
@@ -371,13 +371,37 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
     error = "indexing = '" + c.indexing + "' must be pointer or tma";
     return failure();
   }
+  SmallVector<int64_t> loopRanks; // of the top-level loops, in order
+  for (Operation &op : kernel.getBody().front())
+    if (auto t = dyn_cast<TileForOp>(&op))
+      loopRanks.push_back(t.getNumDims());
+    else if (auto g = dyn_cast<GridForOp>(&op))
+      loopRanks.push_back(g.getNumDims());
+  if (c.loop_orders.size() > loopRanks.size() || c.l2_groupings.size() > loopRanks.size()) {
+    error = "loop_orders and l2_groupings have one entry per top-level loop, and the kernel "
+            "has " + std::to_string(loopRanks.size());
+    return failure();
+  }
+  for (auto [i, order] : llvm::enumerate(c.loop_orders)) {
+    SmallVector<int64_t> sorted(order.begin(), order.end());
+    llvm::sort(sorted);
+    bool permutation = (int64_t)order.size() == loopRanks[i];
+    for (auto [d, v] : llvm::enumerate(sorted))
+      permutation &= v == (int64_t)d;
+    if (!permutation) {
+      error = "loop_orders[" + std::to_string(i) + "] must order the " +
+              std::to_string(loopRanks[i]) + " dims of top-level loop " + std::to_string(i) +
+              " (a permutation of 0.." + std::to_string(loopRanks[i] - 1) + ")";
+      return failure();
+    }
+  }
   for (int64_t g : c.l2_groupings)
-    if (g < 1) {
-      error = "l2_groupings entries must be at least 1";
+    if (g < 1 || g > kMaxBlockSize) {
+      error = "l2_groupings entries must be from 1 to " + std::to_string(kMaxBlockSize);
       return failure();
     }
   for (const auto &r : c.reduction_loops)
-    if (r && (*r < 1 || !llvm::isPowerOf2_64(*r))) {
+    if (r && (*r < 1 || !llvm::isPowerOf2_64(*r) || *r > kMaxBlockSize)) {
       error = "reduction_loops entries must be null or a power of two";
       return failure();
     }

@@ -17,6 +17,10 @@
 
 namespace kite {
 
+/// The largest block size (and chunk, and L2 group) a config may give: 2^24
+/// elements, more than any tile that fits a program.
+constexpr int64_t kMaxBlockSize = int64_t(1) << 24;
+
 struct Config {
   /// One per `kite.block_size`, by id. Powers of two.
   std::vector<int64_t> block_sizes;
