@@ -442,12 +442,23 @@ kite::frontend::captureFile(mlir::MLIRContext &context, llvm::StringRef path,
                             llvm::raw_ostream &diagOS) {
   // Everything, from the driver to the verifier, runs on a thread with
   // kCaptureStackBytes of stack (see CaptureLimits); the caller waits.
+  // With multithreading on, MLIR allocates the types and attributes a
+  // thread creates from that thread's own allocator, which the thread's
+  // exit frees: the module's types would dangle once the capture thread is
+  // gone (AddressSanitizer: use-after-poison in `kite compile
+  // --emit=registration`). Off for the capture, they come from the
+  // context's allocator.
+  bool multithreaded = context.isMultithreadingEnabled();
+  if (multithreaded)
+    context.disableMultithreading();
   mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>> result = mlir::failure();
   llvm::thread worker(std::optional<unsigned>(kCaptureStackBytes), [&] {
     char bottom;
     result = captureOnThisThread(context, path, options, diagOS, &bottom);
   });
   worker.join();
+  if (multithreaded)
+    context.enableMultithreading();
   return result;
 }
 
