@@ -43,6 +43,7 @@
 #include <nlohmann/json.hpp>
 
 #include <numeric>
+#include <set>
 
 using namespace mlir;
 using namespace kite;
@@ -100,6 +101,7 @@ struct SpanVars {
   int64_t blockSize = 1;
   bool exact = false;     // every tile is full: no mask needed
   int64_t alignElems = 1; // every begin is a multiple of this
+  int64_t upperConst = -1; // the loop's end, where it is a constant
 };
 
 std::string cType(Type t) {
@@ -305,6 +307,9 @@ private:
   /// unrolled code is too big to compile in reasonable time, and spills.
   static constexpr int64_t kMaxRegistersPerTile = 128;
   std::string tooBig; // set when a tile exceeds kMaxRegistersPerTile
+  /// The tensors (by pointer expression) this program stored to since its
+  /// last barrier; a load of one needs a barrier first (emitAccess).
+  std::set<std::string> storedSinceBarrier;
 
   Tile declare(Type elem, Context *ctx, SmallVector<Dim> dims,
                StringRef prefix = "v") {
@@ -863,6 +868,7 @@ void Emitter::defineSpan(Value span, StringRef begin, StringRef upper, int64_t b
   v.blockSize = bs;
   v.exact = upperConst >= 0 && lower >= 0 && (upperConst - lower) % bs == 0;
   v.alignElems = lower >= 0 ? (int64_t)std::gcd(lower, bs) : 1;
+  v.upperConst = upperConst;
   line(llvm::formatv("const i64 {0} = {1};", v.begin, begin));
   line(llvm::formatv("const i64 {0} = min((i64){1}, (i64)({2}) - {3});", v.valid,
                      bs, upper, v.begin));
@@ -1077,12 +1083,35 @@ LogicalResult Emitter::emitTopLevelLoops() {
 }
 
 LogicalResult Emitter::emitBlock(Block &block) {
+  // Tensors written since the last barrier (storedSinceBarrier): a program
+  // starts with none; a loop body's first read of a tensor the body writes
+  // follows the previous iteration's writes; what a branch of an `if`
+  // writes is kept, and what it clears by a barrier is not (the other
+  // branch may not have one).
+  Operation *parent = block.getParentOp();
+  std::set<std::string> before = storedSinceBarrier;
+  auto isLoop = [](Operation *op) { return isa<TileForOp, GridForOp, scf::ForOp>(op); };
+  if (isLoop(parent) && isa<func::FuncOp>(parent->getParentOp())) {
+    storedSinceBarrier.clear();
+  } else if (isLoop(parent)) {
+    parent->walk([&](Operation *op) {
+      Value t;
+      if (auto s = dyn_cast<StoreOp>(op))
+        t = s.getTensor();
+      else if (auto a = dyn_cast<AtomicOp>(op))
+        t = a.getTensor();
+      if (t && tensors.count(t))
+        storedSinceBarrier.insert(tensors[t].ptr);
+    });
+  }
   for (Operation &op : block) {
     if (isa<YieldOp, scf::YieldOp>(op))
       continue;
     if (failed(emitOp(&op)))
       return failure();
   }
+  if (isa<scf::IfOp>(parent))
+    storedSinceBarrier.insert(before.begin(), before.end());
   return success();
 }
 
@@ -1942,6 +1971,12 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
       break;
     case Subscript::Kind::Span: {
       const SpanVars &sv = spans[s.value];
+      // A masked tile's valid extent, min(block, end - begin), is a
+      // multiple of the width only if the loop's end is (the begins are).
+      if (rd == last && !sv.exact && sv.upperConst < 0)
+        return 1;
+      if (rd == last && !sv.exact)
+        divides(sv.upperConst);
       if (!indexed(sv.alignElems, sv.blockSize))
         return 1;
       break;
@@ -1982,6 +2017,16 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   SmallVector<std::string> extents;
   if (failed(subscriptShape(op, tensor, subs, ref.elem, shape, extents)))
     return failure();
+  // A read of what this program wrote since the last barrier: other
+  // threads may have written the elements this thread reads (a transposed
+  // store, another layout), and __syncthreads() makes their global writes
+  // visible to the block.
+  if (resultValue && storedSinceBarrier.count(ref.ptr)) {
+    line("__syncthreads(); // this program wrote " + ref.ptr + " above");
+    storedSinceBarrier.clear();
+  }
+  if (!resultValue)
+    storedSinceBarrier.insert(ref.ptr);
   SmallVector<int64_t> padded;
   for (int64_t d : shape)
     padded.push_back(pow2(d));
