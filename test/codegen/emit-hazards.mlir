@@ -17,4 +17,4 @@
 // RUN: kite inspect %kite_src/test/difftest/regressions/store_then_load_transposed.kite.cpp --arg 'x=f32[300,31]' --emit=cuda | FileCheck %s --check-prefix=HAZARD
 // HAZARD: o0[
 // HAZARD: __syncthreads(); // this program wrote o0 above
-// HAZARD: = {{.*}}o0[
+// HAZARD: load_vec<{{.*}}&o0[
