@@ -22,6 +22,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 
 using namespace kite;
 using namespace kite::runtime;
@@ -37,7 +39,10 @@ std::vector<int64_t> ArgSpec::effective_strides() const {
   int64_t stride = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     s[i] = stride;
-    stride *= sizes[i];
+    // Sizes no tensor has (a corrupt cache entry's) saturate rather than
+    // overflow; validate_plan rejects them.
+    if (__builtin_mul_overflow(stride, sizes[i], &stride))
+      stride = std::numeric_limits<int64_t>::max();
   }
   return s;
 }
@@ -130,10 +135,15 @@ void kite::validate_plan(const KernelPlan &plan) {
   for (size_t i = 0; i < plan.args.size(); ++i) {
     const ArgSpec &a = plan.args[i];
     if (a.kind == ArgSpec::Kind::tensor) {
-      for (int64_t s : a.sizes)
+      int64_t numel = 1;
+      for (int64_t s : a.sizes) {
         if (s < 0)
           fail(fmt::format("argument '{}' has a negative size in {}", a.name,
                            shapeString(a.sizes)));
+        if (__builtin_mul_overflow(numel, s, &numel) || numel > (int64_t(1) << 48))
+          fail(fmt::format("argument '{}' has sizes {} larger than any GPU memory", a.name,
+                           shapeString(a.sizes)));
+      }
       if (!a.strides.empty() && a.strides.size() != a.sizes.size())
         fail(fmt::format("argument '{}' has {} sizes but {} strides", a.name, a.sizes.size(),
                          a.strides.size()));

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cstring>
 
 using namespace kite;
@@ -254,6 +256,26 @@ TEST(RuntimePlan, TensorMapParameters) {
   p.params.push_back(
       ParamSpec{ParamSpec::Kind::argTensorMap, 2, 0, TensorMapSpec{1, 0, {8}}.encode()});
   EXPECT_THROW(validate_plan(p), Error);
+}
+
+// Sizes no tensor has (from a corrupt cache entry) are an invalid plan, and
+// computing their strides does not overflow (UBSan's check in the sanitizer
+// build; found by the cache fuzzer).
+TEST(RuntimePlan, HugeSizesAreInvalidNotOverflowed) {
+  KernelPlan p = fullPlan();
+  p.args[0] = ArgSpec::tensor("x", bf16, {int64_t(1) << 40, int64_t(1) << 40});
+  std::vector<int64_t> strides = p.args[0].effective_strides();
+  EXPECT_EQ(strides[1], 1);
+  EXPECT_EQ(strides[0], int64_t(1) << 40);
+  p.args[0].sizes.push_back(int64_t(1) << 40);
+  EXPECT_EQ(p.args[0].effective_strides()[0], std::numeric_limits<int64_t>::max());
+  try {
+    validate_plan(p);
+    FAIL() << "accepted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("larger than any GPU memory"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(RuntimePlan, ArgSpecText) {
