@@ -76,8 +76,10 @@ auto withKernel(std::string_view ir, std::string_view name, const std::vector<ki
                        "' for (" + joinArgs(args) + "): " + what +
                        (diags.text.empty() ? "" : "\n") + diags.text);
   };
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(llvm::StringRef(ir.data(), ir.size()), &ctx);
+  // The parser reads up to a NUL: give it a copy that ends in one (a view
+  // need not).
+  std::string text(ir);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);
   if (!module)
     throw fail("the captured IR does not parse (was it written by another kite version?)");
   PassManager pm(&ctx);

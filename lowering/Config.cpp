@@ -426,7 +426,7 @@ namespace {
 /// not depend on a block size still to be chosen (rows of `x[t, all]`, say).
 /// Dims of a size in `looped` count as that many elements (a chunk).
 int64_t staticFootprint(TileForOp loop,
-                        const llvm::DenseMap<int64_t, int64_t> &looped = {}) {
+                        const llvm::DenseMap<int64_t, int64_t> &looped = llvm::DenseMap<int64_t, int64_t>()) {
   int64_t footprint = 1;
   loop.walk([&](Operation *op) {
     for (Type t : op->getResultTypes()) {

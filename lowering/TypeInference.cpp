@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace kite;
 
@@ -375,28 +377,37 @@ LogicalResult Inferrer::infer(Operation *op) {
         auto src = cast<kite::TensorType>(r.getSource().getType());
         SmallVector<int64_t> shape;
         int64_t known = 1, inferred = -1;
+        // Products of sizes saturate: a size no tensor has (a bad spec, a
+        // fuzzer's) must give an error, not overflow.
+        auto times = [](int64_t a, int64_t b) {
+          int64_t r;
+          return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+        };
         for (auto [i, s] : llvm::enumerate(r.getSizes())) {
           int64_t v = getConstantIntValue(s).value_or(ShapedType::kDynamic);
           if (v == -1) {
             if (inferred >= 0)
               return r.emitError() << "only one size of a reshape may be -1";
             inferred = i;
+          } else if (v < 0 && !ShapedType::isDynamic(v)) {
+            return r.emitError() << "a reshape size must be -1 or at least 0, not " << v;
           } else if (!ShapedType::isDynamic(v)) {
-            known *= v;
+            known = times(known, v);
           }
           shape.push_back(v);
         }
         if (src.hasStaticShape()) {
           int64_t numel = 1;
           for (int64_t d : src.getShape())
-            numel *= d;
+            numel = times(numel, d);
           if (inferred >= 0 && known > 0)
             shape[inferred] = numel / known;
           int64_t total = 1;
           bool allStatic = true;
           for (int64_t d : shape) {
             allStatic &= !ShapedType::isDynamic(d);
-            total *= d;
+            if (!ShapedType::isDynamic(d))
+              total = times(total, d);
           }
           if (allStatic && total != numel)
             return r.emitError() << "cannot reshape a tensor of " << numel
@@ -459,14 +470,25 @@ LogicalResult Inferrer::infer(Operation *op) {
         std::optional<SmallVector<int64_t>> value =
             shapeOf(store.getValue().getType());
         if (shape && value) {
-          FailureOr<SmallVector<int64_t>> b = broadcastShapes(*shape, *value);
-          if (failed(b) || *b != *shape) {
-            InFlightDiagnostic d = store.emitError()
-                                   << "cannot store a value of shape [";
-            llvm::interleaveComma(*value, d);
-            d << "] into a subscript of shape [";
-            llvm::interleaveComma(*shape, d);
-            d << "]";
+          // The value broadcasts to the subscript's shape. A dim not known
+          // yet (an output's size before the prologue folds) fits anything;
+          // a later round, with static shapes, decides.
+          bool fits = value->size() <= shape->size();
+          for (size_t i = 0; fits && i < value->size(); ++i) {
+            int64_t v = (*value)[value->size() - 1 - i];
+            int64_t t = (*shape)[shape->size() - 1 - i];
+            fits = v == t || v == 1 || ShapedType::isDynamic(v) || ShapedType::isDynamic(t);
+          }
+          if (!fits) {
+            auto dims = [](ArrayRef<int64_t> s) {
+              std::string text;
+              for (auto [i, d] : llvm::enumerate(s))
+                text += (i ? ", " : "") +
+                        (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+              return text;
+            };
+            store.emitError() << "cannot store a value of shape [" << dims(*value)
+                              << "] into a subscript of shape [" << dims(*shape) << "]";
             return failure();
           }
         }

@@ -50,7 +50,9 @@ std::vector<int64_t> ArgSpec::effective_strides() const {
 namespace {
 
 std::string formatValue(double v) {
-  if (v == double(int64_t(v)) && v > -9.2e18 && v < 9.2e18)
+  // The range check first: converting inf, NaN or a value past int64 to
+  // int64_t is undefined.
+  if (v > -9.2e18 && v < 9.2e18 && v == double(int64_t(v)))
     return fmt::format("{}", int64_t(v));
   return fmt::format("{}", v);
 }

@@ -1,5 +1,7 @@
 // Reduced from difftest kernel dt0080_row_reduction (seed 1).
 //
+// Fixed; test/codegen/difftest-regressions.mlir compiles it. It was:
+//
 // An output allocated with empty({...}) or zeros({...}) keeps a dynamic
 // type (!kite.tensor<?x?xf32>) through kite-specialize, so a store of a
 // whole-row value through an `all` subscript fails type inference, although

@@ -1,3 +1,5 @@
+// Fixed; test/codegen/difftest-regressions.mlir checks the generated CUDA.
+//
 // Reduced from difftest kernel dt0035_loops (seed 1): on an H200 it wrote
 // out[n - 1], one past its loop's range, under every config tried:
 //

@@ -1,3 +1,5 @@
+// Fixed; test/codegen/difftest-regressions.mlir checks the generated CUDA.
+//
 // Reduced from difftest kernel dt0197_elementwise (seed 1): on an H200 up
 // to 1776 of 9300 elements came back NaN (the poisoned output's value):
 //
