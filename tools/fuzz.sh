@@ -74,7 +74,10 @@ run_one() {
   local t="$1" dir="$out/$1"
   rm -rf "$dir/artifacts"
   mkdir -p "$dir/corpus" "$dir/artifacts"
+  # The seeds: test/fuzz/corpus/<t>/, or the build's gathered copy of the
+  # project's kernel files (capture; test/fuzz/CMakeLists.txt).
   local inputs=("$root/test/fuzz/corpus/$t")
+  [ -d "$build/test/fuzz/seeds/$t" ] && inputs=("$build/test/fuzz/seeds/$t")
   [ -d "$root/test/fuzz/regressions/$t" ] && inputs+=("$root/test/fuzz/regressions/$t")
   local dict=()
   [ -f "$root/test/fuzz/$t.dict" ] && dict=("-dict=$root/test/fuzz/$t.dict")
