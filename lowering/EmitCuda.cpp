@@ -667,7 +667,8 @@ private:
                                  ArrayRef<Subscript> subs, Type resultElem,
                                  SmallVector<int64_t> &shape,
                                  SmallVector<std::string> &extents);
-  int64_t vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs, const Tile &t);
+  int64_t vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs, const Tile &t,
+                      const llvm::SmallDenseSet<int32_t> &checked);
   LogicalResult emitAccess(Operation *op, Value tensor, ArrayRef<Subscript> subs,
                            Value mask, Value value, Value result,
                            std::optional<AtomicKind> atomic);
@@ -1923,7 +1924,7 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
 /// strides), and a valid extent that is a multiple of it, so that a mask is
 /// the same for the whole vector.
 int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
-                             const Tile &t) {
+                             const Tile &t, const llvm::SmallDenseSet<int32_t> &checked) {
   int64_t bytes = elemBytes(ref.elem);
   if (t.rank() == 0 || !bytes)
     return 1;
@@ -1972,8 +1973,10 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
     case Subscript::Kind::Span: {
       const SpanVars &sv = spans[s.value];
       // A masked tile's valid extent, min(block, end - begin), is a
-      // multiple of the width only if the loop's end is (the begins are).
-      if (rd == last && !sv.exact && sv.upperConst < 0)
+      // multiple of the width only if the loop's end is (the begins are);
+      // a span masked against its tensor (kite.checked) has a mask per
+      // element.
+      if (rd == last && ((!sv.exact && sv.upperConst < 0) || checked.contains((int32_t)p)))
         return 1;
       if (rd == last && !sv.exact)
         divides(sv.upperConst);
@@ -2113,21 +2116,7 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   if (auto c = op->getAttrOfType<DenseI32ArrayAttr>(kCheckedAttrName))
     checked.insert(c.asArrayRef().begin(), c.asArrayRef().end());
   std::string own = isLoad ? "" : owner(t);
-  int64_t width = (maskTile || atomic) ? 1 : vectorWidth(ref, subs, t);
-  {
-    // A checked span along the vector's dim has a mask per element.
-    int64_t rd = 0;
-    for (auto [pos, s] : llvm::enumerate(subs)) {
-      if (s.kind == Subscript::Kind::Span && checked.contains(pos) && rd == t.rank() - 1)
-        width = 1;
-      if (s.kind == Subscript::Kind::Gather) {
-        if (pos + 1 == subs.size() || subs[pos + 1].kind != Subscript::Kind::Gather)
-          rd += groupRanks[s.value];
-      } else if (s.kind != Subscript::Kind::Scalar) {
-        ++rd;
-      }
-    }
-  }
+  int64_t width = (maskTile || atomic) ? 1 : vectorWidth(ref, subs, t, checked);
   // Offsets in 32-bit arithmetic where none can overflow it: the tensor's
   // reach, with a tile running past its end (masked lanes), stays far
   // below 2^31 elements.
