@@ -76,6 +76,7 @@ struct Flags {
   bool verbose = false;
   bool list = false;
   bool gpuOnly = false;
+  std::string dumpCuda; // a directory: write each pair's CUDA there instead
   std::string sizes;  // "M=13,N=7": run these sizes only
   std::optional<std::string> config; // run this config only
 };
@@ -97,6 +98,9 @@ and compares each result with reference mode.
   --perturb           change one element of each result before comparing
                       (the run must then report mismatches)
   --gpu-only          without a GPU, skip (exit 77) instead of compiling only
+  --dump-cuda=DIR     lower each pair to CUDA only (no NVRTC, no launch) and
+                      write it to DIR/<kernel>.<sizes>.<config hash>.cu, to
+                      compare the code generation of two trees (diff -r)
   --list              print the kernels and exit
   --verbose           one line per pair
 )";
@@ -141,6 +145,8 @@ Flags parseFlags(int argc, char **argv) {
         f.sizes = v;
       else if (parseFlag(a, "config", v))
         f.config = v;
+      else if (parseFlag(a, "dump-cuda", v))
+        f.dumpCuda = v;
       else if (a == "--no-gpu")
         f.noGpu = true;
       else if (a == "--perturb")
@@ -529,6 +535,27 @@ std::string oneLine(std::string s) {
   return s;
 }
 
+/// Writes the CUDA of one pair (without #line directives, which name this
+/// tree's paths) to `path`, or the error that lowering reported.
+void dumpCuda(const std::string &path, const KernelSource &source,
+              const std::vector<ArgSpec> &specs, const std::string &config) {
+  std::string text;
+  try {
+    CompileOptions options{"sm_90a"};
+    options.lineDirectives = false;
+    text = lowerToCuda(source.ir, source.name, specs, config, options).source;
+  } catch (const std::exception &e) {
+    text = std::string("error: ") + e.what() + "\n";
+  }
+  text = "// config: " + (config.empty() ? std::string("default") : config) + "\n" + text;
+  std::FILE *out = std::fopen(path.c_str(), "w");
+  if (!out || std::fwrite(text.data(), 1, text.size(), out) != text.size()) {
+    std::fprintf(stderr, "difftest: cannot write %s\n", path.c_str());
+    std::exit(2);
+  }
+  std::fclose(out);
+}
+
 class Runner {
 public:
   Runner(const Flags &flags, bool gpu) : f(flags), gpu(gpu) {
@@ -628,7 +655,8 @@ void Runner::runSizeSet(const KernelInfo &k, int set, int count) {
 
   std::vector<Tensor> expected;
   try {
-    expected = k.reference(args);
+    if (f.dumpCuda.empty())
+      expected = k.reference(args);
   } catch (const std::exception &e) {
     tally.failures++;
     tally.report("difftest: FAILURE " + where + ": reference mode threw: " + oneLine(e.what()) +
@@ -636,7 +664,7 @@ void Runner::runSizeSet(const KernelInfo &k, int set, int count) {
     return;
   }
 
-  if (!gpu) {
+  if (!gpu && f.dumpCuda.empty()) {
     // Reference mode against itself at other block sizes: its result must
     // not depend on them.
     static const std::vector<std::vector<int64_t>> kSettings = {{16}, {32}, {8, 128}, {128, 4}};
@@ -731,6 +759,14 @@ void Runner::runSizeSet(const KernelInfo &k, int set, int count) {
     std::string shown = config.empty() ? "default" : config;
     KernelPlan plan;
     try {
+      if (!f.dumpCuda.empty()) {
+        ++done;
+        dumpCuda(f.dumpCuda + "/" + k.name + "." + formatSizes(k, sizes) + "." +
+                     std::to_string(hashString(config) % 1000000007) + ".cu",
+                 source, specs, config);
+        tally.compiled++;
+        continue;
+      }
       plan = compileToPlan(source, specs, Options{{}, config},
                            CompileOptions{gpu ? "" : "sm_90a"});
     } catch (const std::exception &e) {
@@ -830,6 +866,8 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  if (!f.dumpCuda.empty())
+    f.noGpu = true;
   bool gpu = !f.noGpu && gpu_available();
   if (!gpu && f.gpuOnly) {
     std::cout << "difftest: skipped: no GPU (" << gpu_unavailable_reason() << ")\n";
