@@ -1,0 +1,315 @@
+//===- Emitter.h - the CUDA emitter's state and helpers ---------*- C++ -*-===//
+//
+// This file declares the emitter that lowering/EmitCuda.cpp drives, shared
+// by the files of lowering/emit/, one per concern: layouts and conversions
+// (Layouts.cpp), loops and the program structure (Loops.cpp), memory
+// accesses (Memory.cpp), elementwise and shape ops (Elementwise.cpp),
+// scalars (Scalars.cpp), reductions (Reductions.cpp) and matrix products
+// (Products.cpp). Private to lowering/.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_LOWERING_EMIT_EMITTER_H
+#define KITE_LOWERING_EMIT_EMITTER_H
+
+#include "lowering/EmitCuda.h"
+#include "lowering/Passes.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <memory>
+#include <set>
+#include <string>
+
+namespace kite::emit {
+using namespace mlir;
+
+//===----------------------------------------------------------------------===//
+// Layouts
+//===----------------------------------------------------------------------===//
+
+/// A thread arrangement over a padded shape.
+struct Context {
+  int id = 0;
+  SmallVector<int64_t> shape; // powers of two
+  SmallVector<int64_t> tpd;   // threads along each dim
+  SmallVector<int64_t> vec;   // contiguous elements a thread holds per chunk
+  SmallVector<int64_t> tstride; // thread-index stride of each dim
+  int64_t used = 1;             // threads that hold distinct elements
+
+  int64_t rank() const { return shape.size(); }
+  int64_t perThread(int64_t d) const { return shape[d] / tpd[d]; }
+  std::string t(int64_t d) const { return llvm::formatv("c{0}_t{1}", id, d); }
+};
+
+/// One dim of a tile value.
+struct Dim {
+  int64_t padded = 1;  // power-of-two size (1: a unit dim)
+  int64_t ctxDim = -1; // the context dim it runs along; -1 for a unit dim
+  std::string extent;  // valid count when lanes past it are masked, or ""
+  int64_t regExtent = 1;
+  int64_t regStride = 0;
+};
+
+/// A tile value: a per-thread array `name[regCount]`.
+struct Tile {
+  std::string name;
+  Type elem;
+  Context *ctx = nullptr;
+  SmallVector<Dim> dims;
+  int64_t regCount = 1;
+  int64_t rank() const { return dims.size(); }
+};
+
+/// A tensor in global memory: a pointer expression, static sizes, strides.
+struct TensorRef {
+  std::string ptr;
+  Type elem;
+  SmallVector<int64_t> sizes, strides;
+  int64_t align = 16; // bytes the data pointer is aligned to
+};
+
+/// The scalars of a tile loop variable.
+struct SpanVars {
+  std::string begin, valid, id, count;
+  int64_t blockSize = 1;
+  bool exact = false;     // every tile is full: no mask needed
+  int64_t alignElems = 1; // every begin is a multiple of this
+  int64_t upperConst = -1; // the loop's end, where it is a constant
+};
+
+/// The CUDA type of a kite element type.
+std::string cType(Type t);
+/// The type elementwise math runs in: f32 for 16-bit floats.
+std::string computeType(Type t);
+/// The type a reduction accumulates in (PyTorch: f32 for 16-bit floats,
+/// i64 for integer sums).
+std::string accType(Type t);
+/// Bytes of one element in global memory (0 if unknown).
+int64_t elemBytes(Type t);
+inline int64_t pow2(int64_t n) { return n <= 1 ? 1 : (int64_t)llvm::PowerOf2Ceil(n); }
+/// A CUDA literal of `v` (infinities and NaN as bit patterns).
+std::string floatLiteral(double v);
+
+//===----------------------------------------------------------------------===//
+// The emitter
+//===----------------------------------------------------------------------===//
+
+/// Dynamic shared memory a block may use on sm_90 (227 KB).
+constexpr int64_t kMaxSharedBytes = 232448;
+
+class Emitter {
+public:
+  Emitter(func::FuncOp kernel, const EmitOptions &options)
+      : kernel(kernel), options(options) {}
+
+  FailureOr<CudaKernel> run();
+
+private:
+  func::FuncOp kernel;
+  EmitOptions options;
+  CudaKernel result;
+  int64_t numThreads = 128;
+  /// Contiguous elements a thread holds along a context's innermost dim: 16
+  /// bytes of the kernel's narrowest tensor element, so loads and stores of
+  /// contiguous rows can be 16-byte vectors.
+  int64_t vecElems = 4;
+  /// The config's inner_threads: at most this many threads along a
+  /// context's innermost dim (0: no limit).
+  int64_t innerThreads = 0;
+  /// The config's fast_math and tensor_cores.
+  bool fastMath = false;
+  /// The config's streaming: vector loads and stores evict first.
+  bool streaming = false;
+  bool tensorCores = false;
+  /// The config's min_programs_per_sm (__launch_bounds__'s second value).
+  int64_t minPrograms = 1;
+  /// A K loop runs as one of kite_gemm.cuh's main loops.
+  bool usesGemm = false;
+  /// One of them is warp-specialized (the only code that may run with a
+  /// thread count that is not a power of two: 12 warps).
+  bool specializedLoop = false;
+  std::string body;
+  int indent = 1;
+  int nextName = 0;
+  int64_t sharedBytes = 0;
+  std::vector<std::unique_ptr<Context>> contexts;
+  Context *mainContext = nullptr;
+  DenseMap<Value, Tile> tiles;
+  DenseMap<Value, std::string> scalars;
+  DenseMap<Value, TensorRef> tensors;
+  DenseMap<Value, SpanVars> spans;
+  std::string contextDecls;
+
+  // Output ---------------------------------------------------------------
+
+  void line(const Twine &text) {
+    // Every line repeats the directive: a lone #line would number the
+    // generated lines after it as the source lines that follow.
+    if (!sourceLine.empty()) {
+      body.append(indent * 2, ' ');
+      body += sourceLine;
+      body += '\n';
+    }
+    body.append(indent * 2, ' ');
+    body += text.str();
+    body += '\n';
+  }
+  std::string fresh(StringRef prefix) {
+    return (prefix + Twine(nextName++)).str();
+  }
+  /// With line directives on, the lines emitted from here on are
+  /// attributed to `op`'s source line.
+  void lineDirective(Operation *op) {
+    if (!options.lineDirectives)
+      return;
+    if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+      sourceLine =
+          llvm::formatv("#line {0} \"{1}\"", loc.getLine(), loc.getFilename().str()).str();
+  }
+  std::string sourceLine; // the current #line directive, or ""
+
+  // Contexts and layouts ---------------------------------------------------
+
+  Context *newContext(ArrayRef<int64_t> shape);
+
+  /// The dims of a tile of `padded` shape laid out along `ctx`
+  /// (right-aligned); failure if it does not fit.
+  FailureOr<SmallVector<Dim>> fit(ArrayRef<int64_t> padded, Context *ctx);
+
+  /// A layout for a fresh tile of `padded` shape: the main context if it
+  /// fits, else a context of its own.
+  std::pair<Context *, SmallVector<Dim>> layoutFor(ArrayRef<int64_t> padded);
+
+  /// Most elements one thread may hold for one tile: beyond this the
+  /// unrolled code is too big to compile in reasonable time, and spills.
+  static constexpr int64_t kMaxRegistersPerTile = 128;
+  std::string tooBig; // set when a tile exceeds kMaxRegistersPerTile
+  /// The tensors (by pointer expression) this program stored to since its
+  /// last barrier; a load of one needs a barrier first (emitAccess).
+  std::set<std::string> storedSinceBarrier;
+
+  /// Fills in register extents and strides, names and declares the array.
+  Tile declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix = "v");
+
+  /// The value of an index expression that is an integer literal.
+  static std::optional<int64_t> literal(StringRef e);
+
+  /// True if `e` is one parenthesized expression, "(...)".
+  static bool parenthesized(StringRef e);
+
+  /// `k + e` for a per-thread index `k`, folded when `k` is a literal.
+  static std::string plus(StringRef k, int64_t e);
+
+  /// Emits nested loops over a tile's per-thread elements; `emitBody`
+  /// receives the per-dim index expressions. With `step` > 1 dim `stepDim`
+  /// (default: the last) advances `step` elements at a time (a vector
+  /// access).
+  void forEach(const Tile &t, llvm::function_ref<void(ArrayRef<std::string>)> emitBody,
+               int64_t step = 1, int64_t stepDim = -1);
+
+  /// The register index of element `k` of `t` (literal indices folded).
+  std::string flat(const Tile &t, ArrayRef<std::string> k);
+
+  /// The coordinate, within the tile, of element `k` along dim `i`.
+  std::string coord(const Tile &t, int64_t i, StringRef k);
+
+  /// `name[...]` of operand `o` at the element `k` of a tile whose dim
+  /// `j + offset` is the operand's dim `j` (broadcasting unit dims).
+  std::string at(const Tile &o, ArrayRef<std::string> k, int64_t offset);
+
+  /// True if `o` can be read at the elements of `r` with `at`: each of its
+  /// non-unit dims runs along the same context dim as `r`'s dim there.
+  bool compatible(const Tile &o, const Tile &r, int64_t offset);
+
+  /// The condition under which this thread is the one that writes tile
+  /// `t`'s elements (replicas stay quiet), or "" if every thread is.
+  std::string owner(const Tile &t);
+
+  /// Bytes of dynamic shared memory at least `bytes` long.
+  std::string smem(const std::string &type, int64_t count);
+
+  /// Moves `src` into the layout `dims` of context `ctx` through shared
+  /// memory (row-major over the padded shape).
+  Tile convert(const Tile &src, Context *ctx, SmallVector<Dim> dims);
+
+  /// Elements of `t`'s padded shape.
+  int64_t paddedCount(const Tile &t);
+
+  /// `o` in a layout readable at the elements of `r` (dims aligned at
+  /// `offset`), converting through shared memory if needed.
+  Tile readableAt(const Tile &o, const Tile &r, int64_t offset);
+
+  // Values ------------------------------------------------------------------
+
+  /// The C++ expression of scalar `v`.
+  std::string scalar(Value v);
+
+  /// A tile, or a scalar broadcast as a unit tile of rank 0.
+  FailureOr<Tile> tileOrScalar(Value v);
+
+  /// A named variable holding scalar `v` (so it can be addressed).
+  std::string scalarVar(Value v);
+
+  /// Strides of a contiguous tensor of `sizes`.
+  static SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> sizes);
+
+  /// An output the host allocates before the launch, passed as a parameter.
+  void addOutput(Value tensor, bool zeroed);
+
+  // Kernel structure ----------------------------------------------------------
+
+  LogicalResult emitPrologue();
+  LogicalResult emitTopLevelLoops();
+  LogicalResult emitBlock(Block &block);
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitScalarOp(Operation *op);
+  LogicalResult emitNestedTileFor(TileForOp loop);
+  LogicalResult emitMainloop(TileForOp loop, DictionaryAttr plan);
+  LogicalResult emitNestedGridFor(GridForOp loop);
+  LogicalResult emitScfFor(scf::ForOp loop);
+  LogicalResult emitScfIf(scf::IfOp op);
+  SmallVector<Tile> declareCarried(ValueRange inits, Block::BlockArgListType args,
+                                   Operation *op);
+  LogicalResult yieldCarried(ArrayRef<Tile> carried, ValueRange values,
+                             Block::BlockArgListType args);
+  /// Emits a loop's body and yield, closes its `opened` C++ loops, and binds
+  /// the loop's results to the carried variables.
+  LogicalResult finishLoop(Block &body, ArrayRef<Tile> carried,
+                           Block::BlockArgListType iterArgs, ResultRange results,
+                           int opened);
+  void defineSpan(Value span, StringRef begin, StringRef upper, int64_t bs,
+                  int64_t lower, int64_t upperConst, StringRef id, StringRef count);
+
+  // Tile ops --------------------------------------------------------------------
+
+  FailureOr<Tile> subscriptShape(Operation *op, Value tensor,
+                                 ArrayRef<Subscript> subs, Type resultElem,
+                                 SmallVector<int64_t> &shape,
+                                 SmallVector<std::string> &extents);
+  int64_t vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs, const Tile &t,
+                      const llvm::SmallDenseSet<int32_t> &checked);
+  LogicalResult emitAccess(Operation *op, Value tensor, ArrayRef<Subscript> subs,
+                           Value mask, Value value, Value result,
+                           std::optional<AtomicKind> atomic);
+  LogicalResult emitElementwise(Operation *op, ArrayRef<Value> operands,
+                                llvm::function_ref<std::string(ArrayRef<std::string>)> expr,
+                                Type resultElem);
+  LogicalResult emitReduce(ReduceOp op);
+  LogicalResult emitMatmul(Operation *op, Value acc, Value lhs, Value rhs,
+                           int64_t rank);
+  LogicalResult emitFull(FullOp op);
+  LogicalResult emitShape(Operation *op);
+
+  SmallVector<int64_t> staticShape(Type t) {
+    auto tile = cast<TileType>(t);
+    return SmallVector<int64_t>(tile.getShape());
+  }
+};
+
+} // namespace kite::emit
+
+#endif // KITE_LOWERING_EMIT_EMITTER_H

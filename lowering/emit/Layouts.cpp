@@ -1,0 +1,340 @@
+//===- Layouts.cpp - tile layouts and conversions ---------------------------===//
+//
+// This file implements how the emitter lays tiles out over the threads (a
+// `Context`: a thread arrangement over a padded power-of-two shape, threads
+// assigned from the innermost dim out), the index expressions of a tile's
+// per-thread elements, and conversions between layouts through shared
+// memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/emit/Emitter.h"
+
+using namespace mlir;
+using namespace kite;
+using namespace kite::emit;
+
+Context *Emitter::newContext(ArrayRef<int64_t> shape) {
+  auto ctx = std::make_unique<Context>();
+  ctx->id = contexts.size();
+  ctx->shape.assign(shape.begin(), shape.end());
+  int64_t r = shape.size();
+  ctx->tpd.assign(r, 1);
+  ctx->vec.assign(r, 1);
+  ctx->tstride.assign(r, 1);
+  // The layout's threads: a power of two (with 12 warps the last 4 hold
+  // replicas of the first 4's elements, and owner() keeps them quiet).
+  int64_t remaining = (int64_t)llvm::bit_floor((uint64_t)numThreads), stride = 1;
+  for (int64_t d = r - 1; d >= 0; --d) {
+    int64_t v = d == r - 1 ? std::min<int64_t>(shape[d], vecElems) : 1;
+    ctx->vec[d] = v;
+    int64_t limit = remaining;
+    if (d == r - 1 && innerThreads > 0)
+      limit = std::min(limit, innerThreads);
+    ctx->tpd[d] = std::max<int64_t>(1, std::min(shape[d] / v, limit));
+    ctx->tstride[d] = stride;
+    stride *= ctx->tpd[d];
+    remaining /= ctx->tpd[d];
+  }
+  ctx->used = stride;
+  for (int64_t d = 0; d < r; ++d) {
+    std::string index = ctx->tpd[d] == 1 ? "0"
+                        : ctx->tstride[d] == 1
+                            ? llvm::formatv("threadIdx.x % {0}", ctx->tpd[d]).str()
+                            : llvm::formatv("(threadIdx.x / {0}) % {1}", ctx->tstride[d],
+                                            ctx->tpd[d]).str();
+    contextDecls += llvm::formatv("  const int {0} = {1};\n", ctx->t(d), index);
+  }
+  contexts.push_back(std::move(ctx));
+  return contexts.back().get();
+}
+
+/// The dims of a tile of `padded` shape laid out along `ctx`
+/// (right-aligned); failure if it does not fit.
+FailureOr<SmallVector<Dim>> Emitter::fit(ArrayRef<int64_t> padded, Context *ctx) {
+  int64_t off = ctx->rank() - (int64_t)padded.size();
+  if (off < 0)
+    return failure();
+  SmallVector<Dim> dims(padded.size());
+  for (size_t i = 0; i < padded.size(); ++i) {
+    dims[i].padded = padded[i];
+    if (padded[i] == 1)
+      dims[i].ctxDim = -1;
+    else if (padded[i] == ctx->shape[off + i])
+      dims[i].ctxDim = off + i;
+    else
+      return failure();
+  }
+  return dims;
+}
+
+/// A layout for a fresh tile of `padded` shape: the main context if it
+/// fits, else a context of its own.
+std::pair<Context *, SmallVector<Dim>> Emitter::layoutFor(ArrayRef<int64_t> padded) {
+  if (mainContext)
+    if (auto dims = fit(padded, mainContext); succeeded(dims))
+      return {mainContext, *dims};
+  for (auto &ctx : contexts)
+    if (ctx->shape == SmallVector<int64_t>(padded))
+      return {ctx.get(), *fit(padded, ctx.get())};
+  Context *ctx = newContext(padded);
+  return {ctx, *fit(padded, ctx)};
+}
+
+Tile Emitter::declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix) {
+  Tile t;
+  t.name = fresh(prefix);
+  t.elem = elem;
+  t.ctx = ctx;
+  t.dims = std::move(dims);
+  int64_t stride = 1;
+  for (int64_t i = t.rank() - 1; i >= 0; --i) {
+    Dim &d = t.dims[i];
+    d.regExtent = d.ctxDim < 0 ? 1 : ctx->perThread(d.ctxDim);
+    d.regStride = stride;
+    stride *= d.regExtent;
+  }
+  t.regCount = stride;
+  std::string shape;
+  for (const Dim &d : t.dims)
+    shape += (shape.empty() ? "" : ", ") + std::to_string(d.padded);
+  if (t.regCount > kMaxRegistersPerTile && tooBig.empty())
+    tooBig = llvm::formatv("a ({0}) tile would need {1} registers per thread "
+                           "with {2} threads (at most {3}); use smaller block "
+                           "sizes, more warps, or a looped reduction",
+                           shape, t.regCount, numThreads, kMaxRegistersPerTile);
+  line(llvm::formatv("{0} {1}[{2}]; // ({3}) in context {4}", cType(elem),
+                     t.name, t.regCount, shape, ctx->id));
+  return t;
+}
+
+/// The value of an index expression that is an integer literal.
+std::optional<int64_t> Emitter::literal(StringRef e) {
+  int64_t v;
+  if (e.getAsInteger(10, v))
+    return std::nullopt;
+  return v;
+}
+
+/// True if `e` is one parenthesized expression, "(...)".
+bool Emitter::parenthesized(StringRef e) {
+  if (!e.starts_with("("))
+    return false;
+  int depth = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    depth += e[i] == '(' ? 1 : e[i] == ')' ? -1 : 0;
+    if (depth == 0)
+      return i + 1 == e.size();
+  }
+  return false;
+}
+
+/// `k + e` for a per-thread index `k`, folded when `k` is a literal.
+std::string Emitter::plus(StringRef k, int64_t e) {
+  if (std::optional<int64_t> v = literal(k))
+    return std::to_string(*v + e);
+  return e == 0 ? k.str() : llvm::formatv("{0} + {1}", k, e).str();
+}
+
+/// Emits nested loops over a tile's per-thread elements; `emitBody`
+/// receives the per-dim index expressions. With `step` > 1 dim `stepDim`
+/// (default: the last) advances `step` elements at a time (a vector
+/// access).
+void Emitter::forEach(const Tile &t, llvm::function_ref<void(ArrayRef<std::string>)> emitBody, int64_t step, int64_t stepDim) {
+  SmallVector<std::string> k;
+  int opened = 0;
+  if (stepDim < 0)
+    stepDim = t.rank() - 1;
+  for (auto [i, d] : llvm::enumerate(t.dims)) {
+    int64_t s = (int64_t)i == stepDim ? step : 1;
+    if (d.regExtent == s) {
+      k.push_back("0");
+      continue;
+    }
+    std::string var = fresh("k");
+    line("#pragma unroll");
+    line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", var,
+                       d.regExtent / s));
+    ++indent;
+    ++opened;
+    k.push_back(s == 1 ? var : llvm::formatv("({0} * {1})", var, s).str());
+  }
+  emitBody(k);
+  for (int i = 0; i < opened; ++i) {
+    --indent;
+    line("}");
+  }
+}
+
+std::string Emitter::flat(const Tile &t, ArrayRef<std::string> k) {
+  std::string s;
+  int64_t constant = 0; // literal indices, folded
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    if (t.dims[i].regExtent == 1)
+      continue;
+    if (std::optional<int64_t> v = literal(k[i])) {
+      constant += *v * t.dims[i].regStride;
+      continue;
+    }
+    if (!s.empty())
+      s += " + ";
+    s += t.dims[i].regStride == 1
+             ? k[i]
+             : llvm::formatv("{0} * {1}", k[i], t.dims[i].regStride).str();
+  }
+  if (s.empty())
+    return std::to_string(constant);
+  return constant ? s + " + " + std::to_string(constant) : s;
+}
+
+/// The coordinate, within the tile, of element `k` along dim `i`.
+std::string Emitter::coord(const Tile &t, int64_t i, StringRef k) {
+  const Dim &d = t.dims[i];
+  if (d.ctxDim < 0)
+    return "0";
+  Context *c = t.ctx;
+  int64_t T = c->tpd[d.ctxDim], V = c->vec[d.ctxDim];
+  std::string tv = c->t(d.ctxDim);
+  if (T == 1 && V == 1)
+    return k.str();
+  // The first element of this thread's chunks.
+  std::string lane = V == 1 ? tv : llvm::formatv("{0} * {1}", tv, V).str();
+  if (std::optional<int64_t> v = literal(k)) {
+    // Element `v` of the thread's chunks: chunk v / V, lane v % V.
+    int64_t base = (*v / V) * T * V + *v % V;
+    return base ? llvm::formatv("({0} + {1})", lane, base).str() : "(" + lane + ")";
+  }
+  // A whole run, "(k12 * S)" with S a multiple of V: chunk k12 * S / V.
+  if (StringRef inner = k; parenthesized(k)) {
+    inner = inner.drop_front().drop_back();
+    auto [name, factor] = inner.split(" * ");
+    std::optional<int64_t> S = literal(factor);
+    if (S && *S % V == 0 && !name.contains(' ') && !name.empty() && !literal(name))
+      return llvm::formatv("({0} * {1} + {2})", name, *S * T, lane);
+  }
+  // `k` may be a sum ("k12 + 3", an element of a vector run).
+  std::string kp = k.contains(' ') && !parenthesized(k) ? "(" + k.str() + ")" : k.str();
+  if (V == 1)
+    return llvm::formatv("({0} * {1} + {2})", kp, T, tv);
+  return llvm::formatv("(({0} / {1}) * {2} + {3} * {1} + ({0} % {1}))", kp, V,
+                       T * V, tv);
+}
+
+/// `name[...]` of operand `o` at the element `k` of a tile whose dim
+/// `j + offset` is the operand's dim `j` (broadcasting unit dims).
+std::string Emitter::at(const Tile &o, ArrayRef<std::string> k, int64_t offset) {
+  std::string s;
+  for (size_t j = 0; j < o.dims.size(); ++j) {
+    if (o.dims[j].regExtent == 1)
+      continue;
+    if (!s.empty())
+      s += " + ";
+    const std::string &kk = k[j + offset];
+    s += o.dims[j].regStride == 1
+             ? kk
+             : llvm::formatv("{0} * {1}", kk, o.dims[j].regStride).str();
+  }
+  return o.name + "[" + (s.empty() ? "0" : s) + "]";
+}
+
+/// True if `o` can be read at the elements of `r` with `at`: each of its
+/// non-unit dims runs along the same context dim as `r`'s dim there.
+bool Emitter::compatible(const Tile &o, const Tile &r, int64_t offset) {
+  bool allUnit = llvm::all_of(o.dims, [](const Dim &d) { return d.ctxDim < 0; });
+  if (allUnit)
+    return true; // replicated on every thread
+  if (o.ctx != r.ctx)
+    return false;
+  for (size_t j = 0; j < o.dims.size(); ++j) {
+    if (o.dims[j].ctxDim < 0)
+      continue;
+    int64_t i = j + offset;
+    if (i < 0 || i >= r.rank() || r.dims[i].ctxDim != o.dims[j].ctxDim)
+      return false;
+  }
+  return true;
+}
+
+/// The condition under which this thread is the one that writes tile
+/// `t`'s elements (replicas stay quiet), or "" if every thread is.
+std::string Emitter::owner(const Tile &t) {
+  SmallVector<std::string> conds;
+  if (t.ctx->used < numThreads)
+    conds.push_back(llvm::formatv("threadIdx.x < {0}", t.ctx->used));
+  for (int64_t cd = 0; cd < t.ctx->rank(); ++cd) {
+    if (t.ctx->tpd[cd] == 1)
+      continue;
+    bool covered = llvm::any_of(t.dims, [&](const Dim &d) { return d.ctxDim == cd; });
+    if (!covered)
+      conds.push_back(t.ctx->t(cd) + " == 0");
+  }
+  return llvm::join(conds, " && ");
+}
+
+/// Bytes of dynamic shared memory at least `bytes` long.
+std::string Emitter::smem(const std::string &type, int64_t count) {
+  sharedBytes = std::max<int64_t>(sharedBytes, count * 8);
+  return llvm::formatv("reinterpret_cast<{0}*>(kite_smem)", type);
+}
+
+/// Moves `src` into the layout `dims` of context `ctx` through shared
+/// memory (row-major over the padded shape).
+Tile Emitter::convert(const Tile &src, Context *ctx, SmallVector<Dim> dims) {
+  for (size_t i = 0; i < dims.size(); ++i)
+    dims[i].extent = src.dims[i].extent;
+  Tile dst = declare(src.elem, ctx, dims);
+  std::string buf = fresh("s");
+  line("{");
+  ++indent;
+  line(llvm::formatv("{0}* {1} = {2};", cType(src.elem), buf,
+                     smem(cType(src.elem), paddedCount(src))));
+  auto index = [&](const Tile &t, ArrayRef<std::string> k) {
+    std::string s = "0";
+    int64_t stride = 1;
+    for (int64_t i = t.rank() - 1; i >= 0; --i) {
+      s = llvm::formatv("{0} + {1} * {2}", s, coord(t, i, k[i]), stride);
+      stride *= t.dims[i].padded;
+    }
+    return s;
+  };
+  line("__syncthreads();");
+  std::string own = owner(src);
+  forEach(src, [&](ArrayRef<std::string> k) {
+    line(llvm::formatv("{0}{1}[{2}] = {3}[{4}];",
+                       own.empty() ? "" : "if (" + own + ") ", buf,
+                       index(src, k), src.name, flat(src, k)));
+  });
+  line("__syncthreads();");
+  forEach(dst, [&](ArrayRef<std::string> k) {
+    line(llvm::formatv("{0}[{1}] = {2}[{3}];", dst.name, flat(dst, k), buf,
+                       index(dst, k)));
+  });
+  line("__syncthreads();");
+  --indent;
+  line("}");
+  return dst;
+}
+
+int64_t Emitter::paddedCount(const Tile &t) {
+  int64_t n = 1;
+  for (const Dim &d : t.dims)
+    n *= d.padded;
+  return n;
+}
+
+/// `o` in a layout readable at the elements of `r` (dims aligned at
+/// `offset`), converting through shared memory if needed.
+Tile Emitter::readableAt(const Tile &o, const Tile &r, int64_t offset) {
+  if (compatible(o, r, offset))
+    return o;
+  SmallVector<Dim> dims(o.dims);
+  for (size_t j = 0; j < dims.size(); ++j) {
+    int64_t i = j + offset;
+    if (dims[j].padded == 1) {
+      dims[j].ctxDim = -1;
+      continue;
+    }
+    dims[j].ctxDim = r.dims[i].ctxDim;
+  }
+  return convert(o, r.ctx, dims);
+}

@@ -1,0 +1,438 @@
+//===- Memory.cpp - loads, stores and atomics -------------------------------===//
+//
+// This file implements accesses of tensors in global memory: the tile a
+// subscript selects, vector widths, masks and the checked subscripts of
+// kite-check-bounds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/emit/Emitter.h"
+
+#include "lowering/Config.h"
+#include "lowering/TypeInference.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kite;
+using namespace kite::emit;
+
+
+namespace {
+/// What a subscript selects, dim by dim.
+struct SubscriptDim {
+  Subscript::Kind kind;
+  int64_t size = 1;    // logical size of the selected dim
+  std::string extent; // valid count, or ""
+};
+} // namespace
+
+FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
+                                        ArrayRef<Subscript> subs, Type resultElem,
+                                        SmallVector<int64_t> &shape,
+                                        SmallVector<std::string> &extents) {
+  const TensorRef &ref = tensors[tensor];
+  size_t td = 0;
+  auto addAll = [&](int64_t size) {
+    shape.push_back(size);
+    extents.push_back(pow2(size) != size ? std::to_string(size) : "");
+  };
+  for (const Subscript &s : subs) {
+    switch (s.kind) {
+    case Subscript::Kind::NewAxis:
+      shape.push_back(1);
+      extents.push_back("");
+      continue;
+    case Subscript::Kind::All:
+      addAll(ref.sizes[td]);
+      break;
+    case Subscript::Kind::Span: {
+      const SpanVars &sv = spans[s.value];
+      shape.push_back(sv.blockSize);
+      extents.push_back(sv.exact ? "" : sv.valid);
+      break;
+    }
+    case Subscript::Kind::Scalar:
+      break;
+    case Subscript::Kind::Gather: {
+      // A group of adjacent gathers broadcasts together; the group's shape
+      // is emitted once, at its first member.
+      if (&s != subs.data() && (&s - 1)->kind == Subscript::Kind::Gather)
+        break;
+      SmallVector<int64_t> group;
+      SmallVector<std::string> groupExtents;
+      for (const Subscript *q = &s; q != subs.end() && q->kind == Subscript::Kind::Gather; ++q) {
+        auto type = cast<TileType>(q->value.getType());
+        const Tile &g = tiles[q->value];
+        int64_t r = type.getRank();
+        if ((int64_t)group.size() < r) {
+          group.insert(group.begin(), r - group.size(), 1);
+          groupExtents.insert(groupExtents.begin(), r - groupExtents.size(), "");
+        }
+        int64_t off = group.size() - r;
+        for (int64_t i = 0; i < r; ++i) {
+          if (type.getShape()[i] != 1) {
+            group[off + i] = type.getShape()[i];
+            if (groupExtents[off + i].empty())
+              groupExtents[off + i] = g.dims[i].extent;
+          }
+        }
+      }
+      shape.append(group);
+      extents.append(groupExtents);
+      break;
+    }
+    }
+    ++td;
+  }
+  for (; td < ref.sizes.size(); ++td)
+    addAll(ref.sizes[td]);
+  return Tile();
+}
+
+/// How many consecutive elements of tile `t`'s last dim an access of `ref`
+/// at `subs` can move as one vector (1: element by element). A vector needs
+/// the dim to run along the tensor's contiguous last dim, the thread's run
+/// of elements there (its context's `vec`), a start that is a multiple of
+/// the width in elements (pointer alignment, span begins, the other dims'
+/// strides), and a valid extent that is a multiple of it, so that a mask is
+/// the same for the whole vector.
+int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
+                             const Tile &t, const llvm::SmallDenseSet<int32_t> &checked) {
+  int64_t bytes = elemBytes(ref.elem);
+  if (t.rank() == 0 || !bytes)
+    return 1;
+  int64_t last = t.rank() - 1;
+  const Dim &d = t.dims[last];
+  if (d.ctxDim < 0)
+    return 1;
+  int64_t w = std::min(t.ctx->vec[d.ctxDim], std::max<int64_t>(1, 16 / bytes));
+  auto divides = [&](int64_t m) {
+    while (w > 1 && m % w != 0)
+      w /= 2;
+  };
+  divides(std::max<int64_t>(1, ref.align / bytes));
+  int64_t rank = ref.sizes.size();
+  int64_t rd = 0, tdim = 0;
+  bool found = false;
+  // A tile dim indexing tensor dim `tdim` (an `all` or a span starting at
+  // multiples of `begin`); any other dim only offsets by its stride.
+  auto indexed = [&](int64_t begin, int64_t block) {
+    if (rd == last) {
+      if (tdim != rank - 1 || ref.strides[tdim] != 1)
+        return false;
+      found = true;
+      divides(begin);
+      divides(block);
+      divides(ref.sizes[tdim]);
+    } else {
+      divides(ref.strides[tdim]);
+    }
+    ++rd;
+    ++tdim;
+    return true;
+  };
+  for (size_t p = 0; p < subs.size(); ++p) {
+    const Subscript &s = subs[p];
+    switch (s.kind) {
+    case Subscript::Kind::NewAxis:
+      if (rd == last)
+        return 1;
+      ++rd;
+      break;
+    case Subscript::Kind::All:
+      if (!indexed(0, ref.sizes[tdim]))
+        return 1;
+      break;
+    case Subscript::Kind::Span: {
+      const SpanVars &sv = spans[s.value];
+      // A masked tile's valid extent, min(block, end - begin), is a
+      // multiple of the width only if the loop's end is (the begins are);
+      // a span masked against its tensor (kite.checked) has a mask per
+      // element.
+      if (rd == last && ((!sv.exact && sv.upperConst < 0) || checked.contains((int32_t)p)))
+        return 1;
+      if (rd == last && !sv.exact)
+        divides(sv.upperConst);
+      if (!indexed(sv.alignElems, sv.blockSize))
+        return 1;
+      break;
+    }
+    case Subscript::Kind::Scalar:
+      divides(ref.strides[tdim]);
+      ++tdim;
+      break;
+    case Subscript::Kind::Gather: {
+      size_t q = p;
+      int64_t groupRank = 0;
+      for (; q < subs.size() && subs[q].kind == Subscript::Kind::Gather; ++q) {
+        groupRank = std::max<int64_t>(
+            groupRank, cast<TileType>(subs[q].value.getType()).getRank());
+        divides(ref.strides[tdim]);
+        ++tdim;
+      }
+      if (last >= rd && last < rd + groupRank)
+        return 1;
+      rd += groupRank;
+      p = q - 1;
+      break;
+    }
+    }
+  }
+  for (; tdim < rank;)
+    if (!indexed(0, ref.sizes[tdim]))
+      return 1;
+  return found ? w : 1;
+}
+
+LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
+                                  ArrayRef<Subscript> subs, Value mask, Value value,
+                                  Value resultValue,
+                                  std::optional<AtomicKind> atomic) {
+  const TensorRef &ref = tensors[tensor];
+  SmallVector<int64_t> shape;
+  SmallVector<std::string> extents;
+  if (failed(subscriptShape(op, tensor, subs, ref.elem, shape, extents)))
+    return failure();
+  // A read of what this program wrote since the last barrier: other
+  // threads may have written the elements this thread reads (a transposed
+  // store, another layout), and __syncthreads() makes their global writes
+  // visible to the block.
+  if (resultValue && storedSinceBarrier.count(ref.ptr)) {
+    line("__syncthreads(); // this program wrote " + ref.ptr + " above");
+    storedSinceBarrier.clear();
+  }
+  if (!resultValue)
+    storedSinceBarrier.insert(ref.ptr);
+  SmallVector<int64_t> padded;
+  for (int64_t d : shape)
+    padded.push_back(pow2(d));
+
+  // The layout the access iterates in.
+  Tile t;
+  bool isLoad = static_cast<bool>(resultValue);
+  // A load's cache policy: kite-cache-hints' L2 priority, else streaming's.
+  std::string hint;
+  if (auto cache = op->getAttrOfType<StringAttr>("kite.cache"); cache && isLoad)
+    hint = cache.getValue() == "evict_last" ? "CacheEvictLast" : "CacheEvictFirst";
+  std::optional<Tile> stored;
+  if (!isLoad) {
+    if (auto it = tiles.find(value); it != tiles.end())
+      stored = it->second;
+  }
+  if (stored && stored->rank() == (int64_t)padded.size() &&
+      llvm::all_of(llvm::seq<size_t>(0, padded.size()), [&](size_t i) {
+        return stored->dims[i].padded == padded[i];
+      })) {
+    t.ctx = stored->ctx;
+    t.dims = stored->dims;
+  } else {
+    auto [ctx, dims] = layoutFor(padded);
+    t.ctx = ctx;
+    t.dims = dims;
+  }
+  for (size_t i = 0; i < t.dims.size(); ++i)
+    t.dims[i].extent = extents[i];
+  if (isLoad) {
+    t = declare(ref.elem, t.ctx, t.dims);
+  } else {
+    // Iterate without an array of our own.
+    int64_t stride = 1;
+    for (int64_t i = t.rank() - 1; i >= 0; --i) {
+      Dim &d = t.dims[i];
+      d.regExtent = d.ctxDim < 0 ? 1 : t.ctx->perThread(d.ctxDim);
+      d.regStride = stride;
+      stride *= d.regExtent;
+    }
+    t.regCount = stride;
+  }
+
+  // Operands read at the access's elements.
+  // Gathers are read where their group's dims are; `groupRank` per member.
+  DenseMap<Value, Tile> gathers;
+  DenseMap<Value, int64_t> groupRanks;
+  {
+    int64_t rd = 0;
+    for (size_t p = 0; p < subs.size(); ++p) {
+      const Subscript &s = subs[p];
+      if (s.kind == Subscript::Kind::Gather) {
+        size_t q = p;
+        int64_t groupRank = 0;
+        for (; q < subs.size() && subs[q].kind == Subscript::Kind::Gather; ++q)
+          groupRank = std::max<int64_t>(
+              groupRank, cast<TileType>(subs[q].value.getType()).getRank());
+        for (size_t m = p; m < q; ++m) {
+          Value g = subs[m].value;
+          int64_t r = cast<TileType>(g.getType()).getRank();
+          gathers[g] = readableAt(tiles[g], t, rd + groupRank - r);
+          groupRanks[g] = groupRank;
+        }
+        rd += groupRank;
+        p = q - 1;
+      } else if (s.kind != Subscript::Kind::Scalar) {
+        ++rd;
+      }
+    }
+  }
+  std::optional<Tile> maskTile;
+  if (mask) {
+    if (auto it = tiles.find(mask); it != tiles.end())
+      maskTile = readableAt(it->second, t, t.rank() - it->second.rank());
+  }
+  std::optional<Tile> valueTile;
+  if (stored)
+    valueTile = readableAt(*stored, t, t.rank() - stored->rank());
+
+  // Subscripts kite-check-bounds could not prove inside the tensor: masked
+  // against their dimension at run time (lanes outside read 0, are not
+  // written).
+  llvm::SmallDenseSet<int32_t> checked;
+  if (auto c = op->getAttrOfType<DenseI32ArrayAttr>(kCheckedAttrName))
+    checked.insert(c.asArrayRef().begin(), c.asArrayRef().end());
+  std::string own = isLoad ? "" : owner(t);
+  int64_t width = (maskTile || atomic) ? 1 : vectorWidth(ref, subs, t, checked);
+  // Offsets in 32-bit arithmetic where none can overflow it: the tensor's
+  // reach, with a tile running past its end (masked lanes), stays far
+  // below 2^31 elements.
+  int64_t reach = 0;
+  for (auto [size, stride] : llvm::zip(ref.sizes, ref.strides))
+    reach += size * std::abs(stride);
+  bool narrow = 4 * reach < std::numeric_limits<int32_t>::max();
+  forEach(t, [&](ArrayRef<std::string> k) {
+    // The element's offset in the tensor.
+    std::string offset = "0";
+    SmallVector<std::string> bounds; // the checked subscripts' conditions
+    int64_t rd = 0, tdim = 0;
+    auto checkIndex = [&](size_t pos, const std::string &idx) {
+      if (checked.contains(pos))
+        bounds.push_back(llvm::formatv("(unsigned long long)({0}) < {1}ULL", idx,
+                                       ref.sizes[tdim]));
+    };
+    auto addIndex = [&](const std::string &idx) {
+      int64_t stride = ref.strides[tdim++];
+      if (idx == "0")
+        return;
+      std::string term =
+          narrow ? llvm::formatv("(int)({0})", idx).str() : llvm::formatv("(i64)({0})", idx).str();
+      if (stride != 1)
+        term += narrow ? llvm::formatv(" * {0}", stride).str()
+                       : llvm::formatv(" * {0}LL", stride).str();
+      offset = offset == "0" ? term : offset + " + " + term;
+    };
+    for (auto [pos, s] : llvm::enumerate(subs)) {
+      switch (s.kind) {
+      case Subscript::Kind::NewAxis:
+        ++rd;
+        break;
+      case Subscript::Kind::All:
+        addIndex(coord(t, rd, k[rd]));
+        ++rd;
+        break;
+      case Subscript::Kind::Span: {
+        std::string c = coord(t, rd, k[rd]);
+        std::string idx = c == "0" ? spans[s.value].begin : spans[s.value].begin + " + " + c;
+        checkIndex(pos, idx);
+        addIndex(idx);
+        ++rd;
+        break;
+      }
+      case Subscript::Kind::Scalar: {
+        std::optional<int64_t> c = getConstantIntValue(s.value);
+        int64_t size = ref.sizes[tdim];
+        std::string idx =
+            c ? std::to_string(*c < 0 ? *c + size : *c)
+              : llvm::formatv("({0} < 0 ? {0} + {1} : {0})", scalar(s.value), size).str();
+        checkIndex(pos, idx);
+        addIndex(idx);
+        break;
+      }
+      case Subscript::Kind::Gather: {
+        const Tile &g = gathers[s.value];
+        int64_t groupRank = groupRanks[s.value];
+        // Negative indices count from the end, as in reference mode.
+        std::string v = "cvt<i64>(" + at(g, k, rd + groupRank - g.rank()) + ")";
+        std::string idx = llvm::formatv("({0} < 0 ? {0} + {1} : {0})", v, ref.sizes[tdim]);
+        checkIndex(pos, idx);
+        addIndex(idx);
+        // The group's dims follow its last member.
+        if (&s + 1 == subs.end() || (&s + 1)->kind != Subscript::Kind::Gather)
+          rd += groupRank;
+        break;
+      }
+      }
+    }
+    for (; tdim < (int64_t)ref.sizes.size();) {
+      addIndex(coord(t, rd, k[rd]));
+      ++rd;
+    }
+    SmallVector<std::string> conds;
+    for (int64_t i = 0; i < t.rank(); ++i)
+      if (!t.dims[i].extent.empty())
+        conds.push_back(llvm::formatv("{0} < {1}", coord(t, i, k[i]), t.dims[i].extent));
+    if (maskTile)
+      conds.push_back("cvt<bool>(" + at(*maskTile, k, t.rank() - maskTile->rank()) + ")");
+    conds.append(bounds);
+    std::string cond = llvm::join(conds, " && ");
+    std::string ptr = llvm::formatv("{0}[{1}]", ref.ptr, offset);
+    if (width > 1) {
+      // One vector: the mask is the same for all its elements.
+      if (isLoad) {
+        std::string dst = llvm::formatv("&{0}[{1}]", t.name, flat(t, k));
+        std::string policy = !hint.empty() ? ", " + hint : streaming ? ", CacheStream" : "";
+        std::string load = llvm::formatv("load_vec<{0}{1}>({2}, &{3});", width, policy, dst, ptr);
+        line(cond.empty() ? load
+                          : llvm::formatv("if ({0}) {1} else zero_vec<{2}>({3});", cond,
+                                          load, width, dst)
+                                .str());
+        return;
+      }
+      if (!own.empty())
+        cond = cond.empty() ? own : own + " && " + cond;
+      SmallVector<std::string> elems;
+      SmallVector<std::string> ki(k.begin(), k.end());
+      for (int64_t e = 0; e < width; ++e) {
+        ki.back() = plus(k.back(), e);
+        elems.push_back(llvm::formatv(
+            "cvt<{0}>({1})", cType(ref.elem),
+            valueTile ? at(*valueTile, ki, t.rank() - valueTile->rank()) : scalar(value)));
+      }
+      std::string store =
+          llvm::formatv("store_vec<{0}{4}>(&{1}, Vec<{2}, {0}>{{{{{3}}});", width, ptr,
+                        cType(ref.elem), llvm::join(elems, ", "), streaming ? ", true" : "");
+      line(cond.empty() ? store : llvm::formatv("if ({0}) {1}", cond, store).str());
+      return;
+    }
+    if (isLoad) {
+      if (!hint.empty())
+        ptr = llvm::formatv("load_one<{0}>(&{1})", hint, ptr);
+      if (cond.empty())
+        line(llvm::formatv("{0}[{1}] = {2};", t.name, flat(t, k), ptr));
+      else
+        line(llvm::formatv("{0}[{1}] = ({2}) ? {3} : cvt<{4}>(0);", t.name, flat(t, k),
+                           cond, ptr, cType(ref.elem)));
+      return;
+    }
+    if (!own.empty())
+      cond = cond.empty() ? own : own + " && " + cond;
+    std::string v = valueTile
+                         ? at(*valueTile, k, t.rank() - valueTile->rank())
+                         : scalar(value);
+    std::string stmt;
+    if (!atomic)
+      stmt = llvm::formatv("{0} = cvt<{1}>({2});", ptr, cType(ref.elem), v);
+    else {
+      StringRef fn = *atomic == AtomicKind::add   ? "atomic_add"
+                     : *atomic == AtomicKind::max ? "atomic_max"
+                                                  : "atomic_min";
+      stmt = llvm::formatv("{0}(&{1}, cvt<{2}>({3}));", fn, ptr, cType(ref.elem), v);
+    }
+    line(cond.empty() ? stmt : llvm::formatv("if ({0}) {1}", cond, stmt).str());
+  }, width);
+  if (isLoad)
+    tiles[resultValue] = t;
+  return success();
+}

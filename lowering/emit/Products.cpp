@@ -1,0 +1,355 @@
+//===- Products.cpp - matrix products ---------------------------------------===//
+//
+// This file implements matrix products: a K loop that kite-matmul-mainloop
+// marked, as one call of a kite_gemm.cuh main loop, and any other product on
+// operands staged in shared memory (mma_tile on tensor cores, or a loop over
+// K).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/emit/Emitter.h"
+
+#include "lowering/Config.h"
+#include "lowering/TypeInference.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace kite;
+using namespace kite::emit;
+
+/// A K loop that kite-matmul-mainloop marked: one call of a kite_gemm.cuh
+/// main loop leaves the tile's f32 sums in shared memory; the loop's result
+/// is the initial accumulator plus them, in the accumulator's layout.
+LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
+  Block *body = loop.getBodyBlock();
+  Operation *product = body->getTerminator()->getOperand(0).getDefiningOp();
+  // kite-matmul-mainloop marked the loop: both operands are loads of
+  // (specialized, so strided) kernel parameters by spans.
+  ProductOperand a = *productOperand(product->getOperand(1));
+  ProductOperand b = *productOperand(product->getOperand(2));
+  auto aType = cast<TileType>(a.load.getType()), bType = cast<TileType>(b.load.getType());
+  int64_t rank = aType.getRank();
+  int64_t BM = aType.getShape()[rank - 2], BK = aType.getShape()[rank - 1];
+  int64_t BN = bType.getShape()[rank - 1];
+  auto get = [&](StringRef key) { return cast<IntegerAttr>(plan.get(key)).getInt(); };
+  auto flag = [&](StringRef key) { return cast<BoolAttr>(plan.get(key)).getValue(); };
+  StringRef kind = cast<StringAttr>(plan.get("kind")).getValue();
+  bool tma = kind == "wgmma_tma";
+  bool specialized = kind == "wgmma_ws" || tma;
+  bool wgmma = kind == "wgmma" || specialized;
+  int64_t stages = get("stages");
+  int64_t warps = wgmma ? 4 * get("warpgroups") : get("warps_m") * get("warps_n");
+  if (warps * 32 != numThreads)
+    return loop.emitError() << "kite.mainloop's warps do not match num_warps";
+  if (specialized)
+    specializedLoop = true;
+  ArrayRef<Value> sa = a.spans, sb = b.spans;
+  TensorRef A = tensors[a.tensor], B = tensors[b.tensor];
+  std::string lo = scalar(loop.getLowerBounds()[0]), hi = scalar(loop.getUpperBounds()[0]);
+  const SpanVars &m = spans[sa[rank - 2]], &n = spans[sb[rank - 1]];
+  int64_t ldc = BN + 8; // kGemmPad in kite_gemm.cuh
+  // wgmma's swizzled buffers start at a 1024-byte boundary.
+  int64_t align = wgmma ? 1024 : 0;
+  // The warp-specialized loops keep 2 mbarriers per stage after the buffers.
+  int64_t barriers = specialized ? 16 * stages : 0;
+  sharedBytes = std::max<int64_t>(
+      {sharedBytes, align + stages * (BM * BK + BK * BN) * 2 + barriers, align + BM * ldc * 4});
+  usesGemm = true;
+
+  Tile init = tiles[loop.getInitArgs()[0]];
+  Tile r = declare(init.elem, init.ctx, init.dims, "acc");
+  lineDirective(loop);
+  std::string smem = "kite_smem";
+  if (wgmma) {
+    smem = fresh("sg");
+    line(llvm::formatv("unsigned char* {0} = kite_smem + ((1024 - (smem_addr(kite_smem) & "
+                       "1023)) & 1023);",
+                       smem));
+  }
+  std::string elem = cType(aType.getElementType());
+  if (tma) {
+    // A tensor-map parameter per operand, which the runtime encodes at
+    // launch: boxes of BM x 64 (A) and 64 x 64 (B), 128-byte swizzled.
+    std::string mapA = fresh("tma"), mapB = fresh("tma");
+    CudaKernel::Param pa{CudaKernel::Param::Kind::ArgTensorMap, a.tensor.getArgNumber(), mapA,
+                         {}, 3};
+    CudaKernel::Param pb{CudaKernel::Param::Kind::ArgTensorMap, b.tensor.getArgNumber(), mapB,
+                         {}, 3};
+    if (rank == 3) {
+      pa.box.push_back(1);
+      pb.box.push_back(1);
+    }
+    pa.box.insert(pa.box.end(), {BM, 64});
+    pb.box.insert(pb.box.end(), {64, 64});
+    result.params.push_back(pa);
+    result.params.push_back(pb);
+    std::string batch = rank == 3 ? "(int)(" + spans[sa[0]].begin + ")" : "0";
+    line(llvm::formatv("wgmma_tma_mainloop<{0}, {1}, {2}, {3}, {4}, {5}>({6}, &{7}, &{8}, "
+                       "(int)({9}), (int)({10}), (int)({11}), {12}, (int)((i64)({13}) - "
+                       "(i64)({11})));",
+                       BM, BN, get("warpgroups") - 1, stages, rank, elem, smem, mapA, mapB,
+                       m.begin, n.begin, lo, batch, hi));
+  } else {
+    std::string offA = llvm::formatv("(i64)({0}) * {1}LL + (i64)({2}) * {3}LL", m.begin,
+                                     A.strides[rank - 2], lo, A.strides[rank - 1]);
+    std::string offB = llvm::formatv("(i64)({0}) * {1}LL + (i64)({2}) * {3}LL", lo,
+                                     B.strides[rank - 2], n.begin, B.strides[rank - 1]);
+    if (rank == 3) {
+      const SpanVars &batch = spans[sa[0]];
+      offA += llvm::formatv(" + (i64)({0}) * {1}LL", batch.begin, A.strides[0]).str();
+      offB += llvm::formatv(" + (i64)({0}) * {1}LL", batch.begin, B.strides[0]).str();
+    }
+    std::string shape =
+        specialized
+            ? llvm::formatv("wgmma_ws_mainloop<{0}, {1}, {2}", BM, BN, get("warpgroups") - 1)
+                  .str()
+        : wgmma ? llvm::formatv("wgmma_mainloop<{0}, {1}, {2}", BM, BN, get("warpgroups")).str()
+                : llvm::formatv("mma_mainloop<{0}, {1}, {2}, {3}, {4}", BM, BN, BK,
+                                get("warps_m"), get("warps_n"))
+                      .str();
+    line(llvm::formatv("{0}, {1}, {2}, {3}, {4}>({5}, {6} + {7}, {8}LL, {9}LL, {10} + {11}, "
+                       "{12}LL, {13}LL, (int)({14}), (int)({15}), (int)((i64)({16}) - "
+                       "(i64)({17})));",
+                       shape, stages, flag("vec_a") ? "true" : "false",
+                       flag("vec_b") ? "true" : "false", elem, smem, A.ptr, offA,
+                       A.strides[rank - 2], A.strides[rank - 1], B.ptr, offB,
+                       B.strides[rank - 2], B.strides[rank - 1], m.valid, n.valid, hi, lo));
+  }
+  // The sums, at gemm_sum_index's swizzled places: 16 bytes at a time
+  // where this thread's columns come in runs of 4 or more.
+  std::string cs = fresh("sc");
+  line(llvm::formatv("const float* {0} = reinterpret_cast<const float*>({1});", cs, smem));
+  const Dim &col = r.dims[rank - 1];
+  int64_t step = col.ctxDim >= 0 && r.ctx->vec[col.ctxDim] % 4 == 0 && col.regExtent % 4 == 0
+                     ? 4
+                     : 1;
+  forEach(
+      r,
+      [&](ArrayRef<std::string> k) {
+        std::string at = llvm::formatv("{0} + gemm_sum_index<{1}>({2}, {3})", cs, ldc,
+                                       coord(r, rank - 2, k[rank - 2]),
+                                       coord(r, rank - 1, k[rank - 1]));
+        std::string i = flat(r, k);
+        if (step == 1) {
+          line(llvm::formatv("{0}[{1}] = {2}[{1}] + *({3});", r.name, i, init.name, at));
+          return;
+        }
+        std::string s = fresh("s");
+        line(llvm::formatv("const float4 {0} = *reinterpret_cast<const float4*>({1});", s, at));
+        const char *lanes[] = {"x", "y", "z", "w"};
+        for (int j = 0; j < 4; ++j)
+          line(llvm::formatv("{0}[{1} + {2}] = {3}[{1} + {2}] + {4}.{5};", r.name, i, j,
+                             init.name, s, lanes[j]));
+      },
+      step);
+  line("__syncthreads();");
+  tiles[loop.getResult(0)] = r;
+  return success();
+}
+LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Value rhs,
+                                  int64_t rank) {
+  auto type = cast<TileType>(op->getResult(0).getType());
+  Type outElem = type.getElementType();
+  Tile a = tiles[lhs], b = tiles[rhs];
+  if (a.rank() != rank || b.rank() != rank)
+    return op->emitError() << "matrix product operands must have rank " << rank;
+  Context *ctx;
+  SmallVector<Dim> dims;
+  std::optional<Tile> acc;
+  if (accValue) {
+    acc = tiles[accValue];
+    ctx = acc->ctx;
+    dims = acc->dims;
+  } else {
+    SmallVector<int64_t> padded;
+    for (int64_t d : type.getShape())
+      padded.push_back(pow2(d));
+    auto layout = layoutFor(padded);
+    ctx = layout.first;
+    dims = layout.second;
+    dims[rank - 2].extent = a.dims[rank - 2].extent;
+    dims[rank - 1].extent = b.dims[rank - 1].extent;
+  }
+  Tile r = declare(outElem, ctx, dims);
+  // Stage both operands in shared memory, row-major over their padded shapes.
+  auto count = [](const Tile &t) {
+    int64_t n = 1;
+    for (const Dim &d : t.dims)
+      n *= d.padded;
+    return n;
+  };
+  int64_t PM = a.dims[rank - 2].padded, PK = a.dims[rank - 1].padded;
+  int64_t PN = b.dims[rank - 1].padded;
+  std::string kCount = a.dims[rank - 1].extent.empty()
+                           ? std::to_string(PK)
+                           : a.dims[rank - 1].extent;
+  // Tensor cores (mma.sync m16n8k16): 16-bit operands of the same type in
+  // 16x8x16 steps, one matrix per product (batched operands with a batch
+  // tile of 1 stage as plain matrices). K lanes past the valid extent are
+  // staged as zeros (the steps run over all of PK).
+  bool oneMatrix = rank == 2 || (a.dims[0].padded == 1 && b.dims[0].padded == 1);
+  bool mma = tensorCores && oneMatrix && a.elem == b.elem &&
+             (a.elem.isBF16() || a.elem.isF16()) && PM % 16 == 0 && PN % 8 == 0 &&
+             PK % 16 == 0;
+  // Staged elements take 8 bytes (any dtype) on CUDA cores, their own size
+  // on tensor cores, where rows are 8 elements longer than the tile's (and
+  // the f32 sums' rows too) so that mma_tile's ldmatrix reads and its
+  // fragment writes are free of bank conflicts. A right operand whose
+  // threads hold runs along K (a transposed tile, as attention's k^T) is
+  // staged transposed, N rows of K, so that its runs stay whole.
+  int64_t stagedBytes = mma ? 2 : 8;
+  auto runOf = [](const Tile &t, int64_t i) {
+    const Dim &d = t.dims[i];
+    return d.ctxDim < 0 ? 1 : t.ctx->vec[d.ctxDim];
+  };
+  bool bT = mma && runOf(b, rank - 2) >= 8 && runOf(b, rank - 1) == 1;
+  int64_t ldA = PK + 8, ldB = bT ? PK + 8 : PN + 8, ldC = PN + 8;
+  int64_t bytesA = llvm::alignTo(mma ? PM * ldA * 2 : count(a) * stagedBytes, 16);
+  int64_t bytesB = llvm::alignTo(mma ? (bT ? PN : PK) * ldB * 2 : count(b) * stagedBytes, 16);
+  sharedBytes = std::max(sharedBytes, bytesA + bytesB);
+  std::string as = fresh("sa"), bs = fresh("sb");
+  line("{");
+  ++indent;
+  line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem);", cType(a.elem), as));
+  line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(b.elem),
+                     bs, bytesA));
+  line("__syncthreads();");
+  // Stages `t` into `buf`: on tensor cores as rows of dim `rowDim`, `ld`
+  // elements apart, each thread's run along `colDim` as one vector of up
+  // to 16 bytes (rows start 16-byte aligned; a run starts at a multiple of
+  // its length), K lanes (dim `kDim`) past the valid extent as zeros.
+  auto stage = [&](const Tile &t, const std::string &buf, int64_t kDim, int64_t rowDim,
+                   int64_t colDim, int64_t ld) {
+    std::string own = owner(t);
+    int64_t width = 1;
+    if (mma) {
+      width = std::min<int64_t>(runOf(t, colDim), 8);
+      while (width > 1 && t.dims[colDim].regExtent % width != 0)
+        width /= 2;
+    }
+    auto element = [&](ArrayRef<std::string> k) {
+      std::string v = llvm::formatv("{0}[{1}]", t.name, flat(t, k));
+      if (mma && !t.dims[kDim].extent.empty())
+        v = llvm::formatv("({0} < {1}) ? {2} : cvt<{3}>(0)", coord(t, kDim, k[kDim]),
+                          t.dims[kDim].extent, v, cType(t.elem));
+      return v;
+    };
+    if (mma) {
+      forEach(
+          t,
+          [&](ArrayRef<std::string> k) {
+            std::string idx = llvm::formatv("({0}) * {1} + {2}", coord(t, rowDim, k[rowDim]),
+                                            ld, coord(t, colDim, k[colDim]));
+            if (width == 1) {
+              line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ",
+                                 buf, idx, element(k)));
+              return;
+            }
+            SmallVector<std::string> ki(k.begin(), k.end()), elems;
+            for (int64_t e = 0; e < width; ++e) {
+              ki[colDim] = plus(k[colDim], e);
+              elems.push_back(element(ki));
+            }
+            line(llvm::formatv("{0}store_vec<{1}>(&{2}[{3}], Vec<{4}, {1}>{{{{{5}}});",
+                               own.empty() ? "" : "if (" + own + ") ", width, buf, idx,
+                               cType(t.elem), llvm::join(elems, ", ")));
+          },
+          width, colDim);
+      return;
+    }
+    forEach(t, [&](ArrayRef<std::string> k) {
+      std::string idx = "0";
+      int64_t stride = 1;
+      for (int64_t i = t.rank() - 1; i >= 0; --i) {
+        idx = llvm::formatv("{0} + {1} * {2}", idx, coord(t, i, k[i]), stride);
+        stride *= t.dims[i].padded;
+      }
+      line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ", buf,
+                         idx, element(k)));
+    });
+  };
+  stage(a, as, rank - 1, rank - 2, rank - 1, ldA);
+  if (bT)
+    stage(b, bs, rank - 2, rank - 1, rank - 2, ldB);
+  else
+    stage(b, bs, rank - 2, rank - 2, rank - 1, ldB);
+  line("__syncthreads();");
+  // Each element of the result: the product's sum (from the tensor cores'
+  // f32 tile in shared memory, or a loop over K here), plus the accumulator.
+  std::string cs;
+  if (mma) {
+    cs = fresh("sc");
+    sharedBytes = std::max(sharedBytes, bytesA + bytesB + PM * ldC * 4);
+    line(llvm::formatv("float* {0} = reinterpret_cast<float*>(kite_smem + {1});", cs,
+                       bytesA + bytesB));
+    line(llvm::formatv("mma_tile<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}>({9}, {10}, {11});",
+                       PM, PN, PK, numThreads / 32, cType(a.elem), ldA, ldB, ldC,
+                       bT ? "true" : "false", as, bs, cs));
+    line("__syncthreads();");
+  }
+  std::string sumT = outElem.isF64() ? "double"
+                     : outElem.isIntOrIndex() && !outElem.isInteger(1) ? "i64"
+                                                                         : "float";
+  std::optional<Tile> accIn;
+  if (acc)
+    accIn = readableAt(*acc, r, 0);
+  // The tensor cores' sums come back as float4 where a thread's run along
+  // the last dim holds 4 (rows of LDC floats start 16-byte aligned).
+  const Dim &last = r.dims[rank - 1];
+  int64_t width = mma && last.ctxDim >= 0 && r.ctx->vec[last.ctxDim] % 4 == 0 &&
+                          last.regExtent % 4 == 0
+                      ? 4
+                      : 1;
+  forEach(
+      r,
+      [&](ArrayRef<std::string> k) {
+        std::string m = coord(r, rank - 2, k[rank - 2]);
+        std::string n = coord(r, rank - 1, k[rank - 1]);
+        SmallVector<std::string> sums; // element e of the run starting at k
+        if (width == 4) {
+          std::string f = fresh("f");
+          line(llvm::formatv("const float4 {0} = *reinterpret_cast<const float4*>(&{1}[({2}) * "
+                             "{3} + {4}]);",
+                             f, cs, m, ldC, n));
+          for (char c : StringRef("xyzw"))
+            sums.push_back(f + "." + c);
+        } else if (mma) {
+          sums.push_back(llvm::formatv("{0}[({1}) * {2} + {3}]", cs, m, ldC, n));
+        } else {
+          std::string aBase = llvm::formatv("({0}) * {1}", m, PK);
+          std::string bBase = n;
+          if (rank == 3) {
+            std::string batch = coord(r, 0, k[0]);
+            std::string ba = a.dims[0].padded == 1 ? "0" : batch;
+            std::string bb = b.dims[0].padded == 1 ? "0" : batch;
+            aBase = llvm::formatv("(({0}) * {1} + {2}) * {3}", ba, PM, m, PK);
+            bBase = llvm::formatv("({0}) * {1} + {2}", bb, PK * PN, n);
+          }
+          std::string sum = fresh("m");
+          line(llvm::formatv("{0} {1} = 0;", sumT, sum));
+          std::string kk = fresh("kk");
+          line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0})", kk, kCount));
+          line(llvm::formatv("  {0} += cvt<{1}>({2}[{3} + {4}]) * cvt<{1}>({5}[{6} + {4} * {7}]);",
+                             sum, sumT, as, aBase, kk, bs, bBase, PN));
+          sums.push_back(sum);
+        }
+        SmallVector<std::string> ki(k.begin(), k.end());
+        for (auto [e, sum] : llvm::enumerate(sums)) {
+          ki.back() = plus(k.back(), e);
+          std::string total =
+              accIn ? llvm::formatv("cvt<{0}>({1}) + {2}", sumT, at(*accIn, ki, 0), sum).str()
+                    : sum;
+          line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, ki), cType(outElem),
+                             total));
+        }
+      },
+      width);
+  line("__syncthreads();");
+  --indent;
+  line("}");
+  tiles[op->getResult(0)] = r;
+  return success();
+}
