@@ -45,72 +45,13 @@ LogicalResult Emitter::emitOp(Operation *op) {
         scalars[s.getResult()] = scalar(s.getValue());
         return success();
       })
-      .Case([&](EmptyOp e) -> LogicalResult {
-        auto t = cast<kite::TensorType>(e.getType());
-        if (!t.hasStaticShape() || !t.hasElementType())
-          return e.emitError() << "the output's shape or dtype is not known at "
-                                  "specialization (it depends on a run-time scalar; "
-                                  "wrap it in kite::specialize())";
-        addOutput(e.getResult(), e.getZeroed());
-        return success();
-      })
-      .Case([&](EmptyLikeOp e) {
-        addOutput(e.getResult(), e.getZeroed());
-        return success();
-      })
-      .Case([&](TensorReshapeOp r) -> LogicalResult {
-        TensorRef src = tensors[r.getSource()];
-        int64_t expected = 1;
-        for (int64_t d = src.sizes.size() - 1; d >= 0; --d) {
-          if (src.sizes[d] != 1 && src.strides[d] != expected)
-            return r.emitError() << "reshape/view needs a contiguous tensor";
-          expected *= src.sizes[d];
-        }
-        auto t = cast<kite::TensorType>(r.getType());
-        TensorRef ref = src;
-        ref.sizes.assign(t.getShape().begin(), t.getShape().end());
-        ref.strides = contiguousStrides(ref.sizes);
-        tensors[r.getResult()] = ref;
-        return success();
-      })
+      .Case<EmptyOp, EmptyLikeOp, TensorReshapeOp>(
+          [&](Operation *t) { return emitTensorOp(t); })
       .Case([&](TileForOp loop) { return emitNestedTileFor(loop); })
       .Case([&](GridForOp loop) { return emitNestedGridFor(loop); })
       .Case([&](scf::ForOp loop) { return emitScfFor(loop); })
       .Case([&](scf::IfOp i) { return emitScfIf(i); })
-      .Case([&](SpanQueryOp q) -> LogicalResult {
-        const SpanVars &s = spans[q.getSpan()];
-        switch (q.getField()) {
-        case SpanField::begin:
-          scalars[q.getResult()] = s.begin;
-          break;
-        case SpanField::end:
-          scalars[q.getResult()] = "(" + s.begin + " + " + s.valid + ")";
-          break;
-        case SpanField::block_size:
-          scalars[q.getResult()] = std::to_string(s.blockSize) + "LL";
-          break;
-        case SpanField::id:
-          scalars[q.getResult()] = s.id;
-          break;
-        case SpanField::count:
-          scalars[q.getResult()] = s.count;
-          break;
-        }
-        return success();
-      })
-      .Case([&](SpanIndexOp s) -> LogicalResult {
-        const SpanVars &sv = spans[s.getSpan()];
-        auto [ctx, dims] = layoutFor({sv.blockSize});
-        if (!sv.exact)
-          dims[0].extent = sv.valid;
-        Tile t = declare(IntegerType::get(op->getContext(), 64), ctx, dims);
-        forEach(t, [&](ArrayRef<std::string> k) {
-          line(llvm::formatv("{0}[{1}] = {2} + {3};", t.name, flat(t, k), sv.begin,
-                             coord(t, 0, k[0])));
-        });
-        tiles[s.getResult()] = t;
-        return success();
-      })
+      .Case<SpanQueryOp, SpanIndexOp>([&](Operation *s) { return emitSpanOp(s); })
       .Case([&](LoadOp l) {
         return emitAccess(l, l.getTensor(), l.getSubscripts(), l.getMask(), {},
                           l.getResult(), std::nullopt);
@@ -123,88 +64,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
         return emitAccess(a, a.getTensor(), a.getSubscripts(), a.getMask(),
                           a.getValue(), {}, a.getKind());
       })
-      .Case([&](UnaryOp u) {
-        Type out = getElementTypeOrNull(u.getType());
-        std::string ct = computeType(out);
-        std::string fn;
-        switch (u.getKind()) {
-        case UnaryKind::neg: fn = "-"; break;
-        case UnaryKind::exp: fn = fastMath && ct == "float" ? "__expf" : "k_exp"; break;
-        case UnaryKind::exp2: fn = "k_exp2"; break;
-        case UnaryKind::log: fn = "k_log"; break;
-        case UnaryKind::log2: fn = "k_log2"; break;
-        case UnaryKind::sqrt: fn = "k_sqrt"; break;
-        case UnaryKind::rsqrt: fn = "k_rsqrt"; break;
-        case UnaryKind::abs: fn = "k_abs"; break;
-        case UnaryKind::sin: fn = "k_sin"; break;
-        case UnaryKind::cos: fn = "k_cos"; break;
-        case UnaryKind::tanh: fn = "k_tanh"; break;
-        case UnaryKind::erf: fn = "k_erf"; break;
-        case UnaryKind::sigmoid: fn = "k_sigmoid"; break;
-        case UnaryKind::relu: fn = "k_relu"; break;
-        case UnaryKind::silu: fn = "k_silu"; break;
-        case UnaryKind::gelu: fn = "k_gelu"; break;
-        case UnaryKind::floor: fn = "k_floor"; break;
-        case UnaryKind::ceil: fn = "k_ceil"; break;
-        case UnaryKind::not_: fn = out.isInteger(1) ? "!" : "~"; break;
-        }
-        return emitElementwise(
-            u, {u.getOperand()},
-            [&](ArrayRef<std::string> a) {
-              return llvm::formatv("{0}(cvt<{1}>({2}))", fn, ct, a[0]).str();
-            },
-            out);
-      })
-      .Case([&](BinaryOp b) {
-        Type out = getElementTypeOrNull(b.getType());
-        // Operands compute in the result's compute type (for comparisons
-        // and bitwise ops on booleans this is bool/int).
-        std::string ct = computeType(out);
-        auto infix = [&](StringRef sym) {
-          return [=](ArrayRef<std::string> a) {
-            return llvm::formatv("cvt<{0}>({1}) {2} cvt<{0}>({3})", ct, a[0], sym, a[1])
-                .str();
-          };
-        };
-        auto fn = [&](StringRef name) {
-          return [=](ArrayRef<std::string> a) {
-            return llvm::formatv("{2}(cvt<{0}>({1}), cvt<{0}>({3}))", ct, a[0], name, a[1])
-                .str();
-          };
-        };
-        std::function<std::string(ArrayRef<std::string>)> expr;
-        switch (b.getKind()) {
-        case BinaryKind::add: expr = infix("+"); break;
-        case BinaryKind::sub: expr = infix("-"); break;
-        case BinaryKind::mul: expr = infix("*"); break;
-        case BinaryKind::div: expr = infix("/"); break;
-        case BinaryKind::mod: expr = fn("k_mod"); break;
-        case BinaryKind::pow: expr = fn("k_pow"); break;
-        case BinaryKind::maximum: expr = fn("k_maximum"); break;
-        case BinaryKind::minimum: expr = fn("k_minimum"); break;
-        case BinaryKind::and_: expr = infix("&"); break;
-        case BinaryKind::or_: expr = infix("|"); break;
-        case BinaryKind::xor_: expr = infix("^"); break;
-        }
-        // Division by a value broadcast along the result (softmax's `e /
-        // sum`): one reciprocal per divisor element, then multiplies, as
-        // Triton's default division does (within 1.5 ulp in f32).
-        auto lhsTile = tiles.find(b.getLhs()), rhsTile = tiles.find(b.getRhs());
-        if (b.getKind() == BinaryKind::div && ct == "float" && lhsTile != tiles.end() &&
-            rhsTile != tiles.end() && rhsTile->second.regCount < lhsTile->second.regCount) {
-          Tile divisor = rhsTile->second;
-          Tile rcp = declare(Float32Type::get(op->getContext()), divisor.ctx, divisor.dims);
-          forEach(rcp, [&](ArrayRef<std::string> k) {
-            line(llvm::formatv("{0}[{1}] = 1.0f / cvt<float>({2}[{1}]);", rcp.name, flat(rcp, k),
-                               divisor.name));
-          });
-          tiles[b.getRhs()] = rcp;
-          LogicalResult r = emitElementwise(b, {b.getLhs(), b.getRhs()}, infix("*"), out);
-          tiles[b.getRhs()] = divisor;
-          return r;
-        }
-        return emitElementwise(b, {b.getLhs(), b.getRhs()}, expr, out);
-      })
+      .Case([&](UnaryOp u) { return emitUnary(u); })
+      .Case([&](BinaryOp b) { return emitBinary(b); })
       .Case([&](CompareOp c) {
         Type lhs = getElementTypeOrNull(c.getLhs().getType());
         Type rhs = getElementTypeOrNull(c.getRhs().getType());
@@ -282,6 +143,93 @@ LogicalResult Emitter::emitOp(Operation *op) {
 //===----------------------------------------------------------------------===//
 // Values
 //===----------------------------------------------------------------------===//
+
+/// A unary op: one math function per element.
+LogicalResult Emitter::emitUnary(UnaryOp u) {
+  Type out = getElementTypeOrNull(u.getType());
+  std::string ct = computeType(out);
+  std::string fn;
+  switch (u.getKind()) {
+  case UnaryKind::neg: fn = "-"; break;
+  case UnaryKind::exp: fn = fastMath && ct == "float" ? "__expf" : "k_exp"; break;
+  case UnaryKind::exp2: fn = "k_exp2"; break;
+  case UnaryKind::log: fn = "k_log"; break;
+  case UnaryKind::log2: fn = "k_log2"; break;
+  case UnaryKind::sqrt: fn = "k_sqrt"; break;
+  case UnaryKind::rsqrt: fn = "k_rsqrt"; break;
+  case UnaryKind::abs: fn = "k_abs"; break;
+  case UnaryKind::sin: fn = "k_sin"; break;
+  case UnaryKind::cos: fn = "k_cos"; break;
+  case UnaryKind::tanh: fn = "k_tanh"; break;
+  case UnaryKind::erf: fn = "k_erf"; break;
+  case UnaryKind::sigmoid: fn = "k_sigmoid"; break;
+  case UnaryKind::relu: fn = "k_relu"; break;
+  case UnaryKind::silu: fn = "k_silu"; break;
+  case UnaryKind::gelu: fn = "k_gelu"; break;
+  case UnaryKind::floor: fn = "k_floor"; break;
+  case UnaryKind::ceil: fn = "k_ceil"; break;
+  case UnaryKind::not_: fn = out.isInteger(1) ? "!" : "~"; break;
+  }
+  return emitElementwise(
+      u, {u.getOperand()},
+      [&](ArrayRef<std::string> a) {
+        return llvm::formatv("{0}(cvt<{1}>({2}))", fn, ct, a[0]).str();
+      },
+      out);
+}
+
+/// A binary op, with division by a value broadcast along the result as one
+/// reciprocal per divisor element and multiplies.
+LogicalResult Emitter::emitBinary(BinaryOp b) {
+  Type out = getElementTypeOrNull(b.getType());
+  // Operands compute in the result's compute type (for comparisons
+  // and bitwise ops on booleans this is bool/int).
+  std::string ct = computeType(out);
+  auto infix = [&](StringRef sym) {
+    return [=](ArrayRef<std::string> a) {
+      return llvm::formatv("cvt<{0}>({1}) {2} cvt<{0}>({3})", ct, a[0], sym, a[1])
+          .str();
+    };
+  };
+  auto fn = [&](StringRef name) {
+    return [=](ArrayRef<std::string> a) {
+      return llvm::formatv("{2}(cvt<{0}>({1}), cvt<{0}>({3}))", ct, a[0], name, a[1])
+          .str();
+    };
+  };
+  std::function<std::string(ArrayRef<std::string>)> expr;
+  switch (b.getKind()) {
+  case BinaryKind::add: expr = infix("+"); break;
+  case BinaryKind::sub: expr = infix("-"); break;
+  case BinaryKind::mul: expr = infix("*"); break;
+  case BinaryKind::div: expr = infix("/"); break;
+  case BinaryKind::mod: expr = fn("k_mod"); break;
+  case BinaryKind::pow: expr = fn("k_pow"); break;
+  case BinaryKind::maximum: expr = fn("k_maximum"); break;
+  case BinaryKind::minimum: expr = fn("k_minimum"); break;
+  case BinaryKind::and_: expr = infix("&"); break;
+  case BinaryKind::or_: expr = infix("|"); break;
+  case BinaryKind::xor_: expr = infix("^"); break;
+  }
+  // Division by a value broadcast along the result (softmax's `e /
+  // sum`): one reciprocal per divisor element, then multiplies, as
+  // Triton's default division does (within 1.5 ulp in f32).
+  auto lhsTile = tiles.find(b.getLhs()), rhsTile = tiles.find(b.getRhs());
+  if (b.getKind() == BinaryKind::div && ct == "float" && lhsTile != tiles.end() &&
+      rhsTile != tiles.end() && rhsTile->second.regCount < lhsTile->second.regCount) {
+    Tile divisor = rhsTile->second;
+    Tile rcp = declare(Float32Type::get(b->getContext()), divisor.ctx, divisor.dims);
+    forEach(rcp, [&](ArrayRef<std::string> k) {
+      line(llvm::formatv("{0}[{1}] = 1.0f / cvt<float>({2}[{1}]);", rcp.name, flat(rcp, k),
+                         divisor.name));
+    });
+    tiles[b.getRhs()] = rcp;
+    LogicalResult r = emitElementwise(b, {b.getLhs(), b.getRhs()}, infix("*"), out);
+    tiles[b.getRhs()] = divisor;
+    return r;
+  }
+  return emitElementwise(b, {b.getLhs(), b.getRhs()}, expr, out);
+}
 
 LogicalResult Emitter::emitElementwise(
     Operation *op, ArrayRef<Value> operands,

@@ -72,6 +72,27 @@ struct TensorRef {
   int64_t align = 16; // bytes the data pointer is aligned to
 };
 
+/// One load, store or atomic being emitted: the tensor, the layout the
+/// access iterates in (a load's result), and what it reads at each element.
+struct Access {
+  Operation *op = nullptr;
+  const TensorRef *ref = nullptr;
+  ArrayRef<Subscript> subs;
+  Tile t;
+  bool isLoad = false;
+  std::string hint; // a load's cache policy, or ""
+  std::optional<AtomicKind> atomic;
+  Value value; // a store's value
+  DenseMap<Value, Tile> gathers;
+  DenseMap<Value, int64_t> groupRanks;
+  std::optional<Tile> maskTile, valueTile;
+  /// Subscripts kite-check-bounds could not prove inside the tensor.
+  llvm::SmallDenseSet<int32_t> checked;
+  std::string own; // a store's owner() condition
+  int64_t width = 1;
+  bool narrow = false; // offsets in 32-bit arithmetic
+};
+
 /// The scalars of a tile loop variable.
 struct SpanVars {
   std::string begin, valid, id, count;
@@ -264,6 +285,22 @@ private:
 
   LogicalResult emitPrologue();
   LogicalResult emitTopLevelLoops();
+  /// Opens the loop over program ids of a persistent `pidType` (returns the
+  /// C++ loops to close) and sets the grid.
+  FailureOr<int> openProgramLoop(StringRef pidType, int64_t totalPrograms, size_t numLoops,
+                                 ArrayRef<int64_t> firstCounts);
+  /// One top-level loop: the programs [offset, offset + its tiles) run its
+  /// body.
+  LogicalResult emitTopLevelLoop(Operation *loopOp, Block *body, ArrayRef<int64_t> lows,
+                                 ArrayRef<int64_t> highs, ArrayRef<int64_t> blockSizes,
+                                 ArrayRef<int64_t> counts, int64_t offset,
+                                 ArrayRef<int64_t> order, int64_t group, bool xyz);
+  /// The tile index along each dim of the program `kite_rest` (loop order,
+  /// L2 grouping, or the block index's axes for xyz).
+  FailureOr<SmallVector<std::string>> decomposeProgramId(Operation *loopOp,
+                                                         ArrayRef<int64_t> counts,
+                                                         ArrayRef<int64_t> order,
+                                                         int64_t group, bool xyz);
   LogicalResult emitBlock(Block &block);
   LogicalResult emitOp(Operation *op);
   LogicalResult emitScalarOp(Operation *op);
@@ -295,12 +332,23 @@ private:
   LogicalResult emitAccess(Operation *op, Value tensor, ArrayRef<Subscript> subs,
                            Value mask, Value value, Value result,
                            std::optional<AtomicKind> atomic);
+  void readGathers(Access &a);
+  std::string elementOffset(const Access &a, ArrayRef<std::string> k,
+                            SmallVector<std::string> &bounds);
+  void emitAccessElement(const Access &a, ArrayRef<std::string> k, const std::string &offset,
+                         ArrayRef<std::string> bounds);
   LogicalResult emitElementwise(Operation *op, ArrayRef<Value> operands,
                                 llvm::function_ref<std::string(ArrayRef<std::string>)> expr,
                                 Type resultElem);
+  LogicalResult emitTensorOp(Operation *op);
+  LogicalResult emitSpanOp(Operation *op);
+  LogicalResult emitUnary(UnaryOp op);
+  LogicalResult emitBinary(BinaryOp op);
   LogicalResult emitReduce(ReduceOp op);
   LogicalResult emitMatmul(Operation *op, Value acc, Value lhs, Value rhs,
                            int64_t rank);
+  void stageOperand(const Tile &t, const std::string &buf, int64_t kDim, int64_t rowDim,
+                    int64_t colDim, int64_t ld, bool mma);
   LogicalResult emitFull(FullOp op);
   LogicalResult emitShape(Operation *op);
 

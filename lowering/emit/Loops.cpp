@@ -41,12 +41,87 @@ void Emitter::defineSpan(Value span, StringRef begin, StringRef upper, int64_t b
   spans[span] = v;
 }
 
+namespace {
+/// The bounds of one top-level loop, constant after specialization.
+struct TopLevelLoop {
+  Operation *op;
+  Block *body;
+  SmallVector<int64_t> lows, highs, blockSizes, counts;
+  int64_t programs = 1;
+};
+
+/// The bounds of top-level loop `loopOp`; an error if one is not a constant.
+FailureOr<TopLevelLoop> topLevelLoop(Operation *loopOp) {
+  TopLevelLoop l{loopOp, nullptr};
+  ValueRange lbs, ubs;
+  if (auto t = dyn_cast<TileForOp>(loopOp)) {
+    lbs = t.getLowerBounds();
+    ubs = t.getUpperBounds();
+    for (Value b : t.getBlockSizes())
+      l.blockSizes.push_back(getConstantIntValue(b).value_or(-1));
+    l.body = t.getBodyBlock();
+  } else {
+    auto g = cast<GridForOp>(loopOp);
+    lbs = g.getLowerBounds();
+    ubs = g.getUpperBounds();
+    l.blockSizes.assign(lbs.size(), 1);
+    l.body = g.getBodyBlock();
+  }
+  for (size_t d = 0; d < lbs.size(); ++d) {
+    std::optional<int64_t> lb = getConstantIntValue(lbs[d]);
+    std::optional<int64_t> ub = getConstantIntValue(ubs[d]);
+    if (!lb || !ub || l.blockSizes[d] < 1)
+      return loopOp->emitError()
+             << "the bounds of a top-level loop must be known when the kernel "
+                "is specialized (they depend on a run-time scalar; wrap it in "
+                "kite::specialize())";
+    l.lows.push_back(*lb);
+    l.highs.push_back(*ub);
+    l.counts.push_back(std::max<int64_t>(0, llvm::divideCeil(*ub - *lb, l.blockSizes[d])));
+    l.programs *= l.counts.back();
+  }
+  return l;
+}
+
+/// The padded shape of the largest tile in `loopOp`'s body (its main
+/// context's shape).
+SmallVector<int64_t> largestTileShape(Operation *loopOp) {
+  SmallVector<int64_t> biggest;
+  int64_t biggestCount = 0;
+  loopOp->walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (auto tile = dyn_cast<TileType>(t)) {
+        SmallVector<int64_t> padded;
+        int64_t n = 1;
+        for (int64_t d : tile.getShape()) {
+          padded.push_back(pow2(d));
+          n *= pow2(d);
+        }
+        if (n > biggestCount) {
+          biggestCount = n;
+          biggest = padded;
+        }
+      }
+  });
+  if (biggest.empty())
+    biggest.push_back(1);
+  return biggest;
+}
+} // namespace
+
 LogicalResult Emitter::emitTopLevelLoops() {
   Block &entry = kernel.getBody().front();
-  SmallVector<Operation *> loops;
-  for (Operation &op : entry)
-    if (isa<TileForOp, GridForOp>(op))
-      loops.push_back(&op);
+  std::vector<TopLevelLoop> loops;
+  int64_t totalPrograms = 0;
+  for (Operation &op : entry) {
+    if (!isa<TileForOp, GridForOp>(op))
+      continue;
+    FailureOr<TopLevelLoop> l = topLevelLoop(&op);
+    if (failed(l))
+      return failure();
+    loops.push_back(*l);
+    totalPrograms += l->programs;
+  }
   if (loops.empty())
     return kernel.emitError() << "kernel has no top-level tile() or grid() loop "
                                  "to map onto the GPU";
@@ -55,44 +130,39 @@ LogicalResult Emitter::emitTopLevelLoops() {
                                                 nullptr, false);
   std::vector<std::vector<int64_t>> loopOrders =
       config.value("loop_orders", std::vector<std::vector<int64_t>>{});
-
   std::vector<int64_t> l2Groupings =
       config.value("l2_groupings", std::vector<int64_t>{});
   std::string pidType = config.value("pid_type", std::string("flat"));
-
-  // Programs per top-level loop, to lay out the program-id space first.
-  int64_t totalPrograms = 0;
-  SmallVector<SmallVector<int64_t>> allCounts;
-  for (Operation *loopOp : loops) {
-    SmallVector<int64_t> counts;
-    int64_t n = 1;
-    auto add = [&](ValueRange lbs, ValueRange ubs, SmallVector<int64_t> bss) {
-      for (size_t d = 0; d < lbs.size(); ++d) {
-        int64_t lb = getConstantIntValue(lbs[d]).value_or(0);
-        int64_t ub = getConstantIntValue(ubs[d]).value_or(0);
-        counts.push_back(std::max<int64_t>(0, llvm::divideCeil(ub - lb, std::max<int64_t>(bss[d], 1))));
-        n *= counts.back();
-      }
-    };
-    if (auto t = dyn_cast<TileForOp>(loopOp)) {
-      SmallVector<int64_t> bss;
-      for (Value b : t.getBlockSizes())
-        bss.push_back(getConstantIntValue(b).value_or(1));
-      add(t.getLowerBounds(), t.getUpperBounds(), bss);
-    } else {
-      auto g = cast<GridForOp>(loopOp);
-      add(g.getLowerBounds(), g.getUpperBounds(),
-          SmallVector<int64_t>(g.getNumDims(), 1));
-    }
-    allCounts.push_back(counts);
-    totalPrograms += n;
+  FailureOr<int> closeLoops = openProgramLoop(pidType, totalPrograms, loops.size(),
+                                              loops.front().counts);
+  if (failed(closeLoops))
+    return failure();
+  int64_t offset = 0;
+  for (auto [li, loop] : llvm::enumerate(loops)) {
+    SmallVector<int64_t> order;
+    if (li < loopOrders.size() && loopOrders[li].size() == loop.counts.size())
+      order.assign(loopOrders[li].begin(), loopOrders[li].end());
+    int64_t group = li < l2Groupings.size() ? l2Groupings[li] : 1;
+    if (failed(emitTopLevelLoop(loop.op, loop.body, loop.lows, loop.highs, loop.blockSizes,
+                                loop.counts, offset, order, group, pidType == "xyz")))
+      return failure();
+    offset += loop.programs;
   }
+  for (int i = 0; i < *closeLoops; ++i) {
+    --indent;
+    line("}");
+  }
+  result.numPrograms = result.grid[0] * result.grid[1] * result.grid[2];
+  return success();
+}
+
+FailureOr<int> Emitter::openProgramLoop(StringRef pidType, int64_t totalPrograms,
+                                        size_t numLoops, ArrayRef<int64_t> firstCounts) {
   bool xyz = pidType == "xyz";
-  if (xyz && (loops.size() != 1 || allCounts[0].size() > 3))
+  if (xyz && (numLoops != 1 || firstCounts.size() > 3))
     return kernel.emitError() << "pid_type 'xyz' needs a single top-level loop of "
                                  "at most 3 dims; use 'flat'";
   result.grid = {std::max<int64_t>(totalPrograms, 1), 1, 1};
-  int closeLoops = 0;
   if (pidType == "persistent_interleaved" || pidType == "persistent_blocked") {
     // Each program loops over the program ids; the plan launches as many
     // programs as the SMs hold at once.
@@ -109,143 +179,104 @@ LogicalResult Emitter::emitTopLevelLoops() {
                          totalPrograms));
     }
     ++indent;
-    closeLoops = 1;
-  } else if (xyz) {
+    return 1;
+  }
+  if (xyz) {
     // The last dim on x, then y, then z.
-    const SmallVector<int64_t> &c = allCounts[0];
+    ArrayRef<int64_t> c = firstCounts;
     int64_t r = c.size();
     result.grid = {c[r - 1], r > 1 ? c[r - 2] : 1, r > 2 ? c[r - 3] : 1};
     if (result.grid[1] > 65535 || result.grid[2] > 65535)
       return kernel.emitError() << "pid_type 'xyz' needs at most 65535 tiles along "
                                    "the y and z dims; use 'flat'";
     line("const i64 kite_pid = 0;");
-  } else {
-    line("const i64 kite_pid = blockIdx.x;");
+    return 0;
   }
-  int64_t offset = 0;
-  for (auto [li, loopOp] : llvm::enumerate(loops)) {
-    ValueRange lbs, ubs;
-    SmallVector<int64_t> bss;
-    Block *bodyBlock;
-    if (auto t = dyn_cast<TileForOp>(loopOp)) {
-      lbs = t.getLowerBounds();
-      ubs = t.getUpperBounds();
-      for (Value b : t.getBlockSizes())
-        bss.push_back(getConstantIntValue(b).value_or(-1));
-      bodyBlock = t.getBodyBlock();
-    } else {
-      auto g = cast<GridForOp>(loopOp);
-      lbs = g.getLowerBounds();
-      ubs = g.getUpperBounds();
-      bss.assign(lbs.size(), 1);
-      bodyBlock = g.getBodyBlock();
-    }
-    int64_t rank = lbs.size();
-    SmallVector<int64_t> counts(rank), lows(rank), highs(rank);
-    int64_t total = 1;
-    for (int64_t d = 0; d < rank; ++d) {
-      std::optional<int64_t> lb = getConstantIntValue(lbs[d]);
-      std::optional<int64_t> ub = getConstantIntValue(ubs[d]);
-      if (!lb || !ub || bss[d] < 1)
-        return loopOp->emitError()
-               << "the bounds of a top-level loop must be known when the kernel "
-                  "is specialized (they depend on a run-time scalar; wrap it in "
-                  "kite::specialize())";
-      lows[d] = *lb;
-      highs[d] = *ub;
-      counts[d] = std::max<int64_t>(0, llvm::divideCeil(*ub - *lb, bss[d]));
-      total *= counts[d];
-    }
-    // Choose the main context: the largest tile of the body.
-    mainContext = nullptr;
-    SmallVector<int64_t> biggest;
-    int64_t biggestCount = 0;
-    loopOp->walk([&](Operation *op) {
-      for (Type t : op->getResultTypes())
-        if (auto tile = dyn_cast<TileType>(t)) {
-          SmallVector<int64_t> padded;
-          int64_t n = 1;
-          for (int64_t d : tile.getShape()) {
-            padded.push_back(pow2(d));
-            n *= pow2(d);
-          }
-          if (n > biggestCount) {
-            biggestCount = n;
-            biggest = padded;
-          }
-        }
-    });
-    if (biggest.empty())
-      biggest.push_back(1);
-    mainContext = newContext(biggest);
+  line("const i64 kite_pid = blockIdx.x;");
+  return 0;
+}
 
-    lineDirective(loopOp);
-    line(llvm::formatv("if (kite_pid >= {0} && kite_pid < {1}) {{", offset,
-                       offset + total));
-    ++indent;
-    line(llvm::formatv("i64 kite_rest = kite_pid - {0};", offset));
-    // Decompose: by default the last dim varies fastest.
-    SmallVector<int64_t> order;
-    if (li < loopOrders.size() && (int64_t)loopOrders[li].size() == rank)
-      order.assign(loopOrders[li].begin(), loopOrders[li].end());
-    else
-      for (int64_t d = rank - 1; d >= 0; --d)
-        order.push_back(d);
-    SmallVector<std::string> ids(rank);
-    int64_t group = li < l2Groupings.size() ? l2Groupings[li] : 1;
-    if (xyz) {
-      static const char *axes[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
-      for (int64_t d = 0; d < rank; ++d) {
-        ids[d] = fresh("i");
-        line(llvm::formatv("const i64 {0} = {1};", ids[d], axes[rank - 1 - d]));
-      }
-    } else if (rank == 2 && group > 1) {
-      // L2 grouping: `group` rows of tiles walk the columns together, so
-      // neighbouring programs share operand tiles in L2.
-      std::string g = fresh("grp"), first = fresh("first"), size = fresh("gsz"),
-                  in = fresh("in");
-      ids[0] = fresh("i");
-      ids[1] = fresh("i");
-      line(llvm::formatv("const i64 {0} = kite_rest / {1};", g, group * counts[1]));
-      line(llvm::formatv("const i64 {0} = {1} * {2};", first, g, group));
-      line(llvm::formatv("const i64 {0} = min((i64){1}, (i64){2} - {3});", size, group,
-                         counts[0], first));
-      line(llvm::formatv("const i64 {0} = kite_rest % {1};", in, group * counts[1]));
-      line(llvm::formatv("const i64 {0} = {1} + {2} % {3};", ids[0], first, in, size));
-      line(llvm::formatv("const i64 {0} = {1} / {2};", ids[1], in, size));
+LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
+                                        ArrayRef<int64_t> lows, ArrayRef<int64_t> highs,
+                                        ArrayRef<int64_t> bss, ArrayRef<int64_t> counts,
+                                        int64_t offset, ArrayRef<int64_t> order,
+                                        int64_t group, bool xyz) {
+  int64_t rank = counts.size();
+  int64_t total = 1;
+  for (int64_t c : counts)
+    total *= c;
+  // The main context: the largest tile of the body.
+  mainContext = nullptr;
+  mainContext = newContext(largestTileShape(loopOp));
+
+  lineDirective(loopOp);
+  line(llvm::formatv("if (kite_pid >= {0} && kite_pid < {1}) {{", offset,
+                     offset + total));
+  ++indent;
+  line(llvm::formatv("i64 kite_rest = kite_pid - {0};", offset));
+  FailureOr<SmallVector<std::string>> ids =
+      decomposeProgramId(loopOp, counts, order, group, xyz);
+  if (failed(ids))
+    return failure();
+  for (int64_t d = 0; d < rank; ++d) {
+    Value var = bodyBlock->getArgument(d);
+    std::string begin = llvm::formatv("{0} + {1} * {2}", lows[d], (*ids)[d], bss[d]);
+    if (isa<SpanType>(var.getType())) {
+      defineSpan(var, begin, std::to_string(highs[d]), bss[d], lows[d], highs[d],
+                 (*ids)[d], std::to_string(counts[d]));
     } else {
-      for (int64_t d : order) {
-        if (d < 0 || d >= rank)
-          return loopOp->emitError() << "loop_orders has an invalid dim " << d;
-        ids[d] = fresh("i");
-        line(llvm::formatv("const i64 {0} = kite_rest % {1};", ids[d], counts[d]));
-        line(llvm::formatv("kite_rest /= {0};", counts[d]));
-      }
+      std::string name = fresh("g");
+      line(llvm::formatv("const i64 {0} = {1};", name, begin));
+      scalars[var] = name;
     }
-    for (int64_t d = 0; d < rank; ++d) {
-      Value var = bodyBlock->getArgument(d);
-      std::string begin = llvm::formatv("{0} + {1} * {2}", lows[d], ids[d], bss[d]);
-      if (isa<SpanType>(var.getType())) {
-        defineSpan(var, begin, std::to_string(highs[d]), bss[d], lows[d], highs[d],
-                   ids[d], std::to_string(counts[d]));
-      } else {
-        std::string name = fresh("g");
-        line(llvm::formatv("const i64 {0} = {1};", name, begin));
-        scalars[var] = name;
-      }
-    }
-    if (failed(emitBlock(*bodyBlock)))
-      return failure();
-    --indent;
-    line("}");
-    offset += total;
   }
-  for (int i = 0; i < closeLoops; ++i) {
-    --indent;
-    line("}");
-  }
-  result.numPrograms = result.grid[0] * result.grid[1] * result.grid[2];
+  if (failed(emitBlock(*bodyBlock)))
+    return failure();
+  --indent;
+  line("}");
   return success();
+}
+
+FailureOr<SmallVector<std::string>>
+Emitter::decomposeProgramId(Operation *loopOp, ArrayRef<int64_t> counts,
+                            ArrayRef<int64_t> loopOrder, int64_t group, bool xyz) {
+  int64_t rank = counts.size();
+  // By default the last dim varies fastest.
+  SmallVector<int64_t> order(loopOrder);
+  if (order.empty())
+    for (int64_t d = rank - 1; d >= 0; --d)
+      order.push_back(d);
+  SmallVector<std::string> ids(rank);
+  if (xyz) {
+    static const char *axes[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
+    for (int64_t d = 0; d < rank; ++d) {
+      ids[d] = fresh("i");
+      line(llvm::formatv("const i64 {0} = {1};", ids[d], axes[rank - 1 - d]));
+    }
+  } else if (rank == 2 && group > 1) {
+    // L2 grouping: `group` rows of tiles walk the columns together, so
+    // neighbouring programs share operand tiles in L2.
+    std::string g = fresh("grp"), first = fresh("first"), size = fresh("gsz"),
+                in = fresh("in");
+    ids[0] = fresh("i");
+    ids[1] = fresh("i");
+    line(llvm::formatv("const i64 {0} = kite_rest / {1};", g, group * counts[1]));
+    line(llvm::formatv("const i64 {0} = {1} * {2};", first, g, group));
+    line(llvm::formatv("const i64 {0} = min((i64){1}, (i64){2} - {3});", size, group,
+                       counts[0], first));
+    line(llvm::formatv("const i64 {0} = kite_rest % {1};", in, group * counts[1]));
+    line(llvm::formatv("const i64 {0} = {1} + {2} % {3};", ids[0], first, in, size));
+    line(llvm::formatv("const i64 {0} = {1} / {2};", ids[1], in, size));
+  } else {
+    for (int64_t d : order) {
+      if (d < 0 || d >= rank)
+        return loopOp->emitError() << "loop_orders has an invalid dim " << d;
+      ids[d] = fresh("i");
+      line(llvm::formatv("const i64 {0} = kite_rest % {1};", ids[d], counts[d]));
+      line(llvm::formatv("kite_rest /= {0};", counts[d]));
+    }
+  }
+  return ids;
 }
 
 LogicalResult Emitter::emitBlock(Block &block) {
@@ -476,4 +507,44 @@ LogicalResult Emitter::emitScfIf(scf::IfOp op) {
   }
   line("}");
   return success();
+}
+
+/// A tile loop variable's scalars (begin, end, block size, id, count) and
+/// its indices as a tile.
+LogicalResult Emitter::emitSpanOp(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](SpanQueryOp q) -> LogicalResult {
+        const SpanVars &s = spans[q.getSpan()];
+        switch (q.getField()) {
+        case SpanField::begin:
+          scalars[q.getResult()] = s.begin;
+          break;
+        case SpanField::end:
+          scalars[q.getResult()] = "(" + s.begin + " + " + s.valid + ")";
+          break;
+        case SpanField::block_size:
+          scalars[q.getResult()] = std::to_string(s.blockSize) + "LL";
+          break;
+        case SpanField::id:
+          scalars[q.getResult()] = s.id;
+          break;
+        case SpanField::count:
+          scalars[q.getResult()] = s.count;
+          break;
+        }
+        return success();
+      })
+      .Case([&](SpanIndexOp s) -> LogicalResult {
+        const SpanVars &sv = spans[s.getSpan()];
+        auto [ctx, dims] = layoutFor({sv.blockSize});
+        if (!sv.exact)
+          dims[0].extent = sv.valid;
+        Tile t = declare(IntegerType::get(op->getContext(), 64), ctx, dims);
+        forEach(t, [&](ArrayRef<std::string> k) {
+          line(llvm::formatv("{0}[{1}] = {2} + {3};", t.name, flat(t, k), sv.begin,
+                             coord(t, 0, k[0])));
+        });
+        tiles[s.getResult()] = t;
+        return success();
+      });
 }

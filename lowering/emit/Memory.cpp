@@ -22,6 +22,40 @@ using namespace kite;
 using namespace kite::emit;
 
 
+/// Tensors the kernel makes: outputs the host allocates (empty, zeros,
+/// empty_like) and reshaped views of contiguous tensors.
+LogicalResult Emitter::emitTensorOp(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](EmptyOp e) -> LogicalResult {
+        auto t = cast<kite::TensorType>(e.getType());
+        if (!t.hasStaticShape() || !t.hasElementType())
+          return e.emitError() << "the output's shape or dtype is not known at "
+                                  "specialization (it depends on a run-time scalar; "
+                                  "wrap it in kite::specialize())";
+        addOutput(e.getResult(), e.getZeroed());
+        return success();
+      })
+      .Case([&](EmptyLikeOp e) -> LogicalResult {
+        addOutput(e.getResult(), e.getZeroed());
+        return success();
+      })
+      .Case([&](TensorReshapeOp r) -> LogicalResult {
+        TensorRef src = tensors[r.getSource()];
+        int64_t expected = 1;
+        for (int64_t d = src.sizes.size() - 1; d >= 0; --d) {
+          if (src.sizes[d] != 1 && src.strides[d] != expected)
+            return r.emitError() << "reshape/view needs a contiguous tensor";
+          expected *= src.sizes[d];
+        }
+        auto t = cast<kite::TensorType>(r.getType());
+        TensorRef ref = src;
+        ref.sizes.assign(t.getShape().begin(), t.getShape().end());
+        ref.strides = contiguousStrides(ref.sizes);
+        tensors[r.getResult()] = ref;
+        return success();
+      });
+}
+
 namespace {
 /// What a subscript selects, dim by dim.
 struct SubscriptDim {
@@ -251,33 +285,16 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
     t.regCount = stride;
   }
 
-  // Operands read at the access's elements.
-  // Gathers are read where their group's dims are; `groupRank` per member.
-  DenseMap<Value, Tile> gathers;
-  DenseMap<Value, int64_t> groupRanks;
-  {
-    int64_t rd = 0;
-    for (size_t p = 0; p < subs.size(); ++p) {
-      const Subscript &s = subs[p];
-      if (s.kind == Subscript::Kind::Gather) {
-        size_t q = p;
-        int64_t groupRank = 0;
-        for (; q < subs.size() && subs[q].kind == Subscript::Kind::Gather; ++q)
-          groupRank = std::max<int64_t>(
-              groupRank, cast<TileType>(subs[q].value.getType()).getRank());
-        for (size_t m = p; m < q; ++m) {
-          Value g = subs[m].value;
-          int64_t r = cast<TileType>(g.getType()).getRank();
-          gathers[g] = readableAt(tiles[g], t, rd + groupRank - r);
-          groupRanks[g] = groupRank;
-        }
-        rd += groupRank;
-        p = q - 1;
-      } else if (s.kind != Subscript::Kind::Scalar) {
-        ++rd;
-      }
-    }
-  }
+  Access a;
+  a.op = op;
+  a.ref = &ref;
+  a.subs = subs;
+  a.t = t;
+  a.isLoad = isLoad;
+  a.hint = hint;
+  a.atomic = atomic;
+  a.value = value;
+  readGathers(a);
   std::optional<Tile> maskTile;
   if (mask) {
     if (auto it = tiles.find(mask); it != tiles.end())
@@ -290,11 +307,10 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   // Subscripts kite-check-bounds could not prove inside the tensor: masked
   // against their dimension at run time (lanes outside read 0, are not
   // written).
-  llvm::SmallDenseSet<int32_t> checked;
   if (auto c = op->getAttrOfType<DenseI32ArrayAttr>(kCheckedAttrName))
-    checked.insert(c.asArrayRef().begin(), c.asArrayRef().end());
+    a.checked.insert(c.asArrayRef().begin(), c.asArrayRef().end());
   std::string own = isLoad ? "" : owner(t);
-  int64_t width = (maskTile || atomic) ? 1 : vectorWidth(ref, subs, t, checked);
+  int64_t width = (maskTile || atomic) ? 1 : vectorWidth(ref, subs, t, a.checked);
   // Offsets in 32-bit arithmetic where none can overflow it: the tensor's
   // reach, with a tile running past its end (masked lanes), stays far
   // below 2^31 elements.
@@ -302,137 +318,201 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   for (auto [size, stride] : llvm::zip(ref.sizes, ref.strides))
     reach += size * std::abs(stride);
   bool narrow = 4 * reach < std::numeric_limits<int32_t>::max();
+  a.maskTile = maskTile;
+  a.valueTile = valueTile;
+  a.own = own;
+  a.width = width;
+  a.narrow = narrow;
   forEach(t, [&](ArrayRef<std::string> k) {
-    // The element's offset in the tensor.
-    std::string offset = "0";
-    SmallVector<std::string> bounds; // the checked subscripts' conditions
-    int64_t rd = 0, tdim = 0;
-    auto checkIndex = [&](size_t pos, const std::string &idx) {
-      if (checked.contains(pos))
-        bounds.push_back(llvm::formatv("(unsigned long long)({0}) < {1}ULL", idx,
-                                       ref.sizes[tdim]));
-    };
-    auto addIndex = [&](const std::string &idx) {
-      int64_t stride = ref.strides[tdim++];
-      if (idx == "0")
-        return;
-      std::string term =
-          narrow ? llvm::formatv("(int)({0})", idx).str() : llvm::formatv("(i64)({0})", idx).str();
-      if (stride != 1)
-        term += narrow ? llvm::formatv(" * {0}", stride).str()
-                       : llvm::formatv(" * {0}LL", stride).str();
-      offset = offset == "0" ? term : offset + " + " + term;
-    };
-    for (auto [pos, s] : llvm::enumerate(subs)) {
-      switch (s.kind) {
-      case Subscript::Kind::NewAxis:
-        ++rd;
-        break;
-      case Subscript::Kind::All:
-        addIndex(coord(t, rd, k[rd]));
-        ++rd;
-        break;
-      case Subscript::Kind::Span: {
-        std::string c = coord(t, rd, k[rd]);
-        std::string idx = c == "0" ? spans[s.value].begin : spans[s.value].begin + " + " + c;
-        checkIndex(pos, idx);
-        addIndex(idx);
-        ++rd;
-        break;
-      }
-      case Subscript::Kind::Scalar: {
-        std::optional<int64_t> c = getConstantIntValue(s.value);
-        int64_t size = ref.sizes[tdim];
-        std::string idx =
-            c ? std::to_string(*c < 0 ? *c + size : *c)
-              : llvm::formatv("({0} < 0 ? {0} + {1} : {0})", scalar(s.value), size).str();
-        checkIndex(pos, idx);
-        addIndex(idx);
-        break;
-      }
-      case Subscript::Kind::Gather: {
-        const Tile &g = gathers[s.value];
-        int64_t groupRank = groupRanks[s.value];
-        // Negative indices count from the end, as in reference mode.
-        std::string v = "cvt<i64>(" + at(g, k, rd + groupRank - g.rank()) + ")";
-        std::string idx = llvm::formatv("({0} < 0 ? {0} + {1} : {0})", v, ref.sizes[tdim]);
-        checkIndex(pos, idx);
-        addIndex(idx);
-        // The group's dims follow its last member.
-        if (&s + 1 == subs.end() || (&s + 1)->kind != Subscript::Kind::Gather)
-          rd += groupRank;
-        break;
-      }
-      }
-    }
-    for (; tdim < (int64_t)ref.sizes.size();) {
-      addIndex(coord(t, rd, k[rd]));
-      ++rd;
-    }
-    SmallVector<std::string> conds;
-    for (int64_t i = 0; i < t.rank(); ++i)
-      if (!t.dims[i].extent.empty())
-        conds.push_back(llvm::formatv("{0} < {1}", coord(t, i, k[i]), t.dims[i].extent));
-    if (maskTile)
-      conds.push_back("cvt<bool>(" + at(*maskTile, k, t.rank() - maskTile->rank()) + ")");
-    conds.append(bounds);
-    std::string cond = llvm::join(conds, " && ");
-    std::string ptr = llvm::formatv("{0}[{1}]", ref.ptr, offset);
-    if (width > 1) {
-      // One vector: the mask is the same for all its elements.
-      if (isLoad) {
-        std::string dst = llvm::formatv("&{0}[{1}]", t.name, flat(t, k));
-        std::string policy = !hint.empty() ? ", " + hint : streaming ? ", CacheStream" : "";
-        std::string load = llvm::formatv("load_vec<{0}{1}>({2}, &{3});", width, policy, dst, ptr);
-        line(cond.empty() ? load
-                          : llvm::formatv("if ({0}) {1} else zero_vec<{2}>({3});", cond,
-                                          load, width, dst)
-                                .str());
-        return;
-      }
-      if (!own.empty())
-        cond = cond.empty() ? own : own + " && " + cond;
-      SmallVector<std::string> elems;
-      SmallVector<std::string> ki(k.begin(), k.end());
-      for (int64_t e = 0; e < width; ++e) {
-        ki.back() = plus(k.back(), e);
-        elems.push_back(llvm::formatv(
-            "cvt<{0}>({1})", cType(ref.elem),
-            valueTile ? at(*valueTile, ki, t.rank() - valueTile->rank()) : scalar(value)));
-      }
-      std::string store =
-          llvm::formatv("store_vec<{0}{4}>(&{1}, Vec<{2}, {0}>{{{{{3}}});", width, ptr,
-                        cType(ref.elem), llvm::join(elems, ", "), streaming ? ", true" : "");
-      line(cond.empty() ? store : llvm::formatv("if ({0}) {1}", cond, store).str());
-      return;
-    }
-    if (isLoad) {
-      if (!hint.empty())
-        ptr = llvm::formatv("load_one<{0}>(&{1})", hint, ptr);
-      if (cond.empty())
-        line(llvm::formatv("{0}[{1}] = {2};", t.name, flat(t, k), ptr));
-      else
-        line(llvm::formatv("{0}[{1}] = ({2}) ? {3} : cvt<{4}>(0);", t.name, flat(t, k),
-                           cond, ptr, cType(ref.elem)));
-      return;
-    }
-    if (!own.empty())
-      cond = cond.empty() ? own : own + " && " + cond;
-    std::string v = valueTile
-                         ? at(*valueTile, k, t.rank() - valueTile->rank())
-                         : scalar(value);
-    std::string stmt;
-    if (!atomic)
-      stmt = llvm::formatv("{0} = cvt<{1}>({2});", ptr, cType(ref.elem), v);
-    else {
-      StringRef fn = *atomic == AtomicKind::add   ? "atomic_add"
-                     : *atomic == AtomicKind::max ? "atomic_max"
-                                                  : "atomic_min";
-      stmt = llvm::formatv("{0}(&{1}, cvt<{2}>({3}));", fn, ptr, cType(ref.elem), v);
-    }
-    line(cond.empty() ? stmt : llvm::formatv("if ({0}) {1}", cond, stmt).str());
+    SmallVector<std::string> bounds;
+    std::string offset = elementOffset(a, k, bounds);
+    emitAccessElement(a, k, offset, bounds);
   }, width);
   if (isLoad)
     tiles[resultValue] = t;
   return success();
+}
+
+/// The gather operands of access `a`, read where their group's dims are
+/// (`groupRanks`: the rank of each member's group).
+void Emitter::readGathers(Access &a) {
+  const Tile &t = a.t;
+  ArrayRef<Subscript> subs = a.subs;
+  DenseMap<Value, Tile> &gathers = a.gathers;
+  DenseMap<Value, int64_t> &groupRanks = a.groupRanks;
+  int64_t rd = 0;
+  for (size_t p = 0; p < subs.size(); ++p) {
+    const Subscript &s = subs[p];
+    if (s.kind == Subscript::Kind::Gather) {
+      size_t q = p;
+      int64_t groupRank = 0;
+      for (; q < subs.size() && subs[q].kind == Subscript::Kind::Gather; ++q)
+        groupRank = std::max<int64_t>(
+            groupRank, cast<TileType>(subs[q].value.getType()).getRank());
+      for (size_t m = p; m < q; ++m) {
+        Value g = subs[m].value;
+        int64_t r = cast<TileType>(g.getType()).getRank();
+        gathers[g] = readableAt(tiles[g], t, rd + groupRank - r);
+        groupRanks[g] = groupRank;
+      }
+      rd += groupRank;
+      p = q - 1;
+    } else if (s.kind != Subscript::Kind::Scalar) {
+      ++rd;
+    }
+  }
+}
+
+/// The offset in the tensor of element `k` of access `a`, with the
+/// conditions of its checked subscripts appended to `bounds`.
+std::string Emitter::elementOffset(const Access &a, ArrayRef<std::string> k,
+                                   SmallVector<std::string> &bounds) {
+  const TensorRef &ref = *a.ref;
+  const Tile &t = a.t;
+  ArrayRef<Subscript> subs = a.subs;
+  const llvm::SmallDenseSet<int32_t> &checked = a.checked;
+  bool narrow = a.narrow;
+  std::string offset = "0";
+  int64_t rd = 0, tdim = 0;
+  auto checkIndex = [&](size_t pos, const std::string &idx) {
+    if (checked.contains(pos))
+      bounds.push_back(llvm::formatv("(unsigned long long)({0}) < {1}ULL", idx,
+                                     ref.sizes[tdim]));
+  };
+  auto addIndex = [&](const std::string &idx) {
+    int64_t stride = ref.strides[tdim++];
+    if (idx == "0")
+      return;
+    std::string term =
+        narrow ? llvm::formatv("(int)({0})", idx).str() : llvm::formatv("(i64)({0})", idx).str();
+    if (stride != 1)
+      term += narrow ? llvm::formatv(" * {0}", stride).str()
+                     : llvm::formatv(" * {0}LL", stride).str();
+    offset = offset == "0" ? term : offset + " + " + term;
+  };
+  for (auto [pos, s] : llvm::enumerate(subs)) {
+    switch (s.kind) {
+    case Subscript::Kind::NewAxis:
+      ++rd;
+      break;
+    case Subscript::Kind::All:
+      addIndex(coord(t, rd, k[rd]));
+      ++rd;
+      break;
+    case Subscript::Kind::Span: {
+      std::string c = coord(t, rd, k[rd]);
+      std::string idx = c == "0" ? spans[s.value].begin : spans[s.value].begin + " + " + c;
+      checkIndex(pos, idx);
+      addIndex(idx);
+      ++rd;
+      break;
+    }
+    case Subscript::Kind::Scalar: {
+      std::optional<int64_t> c = getConstantIntValue(s.value);
+      int64_t size = ref.sizes[tdim];
+      std::string idx =
+          c ? std::to_string(*c < 0 ? *c + size : *c)
+            : llvm::formatv("({0} < 0 ? {0} + {1} : {0})", scalar(s.value), size).str();
+      checkIndex(pos, idx);
+      addIndex(idx);
+      break;
+    }
+    case Subscript::Kind::Gather: {
+      const Tile &g = a.gathers.find(s.value)->second;
+      int64_t groupRank = a.groupRanks.lookup(s.value);
+      // Negative indices count from the end, as in reference mode.
+      std::string v = "cvt<i64>(" + at(g, k, rd + groupRank - g.rank()) + ")";
+      std::string idx = llvm::formatv("({0} < 0 ? {0} + {1} : {0})", v, ref.sizes[tdim]);
+      checkIndex(pos, idx);
+      addIndex(idx);
+      // The group's dims follow its last member.
+      if (&s + 1 == subs.end() || (&s + 1)->kind != Subscript::Kind::Gather)
+        rd += groupRank;
+      break;
+    }
+    }
+  }
+  for (; tdim < (int64_t)ref.sizes.size();) {
+    addIndex(coord(t, rd, k[rd]));
+    ++rd;
+  }
+  return offset;
+}
+
+/// The statement of access `a` at element `k` (a vector of `a.width`
+/// elements there), at `offset`, masked by its tile's valid extents, its
+/// mask and `bounds`.
+void Emitter::emitAccessElement(const Access &a, ArrayRef<std::string> k,
+                                const std::string &offset,
+                                ArrayRef<std::string> bounds) {
+  const TensorRef &ref = *a.ref;
+  const Tile &t = a.t;
+  const std::optional<Tile> &maskTile = a.maskTile, &valueTile = a.valueTile;
+  int64_t width = a.width;
+  bool isLoad = a.isLoad;
+  const std::string &hint = a.hint, &own = a.own;
+  Value value = a.value;
+  std::optional<AtomicKind> atomic = a.atomic;
+  SmallVector<std::string> conds;
+  for (int64_t i = 0; i < t.rank(); ++i)
+    if (!t.dims[i].extent.empty())
+      conds.push_back(llvm::formatv("{0} < {1}", coord(t, i, k[i]), t.dims[i].extent));
+  if (maskTile)
+    conds.push_back("cvt<bool>(" + at(*maskTile, k, t.rank() - maskTile->rank()) + ")");
+  conds.append(bounds.begin(), bounds.end());
+  std::string cond = llvm::join(conds, " && ");
+  std::string ptr = llvm::formatv("{0}[{1}]", ref.ptr, offset);
+  if (width > 1) {
+    // One vector: the mask is the same for all its elements.
+    if (isLoad) {
+      std::string dst = llvm::formatv("&{0}[{1}]", t.name, flat(t, k));
+      std::string policy = !hint.empty() ? ", " + hint : streaming ? ", CacheStream" : "";
+      std::string load = llvm::formatv("load_vec<{0}{1}>({2}, &{3});", width, policy, dst, ptr);
+      line(cond.empty() ? load
+                        : llvm::formatv("if ({0}) {1} else zero_vec<{2}>({3});", cond,
+                                        load, width, dst)
+                              .str());
+      return;
+    }
+    if (!own.empty())
+      cond = cond.empty() ? own : own + " && " + cond;
+    SmallVector<std::string> elems;
+    SmallVector<std::string> ki(k.begin(), k.end());
+    for (int64_t e = 0; e < width; ++e) {
+      ki.back() = plus(k.back(), e);
+      elems.push_back(llvm::formatv(
+          "cvt<{0}>({1})", cType(ref.elem),
+          valueTile ? at(*valueTile, ki, t.rank() - valueTile->rank()) : scalar(value)));
+    }
+    std::string store =
+        llvm::formatv("store_vec<{0}{4}>(&{1}, Vec<{2}, {0}>{{{{{3}}});", width, ptr,
+                      cType(ref.elem), llvm::join(elems, ", "), streaming ? ", true" : "");
+    line(cond.empty() ? store : llvm::formatv("if ({0}) {1}", cond, store).str());
+    return;
+  }
+  if (isLoad) {
+    if (!hint.empty())
+      ptr = llvm::formatv("load_one<{0}>(&{1})", hint, ptr);
+    if (cond.empty())
+      line(llvm::formatv("{0}[{1}] = {2};", t.name, flat(t, k), ptr));
+    else
+      line(llvm::formatv("{0}[{1}] = ({2}) ? {3} : cvt<{4}>(0);", t.name, flat(t, k),
+                         cond, ptr, cType(ref.elem)));
+    return;
+  }
+  if (!own.empty())
+    cond = cond.empty() ? own : own + " && " + cond;
+  std::string v = valueTile
+                       ? at(*valueTile, k, t.rank() - valueTile->rank())
+                       : scalar(value);
+  std::string stmt;
+  if (!atomic)
+    stmt = llvm::formatv("{0} = cvt<{1}>({2});", ptr, cType(ref.elem), v);
+  else {
+    StringRef fn = *atomic == AtomicKind::add   ? "atomic_add"
+                   : *atomic == AtomicKind::max ? "atomic_max"
+                                                : "atomic_min";
+    stmt = llvm::formatv("{0}(&{1}, cvt<{2}>({3}));", fn, ptr, cType(ref.elem), v);
+  }
+  line(cond.empty() ? stmt : llvm::formatv("if ({0}) {1}", cond, stmt).str());
 }

@@ -149,6 +149,70 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   tiles[loop.getResult(0)] = r;
   return success();
 }
+namespace {
+/// Contiguous elements a thread of `t` holds along dim `i`.
+int64_t runOf(const Tile &t, int64_t i) {
+  const Dim &d = t.dims[i];
+  return d.ctxDim < 0 ? 1 : t.ctx->vec[d.ctxDim];
+}
+} // namespace
+
+/// Stages matrix-product operand `t` into `buf`: on tensor cores (`mma`) as
+/// rows of dim `rowDim`, `ld` elements apart, each thread's run along
+/// `colDim` as one vector of up to 16 bytes (rows start 16-byte aligned; a
+/// run starts at a multiple of its length), K lanes (dim `kDim`) past the
+/// valid extent as zeros; on CUDA cores row-major over the padded shape.
+void Emitter::stageOperand(const Tile &t, const std::string &buf, int64_t kDim, int64_t rowDim,
+                           int64_t colDim, int64_t ld, bool mma) {
+  std::string own = owner(t);
+  int64_t width = 1;
+  if (mma) {
+    width = std::min<int64_t>(runOf(t, colDim), 8);
+    while (width > 1 && t.dims[colDim].regExtent % width != 0)
+      width /= 2;
+  }
+  auto element = [&](ArrayRef<std::string> k) {
+    std::string v = llvm::formatv("{0}[{1}]", t.name, flat(t, k));
+    if (mma && !t.dims[kDim].extent.empty())
+      v = llvm::formatv("({0} < {1}) ? {2} : cvt<{3}>(0)", coord(t, kDim, k[kDim]),
+                        t.dims[kDim].extent, v, cType(t.elem));
+    return v;
+  };
+  if (mma) {
+    forEach(
+        t,
+        [&](ArrayRef<std::string> k) {
+          std::string idx = llvm::formatv("({0}) * {1} + {2}", coord(t, rowDim, k[rowDim]),
+                                          ld, coord(t, colDim, k[colDim]));
+          if (width == 1) {
+            line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ",
+                               buf, idx, element(k)));
+            return;
+          }
+          SmallVector<std::string> ki(k.begin(), k.end()), elems;
+          for (int64_t e = 0; e < width; ++e) {
+            ki[colDim] = plus(k[colDim], e);
+            elems.push_back(element(ki));
+          }
+          line(llvm::formatv("{0}store_vec<{1}>(&{2}[{3}], Vec<{4}, {1}>{{{{{5}}});",
+                             own.empty() ? "" : "if (" + own + ") ", width, buf, idx,
+                             cType(t.elem), llvm::join(elems, ", ")));
+        },
+        width, colDim);
+    return;
+  }
+  forEach(t, [&](ArrayRef<std::string> k) {
+    std::string idx = "0";
+    int64_t stride = 1;
+    for (int64_t i = t.rank() - 1; i >= 0; --i) {
+      idx = llvm::formatv("{0} + {1} * {2}", idx, coord(t, i, k[i]), stride);
+      stride *= t.dims[i].padded;
+    }
+    line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ", buf,
+                       idx, element(k)));
+  });
+}
+
 LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Value rhs,
                                   int64_t rank) {
   auto type = cast<TileType>(op->getResult(0).getType());
@@ -201,10 +265,6 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   // threads hold runs along K (a transposed tile, as attention's k^T) is
   // staged transposed, N rows of K, so that its runs stay whole.
   int64_t stagedBytes = mma ? 2 : 8;
-  auto runOf = [](const Tile &t, int64_t i) {
-    const Dim &d = t.dims[i];
-    return d.ctxDim < 0 ? 1 : t.ctx->vec[d.ctxDim];
-  };
   bool bT = mma && runOf(b, rank - 2) >= 8 && runOf(b, rank - 1) == 1;
   int64_t ldA = PK + 8, ldB = bT ? PK + 8 : PN + 8, ldC = PN + 8;
   int64_t bytesA = llvm::alignTo(mma ? PM * ldA * 2 : count(a) * stagedBytes, 16);
@@ -217,65 +277,11 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(b.elem),
                      bs, bytesA));
   line("__syncthreads();");
-  // Stages `t` into `buf`: on tensor cores as rows of dim `rowDim`, `ld`
-  // elements apart, each thread's run along `colDim` as one vector of up
-  // to 16 bytes (rows start 16-byte aligned; a run starts at a multiple of
-  // its length), K lanes (dim `kDim`) past the valid extent as zeros.
-  auto stage = [&](const Tile &t, const std::string &buf, int64_t kDim, int64_t rowDim,
-                   int64_t colDim, int64_t ld) {
-    std::string own = owner(t);
-    int64_t width = 1;
-    if (mma) {
-      width = std::min<int64_t>(runOf(t, colDim), 8);
-      while (width > 1 && t.dims[colDim].regExtent % width != 0)
-        width /= 2;
-    }
-    auto element = [&](ArrayRef<std::string> k) {
-      std::string v = llvm::formatv("{0}[{1}]", t.name, flat(t, k));
-      if (mma && !t.dims[kDim].extent.empty())
-        v = llvm::formatv("({0} < {1}) ? {2} : cvt<{3}>(0)", coord(t, kDim, k[kDim]),
-                          t.dims[kDim].extent, v, cType(t.elem));
-      return v;
-    };
-    if (mma) {
-      forEach(
-          t,
-          [&](ArrayRef<std::string> k) {
-            std::string idx = llvm::formatv("({0}) * {1} + {2}", coord(t, rowDim, k[rowDim]),
-                                            ld, coord(t, colDim, k[colDim]));
-            if (width == 1) {
-              line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ",
-                                 buf, idx, element(k)));
-              return;
-            }
-            SmallVector<std::string> ki(k.begin(), k.end()), elems;
-            for (int64_t e = 0; e < width; ++e) {
-              ki[colDim] = plus(k[colDim], e);
-              elems.push_back(element(ki));
-            }
-            line(llvm::formatv("{0}store_vec<{1}>(&{2}[{3}], Vec<{4}, {1}>{{{{{5}}});",
-                               own.empty() ? "" : "if (" + own + ") ", width, buf, idx,
-                               cType(t.elem), llvm::join(elems, ", ")));
-          },
-          width, colDim);
-      return;
-    }
-    forEach(t, [&](ArrayRef<std::string> k) {
-      std::string idx = "0";
-      int64_t stride = 1;
-      for (int64_t i = t.rank() - 1; i >= 0; --i) {
-        idx = llvm::formatv("{0} + {1} * {2}", idx, coord(t, i, k[i]), stride);
-        stride *= t.dims[i].padded;
-      }
-      line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ", buf,
-                         idx, element(k)));
-    });
-  };
-  stage(a, as, rank - 1, rank - 2, rank - 1, ldA);
+  stageOperand(a, as, rank - 1, rank - 2, rank - 1, ldA, mma);
   if (bT)
-    stage(b, bs, rank - 2, rank - 1, rank - 2, ldB);
+    stageOperand(b, bs, rank - 2, rank - 1, rank - 2, ldB, mma);
   else
-    stage(b, bs, rank - 2, rank - 2, rank - 1, ldB);
+    stageOperand(b, bs, rank - 2, rank - 2, rank - 1, ldB, mma);
   line("__syncthreads();");
   // Each element of the result: the product's sum (from the tensor cores'
   // f32 tile in shared memory, or a loop over K here), plus the accumulator.
