@@ -49,6 +49,12 @@ if [ ! -f /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a ];
   $sudo apt-get install -y libclang-rt-19-dev
 fi
 
+# A build tree configured from another checkout would fuzz that one's code.
+if [ -f "$build/CMakeCache.txt" ] &&
+   ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$root" "$build/CMakeCache.txt"; then
+  echo "fuzz.sh: $build was configured from another source tree; configuring it afresh"
+  rm -rf "$build"
+fi
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang-19 CXX=clang++-19 cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release \
