@@ -217,6 +217,12 @@ private:
   }
 
   LogicalResult infer(Operation *op);
+  LogicalResult inferTensorOp(Operation *op);
+  LogicalResult inferControlFlow(Operation *op);
+  LogicalResult inferAccess(Operation *op);
+  LogicalResult inferElementwise(Operation *op);
+  LogicalResult inferReductionOrProduct(Operation *op);
+  LogicalResult inferShapeOp(Operation *op);
   LogicalResult inferLoop(Operation *op, ValueRange inits, Block &body,
                           unsigned numIndices);
   LogicalResult inferSubscript(Operation *op, Value tensor,
@@ -359,7 +365,8 @@ FailureOr<Type> Inferrer::inferMatmul(Operation *op, Type lhs, Type rhs,
   return Type(makeTile(ctx, out, elem));
 }
 
-LogicalResult Inferrer::infer(Operation *op) {
+/// Tensors the kernel makes (outputs, reshaped views) and specialized scalars.
+LogicalResult Inferrer::inferTensorOp(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](EmptyOp e) -> LogicalResult {
         SmallVector<int64_t> shape;
@@ -420,7 +427,12 @@ LogicalResult Inferrer::infer(Operation *op) {
       .Case([&](SpecializeOp s) -> LogicalResult {
         set(s.getResult(), s.getValue().getType());
         return success();
-      })
+      });
+}
+
+/// Loops and branches: carried values and results from their bodies.
+LogicalResult Inferrer::inferControlFlow(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](TileForOp loop) -> LogicalResult {
         return inferLoop(loop, loop.getInitArgs(), *loop.getBodyBlock(),
                          loop.getNumDims());
@@ -447,7 +459,12 @@ LogicalResult Inferrer::infer(Operation *op) {
           set(ifOp.getResult(i), t);
         }
         return success();
-      })
+      });
+}
+
+/// Loads, stores and atomics, and a span's indices.
+LogicalResult Inferrer::inferAccess(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](SpanIndexOp s) -> LogicalResult {
         set(s.getResult(),
             makeTile(ctx, SmallVector<int64_t>{getStaticDim(s.getSpan())}, i64()));
@@ -493,7 +510,12 @@ LogicalResult Inferrer::infer(Operation *op) {
           }
         }
         return success();
-      })
+      });
+}
+
+/// Elementwise ops: broadcast shapes, PyTorch's type promotion.
+LogicalResult Inferrer::inferElementwise(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](UnaryOp u) -> LogicalResult {
         Type in = tileElem(u.getOperand().getType());
         Type elem = in;
@@ -552,7 +574,12 @@ LogicalResult Inferrer::infer(Operation *op) {
         set(c.getResult(), makeTile(ctx, shapeOf(c.getSource().getType()),
                                     dtypeOf(c.getDtype())));
         return success();
-      })
+      });
+}
+
+/// Reductions and matrix products.
+LogicalResult Inferrer::inferReductionOrProduct(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ReduceOp r) -> LogicalResult {
         std::optional<SmallVector<int64_t>> shape =
             shapeOf(r.getOperand().getType());
@@ -652,7 +679,12 @@ LogicalResult Inferrer::infer(Operation *op) {
           out.push_back(sb.back());
         set(m.getResult(), makeTile(ctx, out, elem));
         return success();
-      })
+      });
+}
+
+/// Constants, index ranges and shape ops.
+LogicalResult Inferrer::inferShapeOp(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](FullOp f) -> LogicalResult {
         SmallVector<int64_t> shape;
         for (Value d : f.getDims())
@@ -764,7 +796,23 @@ LogicalResult Inferrer::infer(Operation *op) {
             isa<TileType>(c.getOperand(0).getType()))
           set(c.getResult(0), c.getOperand(0).getType());
         return success();
-      })
+      });
+}
+
+LogicalResult Inferrer::infer(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<EmptyOp, EmptyLikeOp, TensorReshapeOp, SpecializeOp>(
+          [&](Operation *o) { return inferTensorOp(o); })
+      .Case<TileForOp, GridForOp, scf::ForOp, scf::IfOp>(
+          [&](Operation *o) { return inferControlFlow(o); })
+      .Case<SpanIndexOp, LoadOp, StoreOp, AtomicOp>(
+          [&](Operation *o) { return inferAccess(o); })
+      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, CastOp>(
+          [&](Operation *o) { return inferElementwise(o); })
+      .Case<ReduceOp, DotOp, AddmmOp, BmmOp, BaddbmmOp, MatmulOp>(
+          [&](Operation *o) { return inferReductionOrProduct(o); })
+      .Case<FullOp, ArangeOp, UnsqueezeOp, SqueezeOp, TransposeOp, PermuteOp, ReshapeOp, ExpandOp, UnrealizedConversionCastOp>(
+          [&](Operation *o) { return inferShapeOp(o); })
       .Default([&](Operation *other) -> LogicalResult {
         // Scalar arith/math, constants, dtype values, sizes, block sizes and
         // span queries have fixed types; regions of other ops are walked.
