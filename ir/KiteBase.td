@@ -25,8 +25,10 @@ def Kite_Dialect : Dialect {
     in from the launch arguments. `docs/dialect.md` gives the semantics.
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{
     void registerTypes();
+    void registerAttributes();
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

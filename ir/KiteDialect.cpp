@@ -15,8 +15,24 @@ using namespace kite;
 #include "ir/KiteDialect.cpp.inc"
 #include "ir/KiteEnums.cpp.inc"
 
+namespace {
+/// Layouts print once, at the top, as `#blocked`, `#blocked1`, ...
+struct KiteOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    if (isa<BlockedLayoutAttr>(attr)) {
+      os << "blocked";
+      return AliasResult::OverridableAlias;
+    }
+    return AliasResult::NoAlias;
+  }
+};
+} // namespace
+
 void KiteDialect::initialize() {
   registerTypes();
+  registerAttributes();
+  addInterfaces<KiteOpAsmInterface>();
   addOperations<
 #define GET_OP_LIST
 #include "ir/KiteOps.cpp.inc"

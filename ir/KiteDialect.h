@@ -21,6 +21,10 @@
 
 #include "ir/KiteDialect.h.inc"
 #include "ir/KiteEnums.h.inc"
+#include "ir/Layout.h"
+
+#define GET_ATTRDEF_CLASSES
+#include "ir/KiteAttrs.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "ir/KiteTypes.h.inc"
@@ -50,6 +54,11 @@ mlir::FailureOr<Subscript::Kind> getSubscriptKind(mlir::Type type);
 /// (or unknown).
 bool isIntegerLike(mlir::Type type);
 
+/// Checks that `tile`'s layout, if it has one, is a kite layout that fits
+/// its shape.
+mlir::LogicalResult verifyTileLayout(llvm::function_ref<mlir::InFlightDiagnostic()> emitError,
+                                     TileType tile);
+
 /// Element type of a tile or scalar; null if unknown.
 mlir::Type getElementTypeOrNull(mlir::Type type);
 
@@ -72,5 +81,13 @@ constexpr llvm::StringLiteral kArgNameAttrName = "kite.name";
 
 #define GET_OP_CLASSES
 #include "ir/KiteOps.h.inc"
+
+namespace kite {
+
+/// The `kite.tile_for` of which `span` is a loop variable, and the dim;
+/// a null loop for any other value.
+std::pair<TileForOp, unsigned> getSpanLoop(mlir::Value span);
+
+} // namespace kite
 
 #endif // KITE_IR_KITEDIALECT_H

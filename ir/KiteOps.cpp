@@ -828,3 +828,29 @@ LogicalResult ExpandOp::verify() {
 
 #define GET_OP_CLASSES
 #include "ir/KiteOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// ConvertLayoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvertLayoutOp::verify() {
+  auto from = cast<TileType>(getSource().getType());
+  auto to = cast<TileType>(getType());
+  if (from.getOptionalShape() != to.getOptionalShape() ||
+      from.getElementType() != to.getElementType())
+    return emitOpError() << "changes only the layout: " << from << " and " << to
+                         << " differ in shape or dtype";
+  if (!to.getLayout())
+    return emitOpError() << "needs a result layout";
+  return success();
+}
+
+std::pair<TileForOp, unsigned> kite::getSpanLoop(Value span) {
+  auto arg = dyn_cast<BlockArgument>(span);
+  if (!arg)
+    return {};
+  auto loop = dyn_cast_or_null<TileForOp>(arg.getOwner()->getParentOp());
+  if (!loop || arg.getArgNumber() >= loop.getNumDims())
+    return {};
+  return {loop, arg.getArgNumber()};
+}

@@ -11,6 +11,7 @@
 
 include "KiteBase.td"
 include "KiteTypes.td"
+include "KiteAttrs.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
@@ -469,6 +470,25 @@ def Kite_CastOp : Kite_Op<"cast", [Pure]> {
   let arguments = (ins Kite_AnyTile:$source, Kite_DType:$dtype);
   let results = (outs Kite_AnyTile:$result);
   let assemblyFormat = "$source `,` $dtype attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kite_ConvertLayoutOp : Kite_Op<"convert_layout", [Pure]> {
+  let summary = "move a tile to another layout";
+  let description = [{
+    The same elements in the layout of the result type. kite-assign-layouts
+    inserts it wherever a value's layout differs from the one its user
+    needs; it is the only op whose result layout differs from its operand's.
+    How the data moves (register renaming, warp shuffles, shared memory) is
+    emission's choice (`kite::layout::planConversion`).
+
+    ```mlir
+    %r = kite.convert_layout %x : !kite.tile<16xf32, #a> -> !kite.tile<16xf32, #b>
+    ```
+  }];
+  let arguments = (ins Kite_AnyTile:$source);
+  let results = (outs Kite_AnyTile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
 }
 

@@ -15,9 +15,25 @@ class Kite_Type<string name, string typeMnemonic, list<Trait> traits = []>
   let mnemonic = typeMnemonic;
 }
 
-// Tensors and tiles share their parameters: an optional shape (unranked when
-// `ranked` is false; `?` dims are ShapedType::kDynamic) and an optional
-// element type (null: not known until specialization).
+// The queries tensors and tiles share.
+defvar commonExtraClassDeclaration = [{
+    bool hasRank() const { return getRanked(); }
+    int64_t getRank() const { return getShape().size(); }
+    bool hasElementType() const { return static_cast<bool>(getElementType()); }
+    bool hasStaticShape() const {
+      return getRanked() && ::llvm::none_of(getShape(), [](int64_t d) {
+        return ::mlir::ShapedType::isDynamic(d);
+      });
+    }
+    std::optional<::llvm::ArrayRef<int64_t>> getOptionalShape() const {
+      if (!getRanked()) return std::nullopt;
+      return getShape();
+    }
+}];
+
+// A tensor's parameters (a tile has the same and its layout): an optional
+// shape (unranked when `ranked` is false; `?` dims are ShapedType::kDynamic)
+// and an optional element type (null: not known until specialization).
 class Kite_ShapedLikeType<string name, string typeMnemonic>
     : Kite_Type<name, typeMnemonic> {
   let parameters = (ins
@@ -37,20 +53,6 @@ class Kite_ShapedLikeType<string name, string typeMnemonic>
       return $_get($_ctxt, false, ::llvm::ArrayRef<int64_t>(), ::mlir::Type());
     }]>
   ];
-  code commonExtraClassDeclaration = [{
-    bool hasRank() const { return getRanked(); }
-    int64_t getRank() const { return getShape().size(); }
-    bool hasElementType() const { return static_cast<bool>(getElementType()); }
-    bool hasStaticShape() const {
-      return getRanked() && ::llvm::none_of(getShape(), [](int64_t d) {
-        return ::mlir::ShapedType::isDynamic(d);
-      });
-    }
-    std::optional<::llvm::ArrayRef<int64_t>> getOptionalShape() const {
-      if (!getRanked()) return std::nullopt;
-      return getShape();
-    }
-  }];
 }
 
 def Kite_TensorType : Kite_ShapedLikeType<"Tensor", "tensor"> {
@@ -68,19 +70,46 @@ def Kite_TensorType : Kite_ShapedLikeType<"Tensor", "tensor"> {
   let extraClassDeclaration = commonExtraClassDeclaration;
 }
 
-def Kite_TileType : Kite_ShapedLikeType<"Tile", "tile"> {
+def Kite_TileType : Kite_Type<"Tile", "tile"> {
   let summary = "a value inside a device loop";
   let description = [{
     A tile lives in registers (or shared memory after lowering). Its dims
     are block sizes, tensor sizes or constants; before specialization they
-    are `?`.
+    are `?`. After kite-assign-layouts a tile carries its layout, which only
+    `kite.convert_layout` changes.
 
     ```mlir
     !kite.tile<?x?xf32>
     !kite.tile<*x?>
+    !kite.tile<64x128xf32, #kite.blocked<shape = [64, 128], vec = [1, 4], threads = [4, 32], dims = [0, 1]>>
     ```
   }];
-  let extraClassDeclaration = commonExtraClassDeclaration;
+  let parameters = (ins
+    "bool":$ranked,
+    ArrayRefParameter<"int64_t", "dimensions">:$shape,
+    "::mlir::Type":$elementType,
+    "::mlir::Attribute":$layout);
+  let hasCustomAssemblyFormat = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    TypeBuilder<(ins "std::optional<::llvm::ArrayRef<int64_t>>":$shape,
+                     "::mlir::Type":$elementType,
+                     CArg<"::mlir::Attribute", "{}">:$layout), [{
+      if (shape)
+        return $_get($_ctxt, true, *shape, elementType, layout);
+      return $_get($_ctxt, false, ::llvm::ArrayRef<int64_t>(), elementType, layout);
+    }]>,
+    TypeBuilder<(ins), [{
+      return $_get($_ctxt, false, ::llvm::ArrayRef<int64_t>(), ::mlir::Type(),
+                   ::mlir::Attribute());
+    }]>
+  ];
+  let extraClassDeclaration = commonExtraClassDeclaration # [{
+    /// The same tile with layout `layout` (null: none).
+    TileType withLayout(::mlir::Attribute layout) const {
+      return get(getContext(), getOptionalShape(), getElementType(), layout);
+    }
+  }];
 }
 
 def Kite_SpanType : Kite_Type<"Span", "span"> {

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/Layout.h"
+#include "ir/Layout.h"
 
 #include "llvm/ADT/STLExtras.h"
 

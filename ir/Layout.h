@@ -22,8 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KITE_LOWERING_LAYOUT_H
-#define KITE_LOWERING_LAYOUT_H
+#ifndef KITE_IR_LAYOUT_H
+#define KITE_IR_LAYOUT_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -70,9 +70,8 @@ public:
   /// dim d, thread-index stride growing in that order; threads past the
   /// product of `threads` are replicas. A thread's registers run
   /// row-major over its elements: the last dim's fastest, within a dim
-  /// first inside a run, then run after run. This is the layout kite's
-  /// loads and elementwise code have always used (a context in
-  /// EmitCuda.cpp).
+  /// first inside a run, then run after run. This is the layout of kite's
+  /// loads and elementwise code (`#kite.blocked`).
   static LinearLayout blocked(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> vec,
                               llvm::ArrayRef<int64_t> threads, llvm::ArrayRef<int64_t> order,
                               int64_t numThreads);
@@ -221,4 +220,4 @@ SharedLayout chooseSharedLayout(const LinearLayout &from, int64_t fromVec,
 
 } // namespace kite::layout
 
-#endif // KITE_LOWERING_LAYOUT_H
+#endif // KITE_IR_LAYOUT_H

@@ -111,16 +111,13 @@ bool sameData(LoadOp a, LoadOp b) {
 
 struct CacheHintsPass : kite::impl::KiteCacheHintsBase<CacheHintsPass> {
   void runOnOperation() override {
-    FailureOr<func::FuncOp> found = findKernel(getOperation(), "");
+    FailureOr<ConfiguredKernel> found = configuredKernel(getOperation());
     if (failed(found))
       return signalPassFailure();
-    func::FuncOp func = *found;
-    FailureOr<std::optional<Config>> applied = appliedConfig(func);
-    if (failed(applied))
-      return signalPassFailure();
-    if (!*applied)
+    if (!found->config)
       return; // no config applied: nothing to do
-    const Config &config = **applied;
+    func::FuncOp func = found->kernel;
+    const Config &config = *found->config;
     MLIRContext *ctx = &getContext();
     auto mark = [&](LoadOp load, StringRef policy) {
       load->setAttr("kite.cache", StringAttr::get(ctx, policy));

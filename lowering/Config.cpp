@@ -205,6 +205,16 @@ FailureOr<std::optional<Config>> kite::appliedConfig(func::FuncOp kernel) {
   return std::optional<Config>(std::move(*config));
 }
 
+FailureOr<ConfiguredKernel> kite::configuredKernel(ModuleOp module) {
+  FailureOr<func::FuncOp> found = findKernel(module, "");
+  if (failed(found))
+    return failure();
+  FailureOr<std::optional<Config>> applied = appliedConfig(*found);
+  if (failed(applied))
+    return failure();
+  return ConfiguredKernel{*found, std::move(*applied)};
+}
+
 SmallVector<BlockSizeOp> kite::blockSizeOps(func::FuncOp kernel) {
   SmallVector<BlockSizeOp> ops;
   kernel.walk([&](BlockSizeOp op) { ops.push_back(op); });

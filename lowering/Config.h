@@ -10,6 +10,7 @@
 #define KITE_LOWERING_CONFIG_H
 
 #include "ir/KiteDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include <optional>
 #include <string>
@@ -88,6 +89,16 @@ mlir::FailureOr<Config> parseConfig(llvm::StringRef json, std::string &error);
 /// attribute), parsed: nullopt where there is none; failure, with the error
 /// emitted on the kernel, where it does not parse.
 mlir::FailureOr<std::optional<Config>> appliedConfig(mlir::func::FuncOp kernel);
+
+/// The kernel a lowering pass works on (the only `kite.kernel` function of
+/// `module`) and its applied config (nullopt: none yet).
+struct ConfiguredKernel {
+  mlir::func::FuncOp kernel;
+  std::optional<Config> config;
+};
+/// Failure, with the error emitted, where `module` has no kernel or its
+/// config does not parse.
+mlir::FailureOr<ConfiguredKernel> configuredKernel(mlir::ModuleOp module);
 
 /// Checks a config against a kernel: one block size per `kite.block_size`,
 /// powers of two within each one's bounds, thread counts the GPU allows.

@@ -155,14 +155,11 @@ namespace {
 
 struct KiteEarlyLoadsPass : public kite::impl::KiteEarlyLoadsBase<KiteEarlyLoadsPass> {
   void runOnOperation() override {
-    FailureOr<func::FuncOp> found = findKernel(getOperation(), "");
+    FailureOr<ConfiguredKernel> found = configuredKernel(getOperation());
     if (failed(found))
       return signalPassFailure();
-    FailureOr<std::optional<Config>> applied = appliedConfig(*found);
-    if (failed(applied))
-      return signalPassFailure();
-    if (*applied && (*applied)->early_loads)
-      moveLoadsEarly(*found, /*apply=*/true);
+    if (found->config && found->config->early_loads)
+      moveLoadsEarly(found->kernel, /*apply=*/true);
   }
 };
 

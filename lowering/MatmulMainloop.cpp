@@ -27,27 +27,21 @@ namespace {
 /// The constant lower bound of the tile loop dim that defines `span`, if
 /// any.
 std::optional<int64_t> spanLowerBound(Value span) {
-  auto arg = dyn_cast<BlockArgument>(span);
-  if (!arg)
+  auto [loop, dim] = getSpanLoop(span);
+  if (!loop)
     return std::nullopt;
-  auto loop = dyn_cast<TileForOp>(arg.getOwner()->getParentOp());
-  if (!loop || arg.getArgNumber() >= loop.getNumDims())
-    return std::nullopt;
-  return getConstantIntValue(loop.getLowerBounds()[arg.getArgNumber()]);
+  return getConstantIntValue(loop.getLowerBounds()[dim]);
 }
 
 /// True if the tile loop dim that defines `span` runs over [0, size) with
 /// constant bounds: a TMA box past the loop's end then lies past the
 /// tensor's, where the copy fills zeros.
 bool spanCoversDim(Value span, int64_t size) {
-  auto arg = dyn_cast<BlockArgument>(span);
-  if (!arg || ShapedType::isDynamic(size))
+  auto [loop, dim] = getSpanLoop(span);
+  if (!loop || ShapedType::isDynamic(size))
     return false;
-  auto loop = dyn_cast<TileForOp>(arg.getOwner()->getParentOp());
-  if (!loop || arg.getArgNumber() >= loop.getNumDims())
-    return false;
-  return getConstantIntValue(loop.getLowerBounds()[arg.getArgNumber()]) == 0 &&
-         getConstantIntValue(loop.getUpperBounds()[arg.getArgNumber()]) == size;
+  return getConstantIntValue(loop.getLowerBounds()[dim]) == 0 &&
+         getConstantIntValue(loop.getUpperBounds()[dim]) == size;
 }
 
 /// Why `loop` cannot be a pipelined main loop, or "" with `attrs` filled.
@@ -181,18 +175,15 @@ struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPas
   using KiteMatmulMainloopBase::KiteMatmulMainloopBase;
 
   void runOnOperation() override {
-    FailureOr<func::FuncOp> found = findKernel(getOperation(), "");
+    FailureOr<ConfiguredKernel> found = configuredKernel(getOperation());
     if (failed(found))
       return signalPassFailure();
-    func::FuncOp func = *found;
-    FailureOr<std::optional<Config>> applied = appliedConfig(func);
-    if (failed(applied))
-      return signalPassFailure();
-    if (!*applied) {
+    func::FuncOp func = found->kernel;
+    if (!found->config) {
       func.emitError() << "kernel has no config (run kite-apply-config first)";
       return signalPassFailure();
     }
-    const Config &config = **applied;
+    const Config &config = *found->config;
     if (!config.tensor_cores)
       return;
     func.walk([&](TileForOp loop) {

@@ -18,6 +18,11 @@ namespace kite {
 /// against the indexed dimension at run time.
 constexpr llvm::StringLiteral kCheckedAttrName = "kite.checked";
 
+/// kite-assign-layouts' mark on a store or atomic: the layout
+/// (`#kite.blocked`) its elements are iterated in; on a top-level loop: its
+/// main context, the layout of its largest tile.
+constexpr llvm::StringLiteral kLayoutAttrName = "kite.layout";
+
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"
 

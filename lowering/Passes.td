@@ -205,6 +205,41 @@ def KiteEarlyLoads : Pass<"kite-early-loads", "::mlir::ModuleOp"> {
   }];
 }
 
+def KiteAssignLayouts : Pass<"kite-assign-layouts", "::mlir::ModuleOp"> {
+  let summary = "Give every tile its layout; convert where a user needs another";
+  let description = [{
+    The last pass before CUDA emission. Every tile value's type gets a
+    `#kite.blocked` layout (which threads hold which elements, in which
+    registers), every store and atomic a `kite.layout` attribute (the
+    layout its elements are iterated in), and a `kite.convert_layout` goes
+    before each user that cannot read an operand in the layout it has.
+    Emission reads the layouts and decides none.
+
+    A top-level loop's main context is the thread arrangement of its
+    largest tile; fresh tiles (loads, constants, index ranges, products
+    without an accumulator, reshapes, `if` results) lie in it when their
+    padded shape fits (right-aligned, each dim equal or 1), else in a
+    context of their own shape. Elementwise results take their largest
+    same-shape operand's layout, reductions drop the reduced dim, shape ops
+    move dims, products and loop-carried values keep their accumulator's
+    and initializer's. lowering/AssignLayouts.cpp has the rules.
+
+    Assumes: a configured kernel with static tile shapes (kite-apply-config
+    and the passes before emission). Guarantees: every tile type has a
+    layout that fits its shape; every operand's layout is readable by its
+    user; only `kite.convert_layout` changes a value's layout.
+
+    ```mlir
+    %s = kite.reduce sum %x {dim = 1 : i64}            %s = kite.reduce sum %x {dim = 1 : i64}
+        : !kite.tile<4x256xf32> -> !kite.tile<4xf32>   ->   : !kite.tile<4x256xf32, #kite.blocked<shape = [4, 256],
+                                                                  vec = [1, 4], threads = [2, 64], dims = [0, 1]>>
+                                                              -> !kite.tile<4xf32, #kite.blocked<..., dims = [0]>>
+    ```
+
+    Test: test/lowering/kite-assign-layouts.mlir
+  }];
+}
+
 def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
   let summary = "Mark K loops that run as a pipelined tensor-core main loop";
   let description = [{

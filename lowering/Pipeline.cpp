@@ -31,6 +31,9 @@ void kite::buildKiteLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKiteMatmulMainloop({/*explain=*/false, options.arch}));
   // Loads issued as early as their operands allow, if the config asks.
   pm.addPass(createKiteEarlyLoads());
+  // Every tile's layout, and a conversion wherever a user needs another;
+  // emission only prints them.
+  pm.addPass(createKiteAssignLayouts());
 }
 
 void kite::registerKiteLoweringPasses() {

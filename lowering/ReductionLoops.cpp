@@ -741,17 +741,14 @@ namespace {
 
 struct ReductionLoopsPass : kite::impl::KiteReductionLoopsBase<ReductionLoopsPass> {
   void runOnOperation() override {
-    FailureOr<func::FuncOp> found = findKernel(getOperation(), "");
+    FailureOr<ConfiguredKernel> found = configuredKernel(getOperation());
     if (failed(found))
       return signalPassFailure();
-    func::FuncOp func = *found;
-    FailureOr<std::optional<Config>> config = appliedConfig(func);
-    if (failed(config))
-      return signalPassFailure();
-    if (!*config)
+    if (!found->config)
       return; // no config applied: nothing to do
+    func::FuncOp func = found->kernel;
     SmallVector<int64_t> dims = reductionDims(func);
-    for (auto [i, chunk] : llvm::enumerate((*config)->reduction_loops)) {
+    for (auto [i, chunk] : llvm::enumerate(found->config->reduction_loops)) {
       if (!chunk || i >= dims.size() || *chunk >= dims[i])
         continue; // the whole row in registers
       if (failed(Rewriter(func, dims[i], *chunk).run()) || failed(inferTypes(func)))

@@ -120,9 +120,14 @@ LogicalResult Emitter::emitOp(Operation *op) {
                                                "use dot/bmm";
       })
       .Case([&](FullOp f) { return emitFull(f); })
+      .Case([&](ConvertLayoutOp c) {
+        auto [ctx, dims] = layoutOf(c.getResult());
+        tiles[c.getResult()] = convert(tiles[c.getSource()], ctx, dims);
+        return success();
+      })
       .Case([&](ArangeOp a) -> LogicalResult {
         auto type = cast<TileType>(a.getType());
-        auto [ctx, dims] = layoutFor({pow2(type.getShape()[0])});
+        auto [ctx, dims] = layoutOf(a.getResult());
         if (pow2(type.getShape()[0]) != type.getShape()[0])
           dims[0].extent = std::to_string(type.getShape()[0]);
         Tile t = declare(type.getElementType(), ctx, dims);
@@ -234,31 +239,7 @@ LogicalResult Emitter::emitBinary(BinaryOp b) {
 LogicalResult Emitter::emitElementwise(
     Operation *op, ArrayRef<Value> operands,
     llvm::function_ref<std::string(ArrayRef<std::string>)> expr, Type resultElem) {
-  auto type = cast<TileType>(op->getResult(0).getType());
-  SmallVector<int64_t> padded;
-  for (int64_t d : type.getShape())
-    padded.push_back(pow2(d));
-  // Lay the result out like its largest operand of the same shape, if any.
-  const Tile *base = nullptr;
-  for (Value v : operands)
-    if (auto it = tiles.find(v); it != tiles.end()) {
-      const Tile &o = it->second;
-      bool same = o.rank() == (int64_t)padded.size() &&
-                  llvm::all_of(llvm::seq<size_t>(0, padded.size()),
-                               [&](size_t i) { return o.dims[i].padded == padded[i]; });
-      if (same && (!base || o.regCount > base->regCount))
-        base = &o;
-    }
-  Context *ctx;
-  SmallVector<Dim> dims;
-  if (base) {
-    ctx = base->ctx;
-    dims = base->dims;
-  } else {
-    auto layout = layoutFor(padded);
-    ctx = layout.first;
-    dims = layout.second;
-  }
+  auto [ctx, dims] = layoutOf(op->getResult(0));
   // Extents: from whichever operand has that dim.
   for (size_t i = 0; i < dims.size(); ++i) {
     dims[i].extent = "";
@@ -295,10 +276,8 @@ LogicalResult Emitter::emitElementwise(
 
 LogicalResult Emitter::emitFull(FullOp op) {
   auto type = cast<TileType>(op.getType());
-  SmallVector<int64_t> padded;
   SmallVector<std::string> extents;
   for (auto [d, size] : llvm::zip(op.getDims(), type.getShape())) {
-    padded.push_back(pow2(size));
     if (isa<SpanType>(d.getType())) {
       const SpanVars &sv = spans[d];
       extents.push_back(sv.exact ? "" : sv.valid);
@@ -306,7 +285,7 @@ LogicalResult Emitter::emitFull(FullOp op) {
       extents.push_back(pow2(size) != size ? std::to_string(size) : "");
     }
   }
-  auto [ctx, dims] = layoutFor(padded);
+  auto [ctx, dims] = layoutOf(op.getResult());
   for (size_t i = 0; i < dims.size(); ++i)
     dims[i].extent = extents[i];
   Tile t = declare(type.getElementType(), ctx, dims);
@@ -359,7 +338,7 @@ LogicalResult Emitter::emitShape(Operation *op) {
   SmallVector<int64_t> padded;
   for (int64_t d : type.getShape())
     padded.push_back(pow2(d));
-  auto [ctx, dims] = layoutFor(padded);
+  auto [ctx, dims] = layoutOf(op->getResult(0));
   for (size_t i = 0; i < dims.size(); ++i)
     if (padded[i] != type.getShape()[i])
       dims[i].extent = std::to_string(type.getShape()[i]);

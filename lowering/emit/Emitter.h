@@ -12,6 +12,7 @@
 #ifndef KITE_LOWERING_EMIT_EMITTER_H
 #define KITE_LOWERING_EMIT_EMITTER_H
 
+#include "lowering/Config.h"
 #include "lowering/EmitCuda.h"
 #include "lowering/Passes.h"
 
@@ -132,15 +133,10 @@ public:
 private:
   func::FuncOp kernel;
   EmitOptions options;
+  /// The config kite-apply-config set (its `kite.config`), typed.
+  Config config;
   CudaKernel result;
   int64_t numThreads = 128;
-  /// Contiguous elements a thread holds along a context's innermost dim: 16
-  /// bytes of the kernel's narrowest tensor element, so loads and stores of
-  /// contiguous rows can be 16-byte vectors.
-  int64_t vecElems = 4;
-  /// The config's inner_threads: at most this many threads along a
-  /// context's innermost dim (0: no limit).
-  int64_t innerThreads = 0;
   /// The config's fast_math and tensor_cores.
   bool fastMath = false;
   /// The config's streaming: vector loads and stores evict first.
@@ -158,7 +154,6 @@ private:
   int nextName = 0;
   int64_t sharedBytes = 0;
   std::vector<std::unique_ptr<Context>> contexts;
-  Context *mainContext = nullptr;
   DenseMap<Value, Tile> tiles;
   DenseMap<Value, std::string> scalars;
   DenseMap<Value, TensorRef> tensors;
@@ -195,15 +190,16 @@ private:
 
   // Contexts and layouts ---------------------------------------------------
 
-  Context *newContext(ArrayRef<int64_t> shape);
-
-  /// The dims of a tile of `padded` shape laid out along `ctx`
-  /// (right-aligned); failure if it does not fit.
-  FailureOr<SmallVector<Dim>> fit(ArrayRef<int64_t> padded, Context *ctx);
-
-  /// A layout for a fresh tile of `padded` shape: the main context if it
-  /// fits, else a context of its own.
-  std::pair<Context *, SmallVector<Dim>> layoutFor(ArrayRef<int64_t> padded);
+  /// The context of `layout` (one per thread arrangement, declared at the
+  /// kernel's top on first use).
+  Context *contextOf(BlockedLayoutAttr layout);
+  /// The context and dims of a `#kite.blocked` layout, and of the layout in
+  /// tile value `v`'s type (kite-assign-layouts gave it).
+  std::pair<Context *, SmallVector<Dim>> layoutOf(Attribute layout);
+  std::pair<Context *, SmallVector<Dim>> layoutOf(Value v);
+  /// Set when an operand reaches a user in a layout it cannot read (a
+  /// missing kite.convert_layout: a compiler bug, reported after emission).
+  std::string layoutMismatch;
 
   /// Most elements one thread may hold for one tile: beyond this the
   /// unrolled code is too big to compile in reasonable time, and spills.
@@ -268,9 +264,6 @@ private:
 
   /// The C++ expression of scalar `v`.
   std::string scalar(Value v);
-
-  /// A tile, or a scalar broadcast as a unit tile of rank 0.
-  FailureOr<Tile> tileOrScalar(Value v);
 
   /// A named variable holding scalar `v` (so it can be addressed).
   std::string scalarVar(Value v);

@@ -14,29 +14,23 @@ using namespace mlir;
 using namespace kite;
 using namespace kite::emit;
 
-Context *Emitter::newContext(ArrayRef<int64_t> shape) {
+Context *Emitter::contextOf(BlockedLayoutAttr layout) {
+  for (auto &ctx : contexts)
+    if (ArrayRef<int64_t>(ctx->shape) == layout.getShape() &&
+        ArrayRef<int64_t>(ctx->vec) == layout.getVec() &&
+        ArrayRef<int64_t>(ctx->tpd) == layout.getThreads())
+      return ctx.get();
   auto ctx = std::make_unique<Context>();
   ctx->id = contexts.size();
-  ctx->shape.assign(shape.begin(), shape.end());
-  int64_t r = shape.size();
-  ctx->tpd.assign(r, 1);
-  ctx->vec.assign(r, 1);
-  ctx->tstride.assign(r, 1);
-  // The layout's threads: a power of two (with 12 warps the last 4 hold
+  ctx->shape.assign(layout.getShape().begin(), layout.getShape().end());
+  ctx->vec.assign(layout.getVec().begin(), layout.getVec().end());
+  ctx->tpd.assign(layout.getThreads().begin(), layout.getThreads().end());
+  int64_t r = ctx->shape.size();
+  for (int64_t d = 0; d < r; ++d)
+    ctx->tstride.push_back(layout.threadStride(d));
+  // The layout's threads are a power of two (with 12 warps the last 4 hold
   // replicas of the first 4's elements, and owner() keeps them quiet).
-  int64_t remaining = (int64_t)llvm::bit_floor((uint64_t)numThreads), stride = 1;
-  for (int64_t d = r - 1; d >= 0; --d) {
-    int64_t v = d == r - 1 ? std::min<int64_t>(shape[d], vecElems) : 1;
-    ctx->vec[d] = v;
-    int64_t limit = remaining;
-    if (d == r - 1 && innerThreads > 0)
-      limit = std::min(limit, innerThreads);
-    ctx->tpd[d] = std::max<int64_t>(1, std::min(shape[d] / v, limit));
-    ctx->tstride[d] = stride;
-    stride *= ctx->tpd[d];
-    remaining /= ctx->tpd[d];
-  }
-  ctx->used = stride;
+  ctx->used = layout.usedThreads();
   for (int64_t d = 0; d < r; ++d) {
     std::string index = ctx->tpd[d] == 1 ? "0"
                         : ctx->tstride[d] == 1
@@ -49,36 +43,22 @@ Context *Emitter::newContext(ArrayRef<int64_t> shape) {
   return contexts.back().get();
 }
 
-/// The dims of a tile of `padded` shape laid out along `ctx`
-/// (right-aligned); failure if it does not fit.
-FailureOr<SmallVector<Dim>> Emitter::fit(ArrayRef<int64_t> padded, Context *ctx) {
-  int64_t off = ctx->rank() - (int64_t)padded.size();
-  if (off < 0)
-    return failure();
-  SmallVector<Dim> dims(padded.size());
-  for (size_t i = 0; i < padded.size(); ++i) {
-    dims[i].padded = padded[i];
-    if (padded[i] == 1)
-      dims[i].ctxDim = -1;
-    else if (padded[i] == ctx->shape[off + i])
-      dims[i].ctxDim = off + i;
-    else
-      return failure();
+std::pair<Context *, SmallVector<Dim>> Emitter::layoutOf(Attribute attr) {
+  auto layout = cast<BlockedLayoutAttr>(attr);
+  SmallVector<Dim> dims;
+  for (int64_t c : layout.getDims()) {
+    Dim d;
+    d.ctxDim = c;
+    d.padded = c < 0 ? 1 : layout.getShape()[c];
+    dims.push_back(d);
   }
-  return dims;
+  return {contextOf(layout), dims};
 }
 
-/// A layout for a fresh tile of `padded` shape: the main context if it
-/// fits, else a context of its own.
-std::pair<Context *, SmallVector<Dim>> Emitter::layoutFor(ArrayRef<int64_t> padded) {
-  if (mainContext)
-    if (auto dims = fit(padded, mainContext); succeeded(dims))
-      return {mainContext, *dims};
-  for (auto &ctx : contexts)
-    if (ctx->shape == SmallVector<int64_t>(padded))
-      return {ctx.get(), *fit(padded, ctx.get())};
-  Context *ctx = newContext(padded);
-  return {ctx, *fit(padded, ctx)};
+std::pair<Context *, SmallVector<Dim>> Emitter::layoutOf(Value v) {
+  Attribute layout = cast<TileType>(v.getType()).getLayout();
+  assert(layout && "kite-assign-layouts gives every tile a layout");
+  return layoutOf(layout);
 }
 
 Tile Emitter::declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix) {
@@ -327,6 +307,10 @@ int64_t Emitter::paddedCount(const Tile &t) {
 Tile Emitter::readableAt(const Tile &o, const Tile &r, int64_t offset) {
   if (compatible(o, r, offset))
     return o;
+  // kite-assign-layouts converts every operand its user cannot read.
+  if (layoutMismatch.empty())
+    layoutMismatch = "an operand of a (" + std::to_string(r.rank()) +
+                     "-dim) tile is not in a layout it can read";
   SmallVector<Dim> dims(o.dims);
   for (size_t j = 0; j < dims.size(); ++j) {
     int64_t i = j + offset;

@@ -15,7 +15,6 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-#include <nlohmann/json.hpp>
 
 #include <numeric>
 
@@ -83,30 +82,6 @@ FailureOr<TopLevelLoop> topLevelLoop(Operation *loopOp) {
   return l;
 }
 
-/// The padded shape of the largest tile in `loopOp`'s body (its main
-/// context's shape).
-SmallVector<int64_t> largestTileShape(Operation *loopOp) {
-  SmallVector<int64_t> biggest;
-  int64_t biggestCount = 0;
-  loopOp->walk([&](Operation *op) {
-    for (Type t : op->getResultTypes())
-      if (auto tile = dyn_cast<TileType>(t)) {
-        SmallVector<int64_t> padded;
-        int64_t n = 1;
-        for (int64_t d : tile.getShape()) {
-          padded.push_back(pow2(d));
-          n *= pow2(d);
-        }
-        if (n > biggestCount) {
-          biggestCount = n;
-          biggest = padded;
-        }
-      }
-  });
-  if (biggest.empty())
-    biggest.push_back(1);
-  return biggest;
-}
 } // namespace
 
 LogicalResult Emitter::emitTopLevelLoops() {
@@ -125,14 +100,9 @@ LogicalResult Emitter::emitTopLevelLoops() {
   if (loops.empty())
     return kernel.emitError() << "kernel has no top-level tile() or grid() loop "
                                  "to map onto the GPU";
-  auto configAttr = kernel->getAttrOfType<StringAttr>("kite.config");
-  nlohmann::json config = nlohmann::json::parse(configAttr.getValue().str(),
-                                                nullptr, false);
-  std::vector<std::vector<int64_t>> loopOrders =
-      config.value("loop_orders", std::vector<std::vector<int64_t>>{});
-  std::vector<int64_t> l2Groupings =
-      config.value("l2_groupings", std::vector<int64_t>{});
-  std::string pidType = config.value("pid_type", std::string("flat"));
+  const std::vector<std::vector<int64_t>> &loopOrders = config.loop_orders;
+  const std::vector<int64_t> &l2Groupings = config.l2_groupings;
+  const std::string &pidType = config.pid_type;
   FailureOr<int> closeLoops = openProgramLoop(pidType, totalPrograms, loops.size(),
                                               loops.front().counts);
   if (failed(closeLoops))
@@ -205,10 +175,10 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
   int64_t total = 1;
   for (int64_t c : counts)
     total *= c;
-  // The main context: the largest tile of the body.
-  mainContext = nullptr;
-  mainContext = newContext(largestTileShape(loopOp));
-
+  // The loop's main context (kite-assign-layouts' kite.layout) is
+  // numbered first.
+  if (auto main = loopOp->getAttrOfType<BlockedLayoutAttr>(kLayoutAttrName))
+    contextOf(main);
   lineDirective(loopOp);
   line(llvm::formatv("if (kite_pid >= {0} && kite_pid < {1}) {{", offset,
                      offset + total));
@@ -318,7 +288,10 @@ SmallVector<Tile> Emitter::declareCarried(ValueRange inits,
   SmallVector<Tile> carried;
   for (auto [init, arg] : llvm::zip(inits, args)) {
     if (auto it = tiles.find(init); it != tiles.end()) {
-      Tile c = declare(it->second.elem, it->second.ctx, it->second.dims, "acc");
+      auto [ctx, dims] = layoutOf(arg);
+      for (auto [d, from] : llvm::zip(dims, it->second.dims))
+        d.extent = from.extent;
+      Tile c = declare(it->second.elem, ctx, dims, "acc");
       forEach(c, [&](ArrayRef<std::string> k) {
         line(llvm::formatv("{0}[{1}] = {2}[{1}];", c.name, flat(c, k), it->second.name));
       });
@@ -350,8 +323,7 @@ LogicalResult Emitter::yieldCarried(ArrayRef<Tile> carried, ValueRange values,
       continue;
     }
     Tile src = tiles[v];
-    if (!compatible(src, c, 0) || src.rank() != c.rank())
-      src = convert(src, c.ctx, c.dims);
+    src = readableAt(src, c, 0);
     Tile t = declare(c.elem, c.ctx, c.dims, "y");
     forEach(t, [&](ArrayRef<std::string> k) {
       line(llvm::formatv("{0}[{1}] = {2};", t.name, flat(t, k), at(src, k, 0)));
@@ -465,8 +437,7 @@ LogicalResult Emitter::emitScfIf(scf::IfOp op) {
         continue;
       }
       Tile src = tiles[v];
-      if (!compatible(src, r, 0))
-        src = convert(src, r.ctx, r.dims);
+      src = readableAt(src, r, 0);
       forEach(r, [&](ArrayRef<std::string> k) {
         line(llvm::formatv("{0}[{1}] = {2};", r.name, flat(r, k), at(src, k, 0)));
       });
@@ -475,11 +446,7 @@ LogicalResult Emitter::emitScfIf(scf::IfOp op) {
   };
   for (Value res : op.getResults()) {
     if (auto tile = dyn_cast<TileType>(res.getType())) {
-      // Lay results out like the then-branch's value would be laid out fresh.
-      SmallVector<int64_t> padded;
-      for (int64_t d : tile.getShape())
-        padded.push_back(pow2(d));
-      auto [ctx, dims] = layoutFor(padded);
+      auto [ctx, dims] = layoutOf(res);
       results.push_back(declare(tile.getElementType(), ctx, dims, "r"));
       tiles[res] = results.back();
     } else {
@@ -536,7 +503,7 @@ LogicalResult Emitter::emitSpanOp(Operation *op) {
       })
       .Case([&](SpanIndexOp s) -> LogicalResult {
         const SpanVars &sv = spans[s.getSpan()];
-        auto [ctx, dims] = layoutFor({sv.blockSize});
+        auto [ctx, dims] = layoutOf(s.getResult());
         if (!sv.exact)
           dims[0].extent = sv.valid;
         Tile t = declare(IntegerType::get(op->getContext(), 64), ctx, dims);

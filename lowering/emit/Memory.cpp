@@ -242,9 +242,6 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   }
   if (!resultValue)
     storedSinceBarrier.insert(ref.ptr);
-  SmallVector<int64_t> padded;
-  for (int64_t d : shape)
-    padded.push_back(pow2(d));
 
   // The layout the access iterates in.
   Tile t;
@@ -258,17 +255,11 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
     if (auto it = tiles.find(value); it != tiles.end())
       stored = it->second;
   }
-  if (stored && stored->rank() == (int64_t)padded.size() &&
-      llvm::all_of(llvm::seq<size_t>(0, padded.size()), [&](size_t i) {
-        return stored->dims[i].padded == padded[i];
-      })) {
-    t.ctx = stored->ctx;
-    t.dims = stored->dims;
-  } else {
-    auto [ctx, dims] = layoutFor(padded);
-    t.ctx = ctx;
-    t.dims = dims;
-  }
+  // kite-assign-layouts' choice: a load's result layout, or the layout a
+  // store or atomic iterates in.
+  auto [ctx, dims] = isLoad ? layoutOf(resultValue) : layoutOf(op->getAttr(kLayoutAttrName));
+  t.ctx = ctx;
+  t.dims = dims;
   for (size_t i = 0; i < t.dims.size(); ++i)
     t.dims[i].extent = extents[i];
   if (isLoad) {

@@ -220,20 +220,13 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   Tile a = tiles[lhs], b = tiles[rhs];
   if (a.rank() != rank || b.rank() != rank)
     return op->emitError() << "matrix product operands must have rank " << rank;
-  Context *ctx;
-  SmallVector<Dim> dims;
+  auto [ctx, dims] = layoutOf(op->getResult(0));
   std::optional<Tile> acc;
   if (accValue) {
     acc = tiles[accValue];
-    ctx = acc->ctx;
-    dims = acc->dims;
+    for (auto [d, from] : llvm::zip(dims, acc->dims))
+      d.extent = from.extent;
   } else {
-    SmallVector<int64_t> padded;
-    for (int64_t d : type.getShape())
-      padded.push_back(pow2(d));
-    auto layout = layoutFor(padded);
-    ctx = layout.first;
-    dims = layout.second;
     dims[rank - 2].extent = a.dims[rank - 2].extent;
     dims[rank - 1].extent = b.dims[rank - 1].extent;
   }

@@ -24,22 +24,6 @@ std::string Emitter::scalar(Value v) {
   return "<missing scalar>";
 }
 
-/// A tile, or a scalar broadcast as a unit tile of rank 0.
-FailureOr<Tile> Emitter::tileOrScalar(Value v) {
-  auto it = tiles.find(v);
-  if (it != tiles.end())
-    return it->second;
-  if (v.getType().isIntOrFloat()) {
-    Tile t;
-    t.name = "(&" + scalarVar(v) + ")";
-    t.elem = v.getType();
-    t.ctx = mainContext ? mainContext : contexts.front().get();
-    t.regCount = 1;
-    return t;
-  }
-  return failure();
-}
-
 /// A named variable holding scalar `v` (so it can be addressed).
 std::string Emitter::scalarVar(Value v) {
   std::string expr = scalar(v);

@@ -327,3 +327,39 @@ func.func @grid_for_init_defined_in_body(%n: i64) {
   }
   return
 }
+
+// -----
+
+// expected-error @+1 {{#kite.blocked dim 1: shape, vec and threads must be powers of two (got 48, 4, 8)}}
+func.func @layout_not_pow2(%x: !kite.tile<4x48xf32, #kite.blocked<shape = [4, 48], vec = [1, 4], threads = [4, 8], dims = [0, 1]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#kite.blocked dim 1: 64 threads with runs of 4 exceed its size 128}}
+func.func @layout_too_many_threads(%x: !kite.tile<4x128xf32, #kite.blocked<shape = [4, 128], vec = [1, 4], threads = [2, 64], dims = [0, 1]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#kite.blocked dims must be distinct context dims in [0, 2) or -1, got 1}}
+func.func @layout_dims_repeat(%x: !kite.tile<4x4xf32, #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [1, 1]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{does not fit the tile's shape}}
+func.func @layout_wrong_shape(%x: !kite.tile<4x200xf32, #kite.blocked<shape = [4, 128], vec = [1, 4], threads = [4, 32], dims = [0, 1]>>) {
+  return
+}
+
+// -----
+
+func.func @convert_changes_shape(%x: !kite.tile<4x256xf32, #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0, 1]>>) {
+  // expected-error @+1 {{changes only the layout}}
+  %y = kite.convert_layout %x : !kite.tile<4x256xf32, #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0, 1]>> -> !kite.tile<4x128xf32, #kite.blocked<shape = [4, 128], vec = [1, 4], threads = [4, 32], dims = [0, 1]>>
+  return
+}

@@ -1,6 +1,11 @@
 // RUN: kite-opt %s | kite-opt | FileCheck %s
 // RUN: kite-opt %s --mlir-print-op-generic | kite-opt | FileCheck %s
 
+// Layouts print once each, at the top, as aliases (@layouts, at the end).
+// CHECK-DAG: #[[ROWS:blocked[0-9]*]] = #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0, 1]>
+// CHECK-DAG: #[[SUMS:blocked[0-9]*]] = #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0]>
+// CHECK-DAG: #[[OWN:blocked[0-9]*]] = #kite.blocked<shape = [4], vec = [4], threads = [1], dims = [0]>
+
 // CHECK-LABEL: func.func @softmax
 // CHECK-SAME: (%[[X:.*]]: !kite.tensor<*x?> {kite.name = "x"}) -> !kite.tensor<*x?>
 func.func @softmax(%x: !kite.tensor<*x?> {kite.name = "x"}) -> !kite.tensor<*x?> attributes {kite.kernel} {
@@ -123,5 +128,16 @@ func.func @batched(%q: !kite.tensor<?x?x?x?>) attributes {kite.kernel} {
     // CHECK: kite.baddbmm
     %d = kite.baddbmm %c, %a, %a : !kite.tile<?x?x?x?>, !kite.tile<?x?x?x?>, !kite.tile<?x?x?x?> -> !kite.tile<?x?x?x?>
   }
+  return
+}
+
+// A conversion changes only the layout (@layouts, below).
+// CHECK-LABEL: func.func @layouts
+// CHECK-SAME: !kite.tile<4x256xf32, #[[ROWS]]>
+// CHECK: kite.reduce sum %{{.*}} : !kite.tile<4x256xf32, #[[ROWS]]> -> !kite.tile<4xf32, #[[SUMS]]>
+// CHECK: kite.convert_layout %{{.*}} : !kite.tile<4xf32, #[[SUMS]]> -> !kite.tile<4xf32, #[[OWN]]>
+func.func @layouts(%x: !kite.tile<4x256xf32, #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0, 1]>>) {
+  %s = kite.reduce sum %x {dim = 1 : i64} : !kite.tile<4x256xf32, #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0, 1]>> -> !kite.tile<4xf32, #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0]>>
+  %c = kite.convert_layout %s : !kite.tile<4xf32, #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0]>> -> !kite.tile<4xf32, #kite.blocked<shape = [4], vec = [4], threads = [1], dims = [0]>>
   return
 }

@@ -1,6 +1,6 @@
 //===- layout_test.cpp - the layout algebra -------------------------------===//
 //
-// This file tests lowering/Layout.h against formulas written out here
+// This file tests ir/Layout.h against formulas written out here
 // independently: blocked layouts' element arithmetic, PTX's mma.sync and
 // wgmma fragment tables (with kite_gemm.cuh's warp tiling), slices,
 // conversion plans, holders, get()'s checks, and shared-memory bank
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/Layout.h"
+#include "ir/Layout.h"
 
 #include <gtest/gtest.h>
 
