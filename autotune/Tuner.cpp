@@ -106,11 +106,10 @@ compileAll(const TuneRequest &request, const std::vector<std::string> &configs, 
       } track{begin, longest};
       try {
         out[i] = request.compile(configs[i]);
+      } catch (const ConfigRejected &e) {
+        out[i] = Evaluation{Evaluation::Status::rejected, 0, e.what()};
       } catch (const std::exception &e) {
-        std::string what = e.what();
-        bool rejected = what.find("config does not fit") != std::string::npos;
-        out[i] = Evaluation{rejected ? Evaluation::Status::rejected : Evaluation::Status::failed,
-                            0, what};
+        out[i] = Evaluation{Evaluation::Status::failed, 0, e.what()};
       }
     }
   };

@@ -35,9 +35,9 @@ struct TuneRequest {
   std::vector<ArgSpec> args;
   /// The compiler's config space (lowering/ConfigSpace.h).
   std::string space;
-  /// Compiles one config (JSON); throws kite::Error. A message containing
-  /// "config does not fit" is a rejection (the config is invalid for this
-  /// kernel), anything else a failure.
+  /// Compiles one config (JSON); throws kite::Error. A kite::ConfigRejected
+  /// is a rejection (the config does not fit this kernel), anything else a
+  /// failure.
   std::function<KernelPlan(const std::string &config)> compile;
   /// Keys the user fixed (a partial config, JSON); empty: none.
   std::string pinned;

@@ -38,8 +38,8 @@ struct ApplyConfigPass : kite::impl::KiteApplyConfigBase<ApplyConfigPass> {
     if (!config.empty() && c.block_sizes.empty())
       c.block_sizes = defaultConfig(func, arch).block_sizes;
     if (failed(validateConfig(func, c, error))) {
-      func.emitError() << "config does not fit kernel '" << func.getSymName()
-                       << "': " << error;
+      emitConfigRejection(func) << "config does not fit kernel '" << func.getSymName()
+                                << "': " << error;
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
@@ -72,7 +72,7 @@ struct ApplyConfigPass : kite::impl::KiteApplyConfigBase<ApplyConfigPass> {
           n = d > kMaxTileElements / n ? kMaxTileElements + 1 : n * d;
         }
         if (n > kMaxTileElements) {
-          op->emitError() << "config does not fit kernel '" << func.getSymName()
+          emitConfigRejection(op) << "config does not fit kernel '" << func.getSymName()
                           << "': this value would be a tile of " << tile
                           << ", more than " << kMaxTileElements
                           << " elements; use smaller block sizes";

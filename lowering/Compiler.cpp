@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Compiler.h"
+#include "lowering/Config.h"
 #include "lowering/ConfigSpace.h"
 #include "lowering/Diagnostics.h"
 #include "lowering/LaunchArg.h"
@@ -82,14 +83,21 @@ auto withKernel(std::string_view ir, std::string_view name, const std::vector<ki
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);
   if (!module)
     throw fail("the captured IR does not parse (was it written by another kite version?)");
+  // A failure because the config does not fit is a kite::ConfigRejected.
+  auto failLowering = [&](const std::string &what) {
+    kite::Error error = fail(what);
+    if (kite::configRejected(*module))
+      throw kite::ConfigRejected(error.what());
+    throw error;
+  };
   PassManager pm(&ctx);
   addPasses(pm);
   if (failed(pm.run(*module)))
-    throw fail("lowering failed");
+    failLowering("lowering failed");
   FailureOr<func::FuncOp> kernel = kite::findKernel(*module, name);
   if (failed(kernel))
     throw fail("no such kernel");
-  return use(*kernel, fail);
+  return use(*kernel, failLowering);
 }
 
 /// `arch`, or if empty the first GPU's, or sm_90a without a GPU.
@@ -131,7 +139,7 @@ kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
         emit.lineDirectives = options.lineDirectives;
         FailureOr<CudaKernel> cuda = emitCuda(kernel, emit);
         if (failed(cuda))
-          throw fail("CUDA emission failed");
+          fail("CUDA emission failed"); // throws
         return *cuda;
       });
 }

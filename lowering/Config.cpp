@@ -205,6 +205,19 @@ FailureOr<std::optional<Config>> kite::appliedConfig(func::FuncOp kernel) {
   return std::optional<Config>(std::move(*config));
 }
 
+namespace {
+constexpr llvm::StringLiteral kRejectedAttrName = "kite.config_rejected";
+} // namespace
+
+InFlightDiagnostic kite::emitConfigRejection(Operation *op) {
+  ModuleOp module = isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
+  if (module)
+    module->setAttr(kRejectedAttrName, UnitAttr::get(op->getContext()));
+  return op->emitError();
+}
+
+bool kite::configRejected(ModuleOp module) { return module->hasAttr(kRejectedAttrName); }
+
 FailureOr<ConfiguredKernel> kite::configuredKernel(ModuleOp module) {
   FailureOr<func::FuncOp> found = findKernel(module, "");
   if (failed(found))

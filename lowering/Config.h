@@ -90,6 +90,13 @@ mlir::FailureOr<Config> parseConfig(llvm::StringRef json, std::string &error);
 /// emitted on the kernel, where it does not parse.
 mlir::FailureOr<std::optional<Config>> appliedConfig(mlir::func::FuncOp kernel);
 
+/// Reports that the config does not fit the kernel at `op`: marks its module
+/// (`configRejected`) and returns the error to stream the reason into.
+/// kite_compiler then throws kite::ConfigRejected instead of kite::Error.
+mlir::InFlightDiagnostic emitConfigRejection(mlir::Operation *op);
+/// Whether lowering `module` failed by emitConfigRejection.
+bool configRejected(mlir::ModuleOp module);
+
 /// The kernel a lowering pass works on (the only `kite.kernel` function of
 /// `module`) and its applied config (nullopt: none yet).
 struct ConfiguredKernel {

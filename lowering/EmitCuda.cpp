@@ -81,18 +81,18 @@ FailureOr<CudaKernel> Emitter::run() {
   if (failed(emitPrologue()) || failed(emitTopLevelLoops()))
     return failure();
   if (!tooBig.empty())
-    return kernel.emitError() << "the config does not fit: " << tooBig, failure();
+    return emitConfigRejection(kernel) << "the config does not fit: " << tooBig, failure();
   if (!layoutMismatch.empty())
     return kernel.emitError() << "internal error: " << layoutMismatch
                               << " (kite-assign-layouts left out a kite.convert_layout)",
            failure();
   if (!llvm::isPowerOf2_64(numThreads) && !specializedLoop)
-    return kernel.emitError() << "the config does not fit: num_warps = " << numThreads / 32
+    return emitConfigRejection(kernel) << "the config does not fit: num_warps = " << numThreads / 32
                               << " is only for a warp-specialized matrix-product K loop, "
                                  "and the kernel has none that kite-matmul-mainloop took",
            failure();
   if (sharedBytes > kMaxSharedBytes)
-    return kernel.emitError() << "the config does not fit: it needs " << sharedBytes
+    return emitConfigRejection(kernel) << "the config does not fit: it needs " << sharedBytes
                               << " bytes of shared memory (at most " << kMaxSharedBytes
                               << " on sm_90); use smaller block sizes",
            failure();

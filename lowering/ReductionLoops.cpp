@@ -157,7 +157,7 @@ private:
 
   LogicalResult unsupported(Operation *op, StringRef why) {
     if (!quiet)
-      op->emitError() << "config does not fit kernel '" << kernel.getSymName()
+      emitConfigRejection(op) << "config does not fit kernel '" << kernel.getSymName()
                       << "': reduction_loops cannot loop over the dimension of size " << size
                       << " here: " << why << " (use null for this reduction)";
     return failure();

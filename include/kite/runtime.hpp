@@ -149,6 +149,15 @@ DLManagedTensor *to_dlpack(const Tensor &tensor);
 // Kernel plans: what a compiled kernel needs to run, without a compiler
 //===----------------------------------------------------------------------===//
 
+/// The compiler refused a config for these arguments because it does not
+/// fit the kernel (too many registers or too much shared memory a thread,
+/// a thread count or chunk the kernel cannot use): a reason, not a compiler
+/// failure. The autotuner skips such configs.
+class ConfigRejected : public Error {
+public:
+  using Error::Error;
+};
+
 /// One kernel argument as a plan was specialized for it. The text form
 /// (str()) is the command line's: `x=bf16[8192,8192]`,
 /// `y=f32[4,8]:strides[1,4]`, `eps=f32`, `n=i64:7`.

@@ -147,6 +147,33 @@ TEST(Registration, UnalignedTensorsCompileWithoutVectorAccesses) {
     EXPECT_EQ(cudaFor(a).find("load_vec<"), std::string::npos) << "alignment " << a;
 }
 
+TEST(Registration, AConfigThatDoesNotFitIsATypedRejection) {
+  // The tuner tells a config that does not fit (skipped) from a compiler
+  // failure by the exception's type, not by its message.
+  const KernelSource *k = lookup_kernel(&add);
+  ASSERT_NE(k, nullptr);
+  CompileOptions target;
+  target.arch = "sm_90a";
+  std::vector<ArgSpec> specs = {ArgSpec::tensor("x", f32, {4096, 4096}, {}, 16),
+                                ArgSpec::tensor("y", f32, {4096, 4096}, {}, 16)};
+  auto lower = [&](const std::string &config) {
+    return lowerToCuda(k->ir, k->name, specs, config, target);
+  };
+  // Too many registers a thread (emission), a block-size list of the wrong
+  // length (kite-apply-config).
+  EXPECT_THROW(lower(R"({"block_sizes":[256,256],"num_warps":1})"), ConfigRejected);
+  EXPECT_THROW(lower(R"({"block_sizes":[8,8,8]})"), ConfigRejected);
+  // A config that does not parse is an error, not a rejection.
+  try {
+    lower(R"({"block_sizes":"x"})");
+    ADD_FAILURE() << "a malformed config compiled";
+  } catch (const ConfigRejected &) {
+    ADD_FAILURE() << "a malformed config was taken for a rejection";
+  } catch (const Error &) {
+  }
+  EXPECT_NO_THROW(lower(R"({"block_sizes":[8,256],"num_warps":4})"));
+}
+
 TEST(Registration, PersistentPlanKeepsItsProgramIds) {
   // A persistent kernel loops over its program ids by gridDim.x; its plan
   // holds how many there are, and the launch runs as many programs as the
