@@ -344,11 +344,6 @@ private:
                     int64_t colDim, int64_t ld, bool mma);
   LogicalResult emitFull(FullOp op);
   LogicalResult emitShape(Operation *op);
-
-  SmallVector<int64_t> staticShape(Type t) {
-    auto tile = cast<TileType>(t);
-    return SmallVector<int64_t>(tile.getShape());
-  }
 };
 
 } // namespace kite::emit
