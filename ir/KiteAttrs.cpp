@@ -80,6 +80,22 @@ BlockedLayoutAttr BlockedLayoutAttr::withDims(ArrayRef<int64_t> dims) const {
   return get(getContext(), getShape(), getVec(), getThreads(), dims);
 }
 
+bool BlockedLayoutAttr::readableAt(BlockedLayoutAttr user, int64_t offset) const {
+  ArrayRef<int64_t> dims = getDims(), userDims = user.getDims();
+  for (auto [j, c] : llvm::enumerate(dims)) {
+    if (c < 0)
+      continue;
+    int64_t i = (int64_t)j + offset;
+    if (i < 0 || i >= (int64_t)userDims.size() || userDims[i] < 0)
+      return false;
+    int64_t u = userDims[i];
+    if (getShape()[c] != user.getShape()[u] || getVec()[c] != user.getVec()[u] ||
+        getThreads()[c] != user.getThreads()[u] || threadStride(c) != user.threadStride(u))
+      return false;
+  }
+  return true;
+}
+
 layout::LinearLayout BlockedLayoutAttr::toLinearLayout(int64_t numThreads) const {
   int64_t rank = getShape().size();
   SmallVector<int64_t> order;

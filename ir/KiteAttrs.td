@@ -57,6 +57,13 @@ def Kite_BlockedLayoutAttr : Kite_Attr<"BlockedLayout", "blocked"> {
     ::llvm::SmallVector<int64_t> tileShape() const;
     /// The same context with tile dims `dims`.
     BlockedLayoutAttr withDims(::llvm::ArrayRef<int64_t> dims) const;
+    /// True if a tile in this layout can be read, register for register,
+    /// at the elements of a tile in layout `user` whose dim `j + offset` is
+    /// this tile's dim `j`: it is replicated on every thread (all its dims
+    /// unit), or each of its non-unit dims is distributed exactly like the
+    /// user's dim there (same size, runs, threads and thread stride), in
+    /// whichever context. Unit dims broadcast.
+    bool readableAt(BlockedLayoutAttr user, int64_t offset) const;
     /// The layout as a linear layout over the tile's padded shape, in a
     /// program of `numThreads` threads (a power of two).
     ::kite::layout::LinearLayout toLinearLayout(int64_t numThreads) const;

@@ -63,6 +63,7 @@ class Assigner {
 public:
   Assigner(func::FuncOp kernel, const Config &config) : kernel(kernel) {
     numThreads = (int64_t)llvm::bit_floor((uint64_t)(32 * config.num_warps));
+    tensorCores = config.tensor_cores;
     innerThreads = config.inner_threads.value_or(0);
     int64_t narrowest = 0;
     kernel.walk([&](Operation *op) {
@@ -87,6 +88,7 @@ public:
 private:
   func::FuncOp kernel;
   int64_t numThreads = 128, vecElems = 4, innerThreads = 0;
+  bool tensorCores = false;
   BlockedLayoutAttr main; // the current top-level loop's context
 
   // Layouts -----------------------------------------------------------------
@@ -98,10 +100,15 @@ private:
     return cast<BlockedLayoutAttr>(cast<TileType>(v.getType()).getLayout());
   }
   static int64_t registers(BlockedLayoutAttr l);
-  static bool compatible(BlockedLayoutAttr o, BlockedLayoutAttr r, int64_t offset);
+  std::optional<BlockedLayoutAttr> mmaLayout(ArrayRef<int64_t> padded);
+  bool onTensorCores(Operation *product, Value lhs, Value rhs);
   /// `v` readable at the elements of a `r` tile (dims aligned at `offset`),
   /// through a conversion inserted before `user` if needed.
   Value readableAt(Value v, BlockedLayoutAttr r, int64_t offset, Operation *user);
+  /// `v` in exactly layout `l` (a loop's carried values, an `if`'s results:
+  /// their types must agree), through a conversion before `user` if needed;
+  /// one between layouts that read alike moves no data.
+  Value inLayout(Value v, BlockedLayoutAttr l, Operation *user);
   /// Operand `i` of `user` made readable (replaced by its conversion).
   void makeReadable(Operation *user, unsigned i, BlockedLayoutAttr r, int64_t offset);
   static void setLayout(Value v, BlockedLayoutAttr l) {
@@ -112,8 +119,8 @@ private:
 
   LogicalResult assignBlock(Block &block);
   LogicalResult assignOp(Operation *op);
-  LogicalResult assignLoop(ValueRange inits, Block::BlockArgListType iterArgs,
-                           ResultRange results, Block &body);
+  LogicalResult assignLoop(Operation *loop, MutableOperandRange inits,
+                           Block::BlockArgListType iterArgs, ResultRange results, Block &body);
   LogicalResult assignIf(scf::IfOp op);
   void assignElementwise(Operation *op);
   void assignReduce(ReduceOp op);
@@ -181,33 +188,92 @@ int64_t Assigner::registers(BlockedLayoutAttr l) {
   return n;
 }
 
-bool Assigner::compatible(BlockedLayoutAttr o, BlockedLayoutAttr r, int64_t offset) {
-  if (llvm::all_of(o.getDims(), [](int64_t c) { return c < 0; }))
-    return true; // replicated on every thread
-  if (o.getShape() != r.getShape() || o.getVec() != r.getVec() ||
-      o.getThreads() != r.getThreads())
-    return false;
-  for (auto [j, c] : llvm::enumerate(o.getDims())) {
-    if (c < 0)
-      continue;
-    int64_t i = (int64_t)j + offset;
-    if (i < 0 || i >= (int64_t)r.getDims().size() || r.getDims()[i] != c)
-      return false;
-  }
-  return true;
+/// The tensor cores' layout of a [.., M, N] tile (leading dims 1), if it
+/// has one: `mma.sync` m16n8k16's accumulator, and with N = K its left
+/// operand. Lanes 4g..4g+3 of a warp hold row g of the warp's 8-row groups,
+/// 2 adjacent columns each per 8 (vec 2 on 4 threads); rows go over the
+/// program's threads / 4, so each thread holds 2 or more rows, and the rows
+/// a thread holds in pairs form the 16-row tiles the instruction computes
+/// (its rows are a permutation of the tile's, which the product does not
+/// see).
+std::optional<BlockedLayoutAttr> Assigner::mmaLayout(ArrayRef<int64_t> padded) {
+  int64_t r = padded.size();
+  if (r < 2 || llvm::any_of(padded.drop_back(2), [](int64_t d) { return d != 1; }))
+    return std::nullopt;
+  int64_t rowThreads = numThreads / 4, m = padded[r - 2], n = padded[r - 1];
+  if (rowThreads < 8 || m < 2 * rowThreads || n < 8)
+    return std::nullopt;
+  SmallVector<int64_t> vec(r, 1), threads(r, 1), dims(r, -1);
+  vec[r - 1] = 2;
+  threads[r - 2] = rowThreads;
+  threads[r - 1] = 4;
+  dims[r - 2] = r - 2;
+  dims[r - 1] = r - 1;
+  return BlockedLayoutAttr::get(kernel.getContext(), padded, vec, threads, dims);
 }
 
+/// True if a matrix product runs on the tensor cores from registers: 16-bit
+/// float operands of one type, one matrix each, a result and left operand
+/// with the tensor cores' layout, and K a multiple of 16.
+bool Assigner::onTensorCores(Operation *product, Value lhs, Value rhs) {
+  auto a = cast<TileType>(lhs.getType()), b = cast<TileType>(rhs.getType());
+  Type elem = a.getElementType();
+  if (!tensorCores || elem != b.getElementType() || !(elem.isBF16() || elem.isF16()) ||
+      a.getRank() != b.getRank() || (a.getRank() != 2 && a.getRank() != 3))
+    return false;
+  // A K loop kite-matmul-mainloop marked runs as a kite_gemm.cuh main loop.
+  if (auto loop = dyn_cast<TileForOp>(product->getParentOp()))
+    if (loop->hasAttr("kite.mainloop"))
+      return false;
+  SmallVector<int64_t> pa = paddedShape(a), pb = paddedShape(b);
+  int64_t r = pa.size();
+  return pa[r - 1] % 16 == 0 && pb[r - 2] == pa[r - 1] && mmaLayout(pa) &&
+         mmaLayout(paddedShape(product->getResult(0).getType()));
+}
+
+/// A conversion goes right before its user when the value is defined in
+/// the user's block, else right after the definition (out of the loops
+/// around the user: a loop-invariant operand converts once). A value
+/// converted to one layout twice is converted once.
 Value Assigner::readableAt(Value v, BlockedLayoutAttr r, int64_t offset, Operation *user) {
   BlockedLayoutAttr o = layoutOf(v);
-  if (compatible(o, r, offset))
+  if (o.readableAt(r, offset))
     return v;
   SmallVector<int64_t> dims;
   for (auto [j, c] : llvm::enumerate(o.getDims())) {
     int64_t i = (int64_t)j + offset;
     dims.push_back(o.tileShape()[j] == 1 ? -1 : r.getDims()[i]);
   }
-  OpBuilder b(user);
   auto type = cast<TileType>(v.getType()).withLayout(r.withDims(dims));
+  // A constant used once is made in the layout its user reads.
+  if (isa_and_nonnull<FullOp>(v.getDefiningOp()) && v.hasOneUse()) {
+    v.setType(type);
+    return v;
+  }
+  for (Operation *u : v.getUsers())
+    if (auto c = dyn_cast<ConvertLayoutOp>(u); c && c.getType() == type)
+      if (Operation *at = c->getBlock()->findAncestorOpInBlock(*user))
+        if (c->isBeforeInBlock(at))
+          return c;
+  OpBuilder b(user);
+  if (v.getParentBlock() != user->getBlock()) {
+    if (Operation *def = v.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(v.getParentBlock());
+  }
+  return b.create<ConvertLayoutOp>(user->getLoc(), type, v);
+}
+
+Value Assigner::inLayout(Value v, BlockedLayoutAttr l, Operation *user) {
+  if (layoutOf(v) == l)
+    return v;
+  auto type = cast<TileType>(v.getType()).withLayout(l);
+  if (isa_and_nonnull<FullOp>(v.getDefiningOp()) && v.hasOneUse()) {
+    v.setType(type);
+    return v;
+  }
+  OpBuilder b(user);
   return b.create<ConvertLayoutOp>(user->getLoc(), type, v);
 }
 
@@ -257,6 +323,11 @@ LogicalResult Assigner::run() {
     if (failed(assignBlock(op.getRegion(0).front())))
       return failure();
   }
+  // Conversions that a loop's second layout round left without users.
+  kernel.walk([](ConvertLayoutOp c) {
+    if (c->use_empty())
+      c->erase();
+  });
   return success();
 }
 
@@ -267,22 +338,51 @@ LogicalResult Assigner::assignBlock(Block &block) {
   return success();
 }
 
-/// A loop's carried values (its region's iter_args and its results) keep
-/// their initializers' layouts; the body's yields are made readable in them.
-LogicalResult Assigner::assignLoop(ValueRange inits, Block::BlockArgListType iterArgs,
-                                   ResultRange results, Block &body) {
-  for (auto [init, arg, res] : llvm::zip(inits, iterArgs, results)) {
-    if (!isa<TileType>(init.getType()))
-      continue;
-    setLayout(arg, layoutOf(init));
-    setLayout(res, layoutOf(init));
-  }
-  if (failed(assignBlock(body)))
-    return failure();
+/// A loop's carried values (its region's iter_args and its results) take
+/// the layout the body yields them in: the body is laid out with them in
+/// their initializers' layouts, then again in the layouts it yielded (its
+/// conversions undone first) until they agree, at most twice more. The
+/// initializers and yields are then made readable in them.
+LogicalResult Assigner::assignLoop(Operation *loop, MutableOperandRange inits,
+                                   Block::BlockArgListType iterArgs, ResultRange results,
+                                   Block &body) {
+  SmallVector<BlockedLayoutAttr> want;
+  for (OpOperand &init : inits)
+    want.push_back(isa<TileType>(init.get().getType()) ? layoutOf(init.get())
+                                                        : BlockedLayoutAttr());
   Operation *yield = body.getTerminator();
-  for (auto [i, arg] : llvm::enumerate(iterArgs))
-    if (isa<TileType>(arg.getType()))
-      makeReadable(yield, i, layoutOf(arg), 0);
+  for (int round = 0;; ++round) {
+    for (auto [l, arg, res] : llvm::zip(want, iterArgs, results)) {
+      if (!l)
+        continue;
+      setLayout(arg, l);
+      setLayout(res, l);
+    }
+    if (failed(assignBlock(body)))
+      return failure();
+    bool changed = false;
+    for (auto [i, l] : llvm::enumerate(want)) {
+      if (!l)
+        continue;
+      BlockedLayoutAttr yielded = layoutOf(yield->getOperand(i));
+      if (!yielded.readableAt(l, 0) && round < 2) {
+        l = yielded;
+        changed = true;
+      }
+    }
+    if (!changed)
+      break;
+    body.walk([](ConvertLayoutOp c) {
+      c.getResult().replaceAllUsesWith(c.getSource());
+      c->erase();
+    });
+  }
+  for (auto [i, init] : llvm::enumerate(inits))
+    if (want[i]) {
+      yield->setOperand(i, inLayout(readableAt(yield->getOperand(i), want[i], 0, yield),
+                                    want[i], yield));
+      init.set(inLayout(readableAt(init.get(), want[i], 0, loop), want[i], loop));
+    }
   return success();
 }
 
@@ -298,7 +398,8 @@ LogicalResult Assigner::assignIf(scf::IfOp op) {
     Operation *yield = region->front().getTerminator();
     for (auto [i, res] : llvm::enumerate(op.getResults()))
       if (isa<TileType>(res.getType()))
-        makeReadable(yield, i, layoutOf(res), 0);
+        yield->setOperand(i, inLayout(readableAt(yield->getOperand(i), layoutOf(res), 0, yield),
+                                      layoutOf(res), yield));
   }
   return success();
 }
@@ -306,13 +407,19 @@ LogicalResult Assigner::assignIf(scf::IfOp op) {
 void Assigner::assignElementwise(Operation *op) {
   Value result = op->getResult(0);
   SmallVector<int64_t> padded = paddedShape(result.getType());
-  // Like the largest operand of the same shape, if any.
+  // Like the largest operand of the same shape computed in this iteration,
+  // if any, else the largest loop-carried one (whose layout follows what
+  // the loop computes: assignLoop).
   std::optional<BlockedLayoutAttr> base;
+  std::pair<bool, int64_t> baseRank;
   for (Value v : op->getOperands()) {
     if (!isa<TileType>(v.getType()) || paddedShape(v.getType()) != padded)
       continue;
-    if (!base || registers(layoutOf(v)) > registers(*base))
+    std::pair<bool, int64_t> rank{!isa<BlockArgument>(v), registers(layoutOf(v))};
+    if (!base || rank > baseRank) {
       base = layoutOf(v);
+      baseRank = rank;
+    }
   }
   BlockedLayoutAttr r = base ? *base : layoutFor(padded);
   setLayout(result, r);
@@ -471,21 +578,35 @@ LogicalResult Assigner::assignAccess(Operation *op, Value tensor, ArrayRef<Subsc
 }
 
 LogicalResult Assigner::assignOp(Operation *op) {
+  // A product on the tensor cores takes their layout and reads its left
+  // operand and accumulator in it; any other is its accumulator's layout.
   auto product = [&](Value acc) {
     Value result = op->getResult(0);
+    unsigned lhs = acc ? 1 : 0;
+    if (onTensorCores(op, op->getOperand(lhs), op->getOperand(lhs + 1))) {
+      BlockedLayoutAttr r = *mmaLayout(paddedShape(result.getType()));
+      setLayout(result, r);
+      makeReadable(op, lhs, *mmaLayout(paddedShape(op->getOperand(lhs).getType())), 0);
+      if (acc)
+        makeReadable(op, 0, r, 0);
+      op->setAttr(kMmaAttrName, UnitAttr::get(op->getContext()));
+      return;
+    }
+    op->removeAttr(kMmaAttrName);
     setLayout(result, acc ? layoutOf(acc) : layoutFor(paddedShape(result.getType())));
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](TileForOp l) {
-        return assignLoop(l.getInitArgs(), l.getRegionIterArgs(), l.getResults(),
+        return assignLoop(l, l.getInitArgsMutable(), l.getRegionIterArgs(), l.getResults(),
                           *l.getBodyBlock());
       })
       .Case([&](GridForOp l) {
-        return assignLoop(l.getInitArgs(), l.getRegionIterArgs(), l.getResults(),
+        return assignLoop(l, l.getInitArgsMutable(), l.getRegionIterArgs(), l.getResults(),
                           *l.getBodyBlock());
       })
       .Case([&](scf::ForOp l) {
-        return assignLoop(l.getInitArgs(), l.getRegionIterArgs(), l.getResults(), *l.getBody());
+        return assignLoop(l, l.getInitArgsMutable(), l.getRegionIterArgs(), l.getResults(),
+                          *l.getBody());
       })
       .Case([&](scf::IfOp i) { return assignIf(i); })
       .Case([&](LoadOp l) {

@@ -23,6 +23,12 @@ constexpr llvm::StringLiteral kCheckedAttrName = "kite.checked";
 /// main context, the layout of its largest tile.
 constexpr llvm::StringLiteral kLayoutAttrName = "kite.layout";
 
+/// kite-assign-layouts' mark on a matrix product that runs on the tensor
+/// cores from registers (`mma.sync` m16n8k16): its left operand and result
+/// lie in the tensor cores' layout (`mmaLayout`), its right operand is
+/// staged in shared memory.
+constexpr llvm::StringLiteral kMmaAttrName = "kite.mma";
+
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"
 

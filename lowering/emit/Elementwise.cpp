@@ -349,7 +349,7 @@ LogicalResult Emitter::emitShape(Operation *op) {
   std::string buf = fresh("s");
   line("{");
   ++indent;
-  line(llvm::formatv("{0}* {1} = {2};", cType(src.elem), buf, smem(cType(src.elem), numel)));
+  line(llvm::formatv("{0}* {1} = {2};", cType(src.elem), buf, smem(src.elem, numel)));
   auto logical = [&](const Tile &t, ArrayRef<int64_t> sizes, ArrayRef<std::string> k,
                      std::string &cond) {
     std::string idx = "0";

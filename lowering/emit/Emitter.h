@@ -40,6 +40,7 @@ struct Context {
   SmallVector<int64_t> vec;   // contiguous elements a thread holds per chunk
   SmallVector<int64_t> tstride; // thread-index stride of each dim
   int64_t used = 1;             // threads that hold distinct elements
+  BlockedLayoutAttr layout;     // the arrangement (its dims: one per context dim)
 
   int64_t rank() const { return shape.size(); }
   int64_t perThread(int64_t d) const { return shape[d] / tpd[d]; }
@@ -238,19 +239,26 @@ private:
   /// `j + offset` is the operand's dim `j` (broadcasting unit dims).
   std::string at(const Tile &o, ArrayRef<std::string> k, int64_t offset);
 
-  /// True if `o` can be read at the elements of `r` with `at`: each of its
-  /// non-unit dims runs along the same context dim as `r`'s dim there.
+  /// The `#kite.blocked` layout of tile `t`.
+  static BlockedLayoutAttr layoutAttr(const Tile &t);
+
+  /// True if `o` can be read at the elements of `r` with `at`
+  /// (BlockedLayoutAttr::readableAt).
   bool compatible(const Tile &o, const Tile &r, int64_t offset);
 
   /// The condition under which this thread is the one that writes tile
   /// `t`'s elements (replicas stay quiet), or "" if every thread is.
   std::string owner(const Tile &t);
 
-  /// Bytes of dynamic shared memory at least `bytes` long.
-  std::string smem(const std::string &type, int64_t count);
+  /// Dynamic shared memory as `count` elements of C++ type `type`, each
+  /// `bytes` long (8 where unknown: the widest kite type).
+  std::string smem(const std::string &type, int64_t count, int64_t bytes = 8);
+  /// ... of kite element type `elem`.
+  std::string smem(Type elem, int64_t count);
 
   /// Moves `src` into the layout `dims` of context `ctx` through shared
-  /// memory (row-major over the padded shape).
+  /// memory (row-major over the padded shape), or relabels it where the two
+  /// layouts read alike.
   Tile convert(const Tile &src, Context *ctx, SmallVector<Dim> dims);
 
   /// Elements of `t`'s padded shape.
@@ -340,6 +348,8 @@ private:
   LogicalResult emitReduce(ReduceOp op);
   LogicalResult emitMatmul(Operation *op, Value acc, Value lhs, Value rhs,
                            int64_t rank);
+  LogicalResult emitTensorCoreProduct(Operation *op, Value acc, Value lhs, Value rhs,
+                                      int64_t rank);
   void stageOperand(const Tile &t, const std::string &buf, int64_t kDim, int64_t rowDim,
                     int64_t colDim, int64_t ld, bool mma);
   LogicalResult emitFull(FullOp op);

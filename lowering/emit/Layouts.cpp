@@ -31,6 +31,10 @@ Context *Emitter::contextOf(BlockedLayoutAttr layout) {
   // The layout's threads are a power of two (with 12 warps the last 4 hold
   // replicas of the first 4's elements, and owner() keeps them quiet).
   ctx->used = layout.usedThreads();
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < r; ++d)
+    all.push_back(d);
+  ctx->layout = layout.withDims(all);
   for (int64_t d = 0; d < r; ++d) {
     std::string index = ctx->tpd[d] == 1 ? "0"
                         : ctx->tstride[d] == 1
@@ -217,22 +221,15 @@ std::string Emitter::at(const Tile &o, ArrayRef<std::string> k, int64_t offset) 
   return o.name + "[" + (s.empty() ? "0" : s) + "]";
 }
 
-/// True if `o` can be read at the elements of `r` with `at`: each of its
-/// non-unit dims runs along the same context dim as `r`'s dim there.
+BlockedLayoutAttr Emitter::layoutAttr(const Tile &t) {
+  SmallVector<int64_t> dims;
+  for (const Dim &d : t.dims)
+    dims.push_back(d.ctxDim);
+  return t.ctx->layout.withDims(dims);
+}
+
 bool Emitter::compatible(const Tile &o, const Tile &r, int64_t offset) {
-  bool allUnit = llvm::all_of(o.dims, [](const Dim &d) { return d.ctxDim < 0; });
-  if (allUnit)
-    return true; // replicated on every thread
-  if (o.ctx != r.ctx)
-    return false;
-  for (size_t j = 0; j < o.dims.size(); ++j) {
-    if (o.dims[j].ctxDim < 0)
-      continue;
-    int64_t i = j + offset;
-    if (i < 0 || i >= r.rank() || r.dims[i].ctxDim != o.dims[j].ctxDim)
-      return false;
-  }
-  return true;
+  return layoutAttr(o).readableAt(layoutAttr(r), offset);
 }
 
 /// The condition under which this thread is the one that writes tile
@@ -251,23 +248,37 @@ std::string Emitter::owner(const Tile &t) {
   return llvm::join(conds, " && ");
 }
 
-/// Bytes of dynamic shared memory at least `bytes` long.
-std::string Emitter::smem(const std::string &type, int64_t count) {
-  sharedBytes = std::max<int64_t>(sharedBytes, count * 8);
+std::string Emitter::smem(const std::string &type, int64_t count, int64_t bytes) {
+  sharedBytes = std::max<int64_t>(sharedBytes, llvm::alignTo(count * bytes, 16));
   return llvm::formatv("reinterpret_cast<{0}*>(kite_smem)", type);
 }
 
+std::string Emitter::smem(Type elem, int64_t count) {
+  int64_t bytes = elemBytes(elem);
+  return smem(cType(elem), count, bytes > 0 ? bytes : 8);
+}
+
 /// Moves `src` into the layout `dims` of context `ctx` through shared
-/// memory (row-major over the padded shape).
+/// memory (row-major over the padded shape), or relabels it where the two
+/// layouts read alike.
 Tile Emitter::convert(const Tile &src, Context *ctx, SmallVector<Dim> dims) {
   for (size_t i = 0; i < dims.size(); ++i)
     dims[i].extent = src.dims[i].extent;
+  // Layouts that read alike hold each element at the same register: the
+  // same registers, relabeled.
+  if (compatible(src, Tile{"", src.elem, ctx, dims}, 0)) {
+    Tile same = src;
+    same.ctx = ctx;
+    for (size_t i = 0; i < dims.size(); ++i)
+      same.dims[i].ctxDim = dims[i].ctxDim;
+    return same;
+  }
   Tile dst = declare(src.elem, ctx, dims);
   std::string buf = fresh("s");
   line("{");
   ++indent;
   line(llvm::formatv("{0}* {1} = {2};", cType(src.elem), buf,
-                     smem(cType(src.elem), paddedCount(src))));
+                     smem(src.elem, paddedCount(src))));
   auto index = [&](const Tile &t, ArrayRef<std::string> k) {
     std::string s = "0";
     int64_t stride = 1;

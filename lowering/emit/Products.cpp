@@ -70,6 +70,8 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                        smem));
   }
   std::string elem = cType(aType.getElementType());
+  // Earlier code may still read shared memory (a product's staged operand).
+  line("__syncthreads();");
   if (tma) {
     // A tensor-map parameter per operand, which the runtime encodes at
     // launch: boxes of BM x 64 (A) and 64 x 64 (B), 128-byte swizzled.
@@ -213,8 +215,128 @@ void Emitter::stageOperand(const Tile &t, const std::string &buf, int64_t kDim, 
   });
 }
 
+/// A product kite-assign-layouts put on the tensor cores (kite.mma): its
+/// left operand and result lie in the tensor cores' layout, so the left
+/// operand's registers are the instruction's A fragments and the f32 sums
+/// stay in the result's registers; the right operand is staged in shared
+/// memory and read as B fragments by ldmatrix. Each thread's rows 2i and
+/// 2i + 1 are the two 8-row halves of its warp's i-th 16-row tile.
+LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Value lhs,
+                                             Value rhs, int64_t rank) {
+  Type outElem = cast<TileType>(op->getResult(0).getType()).getElementType();
+  Tile a = tiles[lhs], b = tiles[rhs];
+  auto [ctx, dims] = layoutOf(op->getResult(0));
+  std::optional<Tile> acc;
+  if (accValue) {
+    acc = readableAt(tiles[accValue], Tile{"", outElem, ctx, dims}, 0);
+    for (auto [d, from] : llvm::zip(dims, acc->dims))
+      d.extent = from.extent;
+  } else {
+    dims[rank - 2].extent = a.dims[rank - 2].extent;
+    dims[rank - 1].extent = b.dims[rank - 1].extent;
+  }
+  Tile r = declare(outElem, ctx, dims);
+  const Dim &rows = r.dims[rank - 2], &ak = a.dims[rank - 1];
+  int64_t PK = ak.padded, PN = b.dims[rank - 1].padded;
+  int64_t RM = rows.regExtent, NT = PN / 8;
+  if (RM % 2 || a.dims[rank - 2].regExtent != RM || ak.regExtent * 4 != PK ||
+      r.dims[rank - 1].regExtent * 4 != PN || PK % 16 || PN % 8)
+    return op->emitError() << "internal error: a kite.mma product's operands are not in "
+                              "the tensor cores' layout";
+  // B: N rows of K where its threads hold runs along K (a transposed tile,
+  // as attention's k^T), else K rows of N; rows 8 elements longer than
+  // the tile's, so that ldmatrix's reads are free of bank conflicts.
+  bool bT = runOf(b, rank - 2) >= 8 && runOf(b, rank - 1) == 1;
+  int64_t ldB = bT ? PK + 8 : PN + 8;
+  sharedBytes = std::max<int64_t>(sharedBytes, (bT ? PN : PK) * ldB * 2);
+  std::string bs = fresh("sb"), sums = fresh("c"), elem = cType(a.elem);
+  line("{");
+  ++indent;
+  line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem);", cType(b.elem), bs));
+  line("__syncthreads();");
+  if (bT)
+    stageOperand(b, bs, rank - 2, rank - 1, rank - 2, ldB, true);
+  else
+    stageOperand(b, bs, rank - 2, rank - 2, rank - 1, ldB, true);
+  line("__syncthreads();");
+  // The f32 sums, at the result's register indices, from the accumulator.
+  line(llvm::formatv("float {0}[{1}];", sums, r.regCount));
+  forEach(r, [&](ArrayRef<std::string> k) {
+    line(llvm::formatv("{0}[{1}] = {2};", sums, flat(r, k),
+                       acc ? "cvt<float>(" + at(*acc, k, 0) + ")" : std::string("0.f")));
+  });
+  // Register `col` of row `row` of A, zero past K's valid extent.
+  auto aElem = [&](StringRef row, StringRef col) {
+    std::string v = llvm::formatv("{0}[({1}) * {2} + {3}]", a.name, row,
+                                  a.dims[rank - 2].regStride, col);
+    if (!ak.extent.empty())
+      v = llvm::formatv("(({0}) < {1} ? {2} : cvt<{3}>(0))", coord(a, rank - 1, col),
+                        ak.extent, v, elem);
+    return v;
+  };
+  std::string ks = fresh("ks"), mi = fresh("mi"), nj = fresh("nj"), af = fresh("af");
+  line("#pragma unroll");
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", ks, PK / 16));
+  ++indent;
+  line(llvm::formatv("unsigned {0}[{1}][4];", af, RM / 2));
+  line("#pragma unroll");
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", mi, RM / 2));
+  ++indent;
+  // a0a1: row g, K 2t..; a2a3: row g + 8; a4a5, a6a7: the same at K + 8.
+  for (int f = 0; f < 4; ++f) {
+    std::string row = llvm::formatv("2 * {0} + {1}", mi, f % 2);
+    std::string col = llvm::formatv("4 * {0} + {1}", ks, (f / 2) * 2);
+    line(llvm::formatv("{0}[{1}][{2}] = mma_pack({3}, {4});", af, mi, f, aElem(row, col),
+                       aElem(row, col + " + 1")));
+  }
+  --indent;
+  line("}");
+  int64_t step = NT % 2 == 0 ? 2 : 1; // n-tiles per ldmatrix (x4 or x2)
+  line("#pragma unroll");
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; {0} += {2}) {{", nj, NT, step));
+  ++indent;
+  std::string bf = fresh("bf");
+  line(llvm::formatv("unsigned {0}[{1}];", bf, 2 * step));
+  line(llvm::formatv("mma_b_x{0}<{1}, {2}>({3}, {4}, {5} * 16, {6} * 8);", 2 * step, ldB,
+                     bT ? "true" : "false", bf, bs, ks, nj));
+  line("#pragma unroll");
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", mi, RM / 2));
+  ++indent;
+  int64_t rowStride = rows.regStride;
+  for (int64_t j = 0; j < step; ++j) {
+    // c0c1: row g, columns 2t, 2t + 1 of n-tile nj + j; c2c3: row g + 8.
+    std::string c0 = llvm::formatv("(2 * {0}) * {1} + 2 * ({2} + {3})", mi, rowStride, nj, j);
+    std::string c1 = llvm::formatv("(2 * {0} + 1) * {1} + 2 * ({2} + {3})", mi, rowStride, nj,
+                                   j);
+    std::string d = fresh("d");
+    line(llvm::formatv("float {0}[4] = {{{1}[{2}], {1}[{2} + 1], {1}[{3}], {1}[{3} + 1]};", d,
+                       sums, c0, c1));
+    line(llvm::formatv("MmaInstr<{0}>::run({1}, {2}[{3}], {{{4}[{5}], {4}[{6}]});", elem, d,
+                       af, mi, bf, 2 * j, 2 * j + 1));
+    line(llvm::formatv("{0}[{1}] = {2}[0]; {0}[{1} + 1] = {2}[1]; {0}[{3}] = {2}[2]; "
+                       "{0}[{3} + 1] = {2}[3];",
+                       sums, c0, d, c1));
+  }
+  --indent;
+  line("}");
+  --indent;
+  line("}");
+  --indent;
+  line("}");
+  forEach(r, [&](ArrayRef<std::string> k) {
+    line(llvm::formatv("{0}[{1}] = cvt<{2}>({3}[{1}]);", r.name, flat(r, k), cType(outElem),
+                       sums));
+  });
+  --indent;
+  line("}");
+  tiles[op->getResult(0)] = r;
+  return success();
+}
+
 LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Value rhs,
                                   int64_t rank) {
+  if (op->hasAttr(kMmaAttrName))
+    return emitTensorCoreProduct(op, accValue, lhs, rhs, rank);
   auto type = cast<TileType>(op->getResult(0).getType());
   Type outElem = type.getElementType();
   Tile a = tiles[lhs], b = tiles[rhs];

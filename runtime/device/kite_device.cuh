@@ -478,6 +478,37 @@ __device__ __forceinline__ void ldmatrix_x2_trans(unsigned (&r)[2], const void *
                : "r"(smem_addr(p)));
 }
 
+/// The m16n8k16 B fragments (the x4 form: of the 8-column tiles at n0 and
+/// n0 + 8) at K offset k0 of a B staged in shared memory as rows of LDB
+/// elements: K rows of N, or with BT its transpose, N rows of K.
+template <int LDB, bool BT, class T>
+__device__ __forceinline__ void mma_b_x4(unsigned (&b)[4], const T *B, int k0, int n0) {
+  const int lane = threadIdx.x % 32;
+  if constexpr (BT) // matrices (k0, n0), (k0 + 8, n0), (k0, n0 + 8), (k0 + 8, n0 + 8)
+    ldmatrix_x4(b, B + (n0 + lane % 8 + (lane / 16) * 8) * LDB + k0 + (lane / 8 % 2) * 8);
+  else
+    ldmatrix_x4_trans(b, B + (k0 + lane % 16) * LDB + n0 + (lane / 16) * 8);
+}
+template <int LDB, bool BT, class T>
+__device__ __forceinline__ void mma_b_x2(unsigned (&b)[2], const T *B, int k0, int n0) {
+  const int lane = threadIdx.x % 32;
+  if constexpr (BT)
+    ldmatrix_x2(b, B + (n0 + lane % 8) * LDB + k0 + (lane / 8 % 2) * 8);
+  else
+    ldmatrix_x2_trans(b, B + (k0 + lane % 16) * LDB + n0);
+}
+
+/// Two 16-bit elements as the 32-bit register of an mma fragment (`lo` in
+/// the low half).
+__device__ __forceinline__ unsigned mma_pack(bf16 lo, bf16 hi) {
+  __nv_bfloat162 v = __halves2bfloat162(lo, hi);
+  return *reinterpret_cast<unsigned *>(&v);
+}
+__device__ __forceinline__ unsigned mma_pack(f16 lo, f16 hi) {
+  __half2 v = __halves2half2(lo, hi);
+  return *reinterpret_cast<unsigned *>(&v);
+}
+
 /// C[PM][PN] (f32) = A[PM][PK] * B[PK][PN], all row-major in shared memory
 /// with rows LDA, LDB and LDC elements apart (with BT, B is stored as its
 /// transpose, PN rows of PK), on tensor cores. The warps
@@ -509,19 +540,13 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, float *C) {
       if constexpr (NB == 16) {
         // Matrices (k0, n0), (k0 + 8, n0), (k0, n0 + 8), (k0 + 8, n0 + 8).
         unsigned b[4];
-        if constexpr (BT)
-          ldmatrix_x4(b, B + (n0 + lane % 8 + (lane / 16) * 8) * LDB + k0 + (lane / 8 % 2) * 8);
-        else
-          ldmatrix_x4_trans(b, B + (k0 + lane % 16) * LDB + n0 + (lane / 16) * 8);
+        mma_b_x4<LDB, BT>(b, B, k0, n0);
         const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
         MmaInstr<T>::run(d[0], a, b0);
         MmaInstr<T>::run(d[NB / 8 - 1], a, b1);
       } else {
         unsigned b[2];
-        if constexpr (BT)
-          ldmatrix_x2(b, B + (n0 + lane % 8) * LDB + k0 + (lane / 8 % 2) * 8);
-        else
-          ldmatrix_x2_trans(b, B + (k0 + lane % 16) * LDB + n0);
+        mma_b_x2<LDB, BT>(b, B, k0, n0);
         MmaInstr<T>::run(d[0], a, b);
       }
     }

@@ -98,29 +98,43 @@
 // RUN: kite inspect %kite_src/examples/bmm.kite.cpp --kernel bmm --arg 'a=f16[3,100,64]' --arg 'b=f16[3,64,72]' --config '{"block_sizes":[1,32,32,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=BMM
 // BMM: mma_mainloop<32, 32, 32, 2, 2, 2, true, true, f16>(
 //
-// A product inside a loop that does more than accumulate it stages its
-// operands and runs mma_tile per step.
-// RUN: kite inspect %kite_src/test/lowering/kite-matmul-mainloop.mlir --kernel scaled --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=STEP
-// Rows are padded by 8 elements and stored 16 bytes at a time, K lanes past
-// the valid extent as zeros.
+// A product inside a loop that does more than accumulate it runs on the
+// tensor cores from registers (kite-assign-layouts marks it kite.mma): its
+// left operand's registers are the A fragments (K lanes past the valid
+// extent as zeros), the right operand is staged in rows padded by 8
+// elements and read by ldmatrix, and the sums stay in registers.
+// RUN: kite inspect %kite_src/test/lowering/kite-matmul-mainloop.mlir --kernel scaled --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=REG
+// REG: store_vec<8>(&[[SB:sb[0-9]+]][{{.*}} * 72 + {{.*}}], Vec<bf16, 8>{{[{][{]}}{{.*}} < {{n[0-9]+}}) ? {{.*}} : cvt<bf16>(0)
+// REG: [[AF:af[0-9]+]][{{mi[0-9]+}}][0] = mma_pack({{.*}} < {{n[0-9]+}} ? {{v[0-9]+}}[{{.*}}] : cvt<bf16>(0)),
+// REG: mma_b_x4<72, false>([[BF:bf[0-9]+]], [[SB]], {{ks[0-9]+}} * 16,
+// REG: MmaInstr<bf16>::run({{d[0-9]+}}, [[AF]][{{mi[0-9]+}}], {[[BF]][0], [[BF]][1]});
+// REG-NOT: mma_tile
+// REG-NOT: mma_mainloop
+//
+// Where a warp would own fewer than 16 rows (a 16-row tile on 4 warps) the
+// product stages both operands and runs mma_tile.
+// RUN: kite inspect %kite_src/test/lowering/kite-matmul-mainloop.mlir --kernel scaled --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[16,64,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=STEP
 // STEP: store_vec<8>(&[[SA:sa[0-9]+]][{{.*}} * 40 + {{.*}}], Vec<bf16, 8>{{[{][{]}}{{.*}} < {{n[0-9]+}}) ? {{.*}} : cvt<bf16>(0)
-// STEP: mma_tile<64, 64, 32, 4, bf16, 40, 72, 72, false>([[SA]],
+// STEP: mma_tile<16, 64, 32, 4, bf16, 40, 72, 72, false>([[SA]],
 // STEP: const float4 {{f[0-9]+}} = *reinterpret_cast<const float4*>(
 // STEP-NOT: mma_mainloop
 //
-// A thread holding four vector runs along a masked K: each element's mask
-// takes its own K coordinate, (k + e) / 8 and (k + e) % 8, not k + e / 8.
-// RUN: kite inspect %kite_src/test/lowering/kite-matmul-mainloop.mlir --kernel scaled --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,64],"num_warps":4,"tensor_cores":true,"inner_threads":2}' --emit=cuda | FileCheck %s --check-prefix=RUNS
+// A thread holding four vector runs along a masked K (staged for mma_tile):
+// each element's mask takes its own K coordinate, (k + e) / 8 and
+// (k + e) % 8, not k + e / 8.
+// RUN: kite inspect %kite_src/test/lowering/kite-matmul-mainloop.mlir --kernel scaled --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[16,64,64],"num_warps":4,"tensor_cores":true,"inner_threads":2}' --emit=cuda | FileCheck %s --check-prefix=RUNS
 // RUNS: store_vec<8>(&{{sa[0-9]+}}[{{.*}}], Vec<bf16, 8>{{[{][{]}}{{.*}} : cvt<bf16>(0), ((((([[K:k[0-9]+]] * 8) + 1) / 8) * 16 + c{{[0-9]+}}_t1 * 8 + ((([[K]] * 8) + 1) % 8)) < n{{[0-9]+}}) ? v{{[0-9]+}}[([[K]] * 8) + 1]
 //
-// Batched products with a batch tile of 1 run on mma_tile too; attention's
-// k^T, whose threads hold runs along K, is staged transposed (BT). Tensor
-// cores are the default for kernels with 16-bit products.
+// Batched products with a batch tile of 1 run from registers too;
+// attention's k^T, whose threads hold runs along K, is staged transposed
+// (N rows of K), v as K rows of N. Tensor cores are the default for kernels
+// with 16-bit products.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --emit=cuda | FileCheck %s --check-prefix=ATTN
 // ATTN: "tensor_cores":true
 // ATTN: store_vec<8>(&[[SB:sb[0-9]+]][{{.*}} * 72 + {{.*}}], Vec<bf16, 8>{{[{][{]}}{{v[0-9]+}}[
-// ATTN: mma_tile<64, 32, 64, 4, bf16, 72, 72, 40, true>({{sa[0-9]+}}, [[SB]],
-// ATTN: mma_tile<64, 64, 32, 4, bf16, 40, 72, 72, false>(
+// ATTN: mma_b_x4<72, true>({{bf[0-9]+}}, [[SB]],
+// ATTN: mma_b_x4<72, false>(
+// ATTN-NOT: mma_tile
 //
 // Tiles that do not divide into 16x8x16 steps keep the CUDA-core loop.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[8,64,32],"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=SMALL

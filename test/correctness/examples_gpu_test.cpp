@@ -33,6 +33,7 @@
 #include "../../examples/long_sum.kite.cpp"
 #include "../../examples/matmul.kite.cpp"
 #include "../../examples/matmul_bias_relu.kite.cpp"
+#include "../../examples/mlp.kite.cpp"
 #include "../../examples/rmsnorm.kite.cpp"
 #include "../../examples/softmax.kite.cpp"
 #include "../../examples/sum.kite.cpp"
@@ -312,7 +313,26 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[2,16,16],"tensor_cores":true})",
                 R"({"block_sizes":[1,32,32],"num_warps":4,"tensor_cores":true,"min_programs_per_sm":4})",
                 // Several 16-byte runs a thread along p's masked key dim.
-                R"({"block_sizes":[1,16,64],"tensor_cores":true,"inner_threads":2})"}});
+                R"({"block_sizes":[1,16,64],"tensor_cores":true,"inner_threads":2})",
+                // Both products on the tensor cores from registers (kite.mma),
+                // with partial query and key tiles.
+                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true})",
+                R"({"block_sizes":[1,64,16],"num_warps":4,"tensor_cores":true})",
+                R"({"block_sizes":[1,128,32],"num_warps":8,"tensor_cores":true,"early_loads":true})",
+                R"({"block_sizes":[1,128,64],"num_warps":4,"tensor_cores":true})"}});
+  // Two chained products: the hidden dim's partial last tile is masked in
+  // the second product's K.
+  c.push_back({"mlp", "mlp", {1, 7, 129},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 64}, bf, s)), T("w1", randn({64, 200}, bf, s + 1)),
+                                         T("w2", randn({200, 48}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) { return one(mlp(*a[0].tensor, *a[1].tensor, *a[2].tensor)); },
+               {"", R"({"block_sizes":[16,16]})", R"({"block_sizes":[64,32],"num_warps":4,"tensor_cores":true})",
+                R"({"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"early_loads":true})",
+                R"({"block_sizes":[128,16],"num_warps":8,"tensor_cores":true})",
+                R"({"block_sizes":[32,32],"num_warps":4,"tensor_cores":true})"},
+               40.0});
   c.push_back({"welford", "welford", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({11, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
