@@ -76,34 +76,45 @@ private:
   int device = 0;
 };
 
+/// Compile times seen so far (seconds), shared by the compiling threads.
+class CompileTimes {
+public:
+  explicit CompileTimes(double first) : seen{first} {}
+  void add(double s) {
+    std::lock_guard<std::mutex> lock(mutex);
+    seen.push_back(s);
+  }
+  /// The median: a typical compile, which a few huge tiles (NVRTC can take
+  /// tens of seconds on one) do not move.
+  double typical() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<double> sorted = seen;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[sorted.size() / 2];
+  }
+
+private:
+  std::mutex mutex;
+  std::vector<double> seen;
+};
+
 /// Compiles `configs` on `threads` threads; each result is a plan or the
 /// evaluation that says why there is none. With `maySkip`, a compile is not
-/// started when the longest compile seen so far (`longest`, seconds, updated
-/// here) would end past the deadline: NVRTC cannot be interrupted, and a big
-/// tile can take it tens of seconds.
+/// started when a typical compile so far (`times`, updated here) would end
+/// past the deadline: NVRTC cannot be interrupted.
 std::vector<std::variant<KernelPlan, Evaluation>>
 compileAll(const TuneRequest &request, const std::vector<std::string> &configs, int threads,
-           std::chrono::steady_clock::time_point deadline, std::atomic<double> &longest,
-           bool maySkip) {
+           std::chrono::steady_clock::time_point deadline, CompileTimes &times, bool maySkip) {
   std::vector<std::variant<KernelPlan, Evaluation>> out(configs.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < configs.size();) {
       auto begin = std::chrono::steady_clock::now();
       if (maySkip &&
-          begin + std::chrono::milliseconds((int64_t)(longest.load() * 1000)) > deadline) {
+          begin + std::chrono::milliseconds((int64_t)(times.typical() * 1000)) > deadline) {
         out[i] = Evaluation{Evaluation::Status::skipped, 0, "out of time"};
         continue;
       }
-      struct Track {
-        std::chrono::steady_clock::time_point begin;
-        std::atomic<double> &longest;
-        ~Track() {
-          double s = since(begin);
-          for (double seen = longest.load(); s > seen && !longest.compare_exchange_weak(seen, s);) {
-          }
-        }
-      } track{begin, longest};
       try {
         out[i] = request.compile(configs[i]);
       } catch (const ConfigRejected &e) {
@@ -111,6 +122,7 @@ compileAll(const TuneRequest &request, const std::vector<std::string> &configs, 
       } catch (const std::exception &e) {
         out[i] = Evaluation{Evaluation::Status::failed, 0, e.what()};
       }
+      times.add(since(begin));
     }
   };
   int n = std::max(1, std::min<int>(threads, (int)configs.size()));
@@ -206,25 +218,27 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
 
   // The defaults leave room, within quick's 30 s and full's 3 minutes, for
   // compiles in flight at the deadline and the winners' re-timing (on the
-  // H200 a quick matmul tune took 32.6 s with a 25 s budget).
+  // H200 a quick matmul tune took 32.6 s with a 25 s budget). A kernel whose
+  // default config takes NVRTC long (attention: seconds) gets room for a few
+  // rounds of parallel compiles: 4 (quick) or 20 (full) times that.
   double budget = options.budgetSeconds > 0 ? options.budgetSeconds
-                  : options.effort == Effort::full ? 160
-                                                   : 20;
+                  : options.effort == Effort::full ? std::max(160.0, 20 * referenceCompile)
+                                                   : std::max(20.0, 4 * referenceCompile);
   // Candidates still compiling or waiting at the deadline are skipped.
   auto deadline = start + std::chrono::milliseconds((int64_t)(budget * 1000));
   std::map<Point, KernelPlan> plans;
   int evaluations = 0;
   double bestMs = 0; // the fastest candidate so far
-  // The reference's compile alone, so far: the worker's start and CUDA's
+  // The reference's compile first: the worker's start and CUDA's
   // initialization (seconds on a fresh machine) are not compile time, and
   // counting them skipped every candidate of a quick tune there.
-  std::atomic<double> longestCompile{referenceCompile};
+  CompileTimes compileTimes(referenceCompile);
   EvaluateFn evaluate = [&](const std::vector<Point> &points) {
     std::vector<std::string> configs;
     for (const Point &p : points)
       configs.push_back(space.configText(p));
     // Until something ran, nothing is skipped (the search needs a winner).
-    auto compiled = compileAll(request, configs, threads, deadline, longestCompile,
+    auto compiled = compileAll(request, configs, threads, deadline, compileTimes,
                                /*maySkip=*/!plans.empty());
     std::vector<Evaluation> out;
     for (size_t i = 0; i < points.size(); ++i) {

@@ -45,7 +45,8 @@ struct TuneRequest {
 
 struct TuneOptions {
   Effort effort = Effort::quick;
-  /// Seconds; 0: the effort's default (quick 20, full 160).
+  /// Seconds; 0: the effort's default (quick 20, full 160, or 4 and 20
+  /// times the default config's compile where that is longer).
   double budgetSeconds = 0;
   /// Compile threads; 0: one per hardware thread.
   int threads = 0;
