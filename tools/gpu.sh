@@ -305,6 +305,7 @@ run_tune_table() {
     "sum sum_kernel x=f32[8192,8192]"
     "cross_entropy cross_entropy logits=bf16[8192,32768] target=i64[8192]"
     "matmul matmul x=bf16[4096,4096] y=bf16[4096,4096]"
+    "attention attention q=bf16[128,4096,128] k=bf16[128,4096,128] v=bf16[128,4096,128]"
   )
   local rows="$out/tune-rows.jsonl"
   rm -f "$rows"
