@@ -68,13 +68,9 @@ SmallVector<TileForOp> topLevelLoops(func::FuncOp kernel) {
   return loops;
 }
 
-} // namespace
-
-json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
-  Config def = defaultConfig(kernel, arch);
-  json params = json::array();
-
-  // Block sizes: powers of two within the registered bounds and the extent.
+/// The block sizes: powers of two within the registered bounds and the
+/// extent.
+void addBlockSizes(func::FuncOp kernel, const Config &def, json &params) {
   for (BlockSizeOp op : blockSizeOps(kernel)) {
     auto [loop, dim] = loopOfBlockSize(op);
     int64_t cap = loop && !loop.isTopLevel() ? 4096 : 1024;
@@ -93,6 +89,79 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
     params.push_back(parameter("block_sizes", op.getId(), values,
                                def.block_sizes[op.getId()], doc));
   }
+}
+
+/// Loop orders and L2 grouping for multi-dimensional top-level loops. The
+/// default config spells out every loop's entry (`orders`, `groups`) so that
+/// one parameter can change one loop's.
+void addLoopOrders(ArrayRef<TileForOp> loops, const Config &def, json &params, json &orders,
+                   json &groups) {
+  for (auto [li, l] : llvm::enumerate(loops)) {
+    TileForOp loop = l;
+    int64_t rank = loop.getNumDims();
+    std::vector<int64_t> order(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      order[d] = rank - 1 - d; // the default: the last dim varies fastest
+    orders.push_back(order);
+    int64_t group = li < def.l2_groupings.size() ? def.l2_groupings[li] : 1;
+    groups.push_back(group);
+    if (rank < 2)
+      continue;
+    std::string at = where(loop.getLoc());
+    std::vector<json> choices;
+    if (rank <= 3) {
+      std::vector<int64_t> p(rank);
+      std::iota(p.begin(), p.end(), 0);
+      do
+        choices.push_back(p);
+      while (std::next_permutation(p.begin(), p.end()));
+    } else {
+      std::vector<int64_t> identity(rank);
+      std::iota(identity.begin(), identity.end(), 0);
+      choices.push_back(identity);
+      choices.push_back(order);
+    }
+    params.push_back(parameter("loop_orders", li, choices, order,
+                               "which dim of the loop at " + at +
+                                   " varies fastest across programs (first fastest)"));
+    if (rank == 2) {
+      std::vector<json> sizes;
+      for (int64_t g : powersOfTwo(1, 64))
+        sizes.push_back(g);
+      params.push_back(parameter("l2_groupings", li, sizes, group,
+                                 "rows of tiles of the loop at " + at +
+                                     " that walk the columns together (1: none)"));
+    }
+  }
+}
+
+/// Looped reductions: chunks from 256 to half the row, or the whole row
+/// (the defaults in `defaults`).
+void addReductionLoops(func::FuncOp kernel, ArrayRef<int64_t> rdims, const Config &def,
+                       json &params, json &defaults) {
+  for (auto [i, size] : llvm::enumerate(rdims)) {
+    std::optional<int64_t> d = i < def.reduction_loops.size() ? def.reduction_loops[i]
+                                                              : std::nullopt;
+    defaults.push_back(d ? json(*d) : json(nullptr));
+    if (size <= 256 || !reductionLoopSupported(kernel, size))
+      continue;
+    std::vector<json> values;
+    for (int64_t c : powersOfTwo(256, (int64_t)llvm::PowerOf2Ceil(size) / 2))
+      values.push_back(c);
+    values.push_back(nullptr);
+    params.push_back(parameter("reduction_loops", i, values, defaults.back(),
+                               "chunk of the reduction over the dimension of size " +
+                                   std::to_string(size) + " (null: the whole row at once)"));
+  }
+}
+
+} // namespace
+
+json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
+  Config def = defaultConfig(kernel, arch);
+  json params = json::array();
+
+  addBlockSizes(kernel, def, params);
 
   // The main-loop keys only where a K loop can be one (kite-matmul-
   // mainloop), and Hopper's only on sm_90a: elsewhere they change nothing
@@ -160,63 +229,11 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
   params.push_back(parameter("pid_type", std::nullopt, pids, def.pid_type,
                              "how programs map onto the launch grid"));
 
-  // Loop orders and L2 grouping for multi-dimensional top-level loops. The
-  // default config spells out every loop's entry so that one parameter can
-  // change one loop's.
   json defaultOrders = json::array(), defaultGroups = json::array();
-  for (auto [li, loop] : llvm::enumerate(loops)) {
-    int64_t rank = loop.getNumDims();
-    std::vector<int64_t> order(rank);
-    for (int64_t d = 0; d < rank; ++d)
-      order[d] = rank - 1 - d; // the default: the last dim varies fastest
-    defaultOrders.push_back(order);
-    int64_t group = li < def.l2_groupings.size() ? def.l2_groupings[li] : 1;
-    defaultGroups.push_back(group);
-    if (rank < 2)
-      continue;
-    std::string at = where(loop.getLoc());
-    std::vector<json> orders;
-    if (rank <= 3) {
-      std::vector<int64_t> p(rank);
-      std::iota(p.begin(), p.end(), 0);
-      do
-        orders.push_back(p);
-      while (std::next_permutation(p.begin(), p.end()));
-    } else {
-      std::vector<int64_t> identity(rank);
-      std::iota(identity.begin(), identity.end(), 0);
-      orders.push_back(identity);
-      orders.push_back(order);
-    }
-    params.push_back(parameter("loop_orders", li, orders, order,
-                               "which dim of the loop at " + at +
-                                   " varies fastest across programs (first fastest)"));
-    if (rank == 2) {
-      std::vector<json> groups;
-      for (int64_t g : powersOfTwo(1, 64))
-        groups.push_back(g);
-      params.push_back(parameter("l2_groupings", li, groups, group,
-                                 "rows of tiles of the loop at " + at +
-                                     " that walk the columns together (1: none)"));
-    }
-  }
+  addLoopOrders(loops, def, params, defaultOrders, defaultGroups);
 
-  // Looped reductions: chunks from 256 to half the row, or the whole row.
   json defaultReductions = json::array();
-  for (auto [i, size] : llvm::enumerate(rdims)) {
-    std::optional<int64_t> d = i < def.reduction_loops.size() ? def.reduction_loops[i]
-                                                              : std::nullopt;
-    defaultReductions.push_back(d ? json(*d) : json(nullptr));
-    if (size <= 256 || !reductionLoopSupported(kernel, size))
-      continue;
-    std::vector<json> values;
-    for (int64_t c : powersOfTwo(256, (int64_t)llvm::PowerOf2Ceil(size) / 2))
-      values.push_back(c);
-    values.push_back(nullptr);
-    params.push_back(parameter("reduction_loops", i, values, defaultReductions.back(),
-                               "chunk of the reduction over the dimension of size " +
-                                   std::to_string(size) + " (null: the whole row at once)"));
-  }
+  addReductionLoops(kernel, rdims, def, params, defaultReductions);
 
   json config = json::parse(def.toJson());
   config["loop_orders"] = defaultOrders;
