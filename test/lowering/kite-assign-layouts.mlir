@@ -1,6 +1,8 @@
 // RUN: kite-opt %s --kite-specialize="kernel=norm args='x=f32[64,256]'" --kite-apply-config="config='{\"block_sizes\": [4]}'" --kite-assign-layouts | FileCheck %s --check-prefix=NORM
 // RUN: kite-opt %s --kite-specialize="kernel=offsets args='x=f32[64,256]'" --kite-apply-config="config='{\"block_sizes\": [4]}'" --kite-assign-layouts | FileCheck %s --check-prefix=CONVERT
 // RUN: kite-opt %s --kite-specialize="kernel=carried args='x=f32[64,1024]'" --kite-apply-config="config='{\"block_sizes\": [4], \"reduction_loops\": [256]}'" --kite-reduction-loops --kite-assign-layouts | FileCheck %s --check-prefix=CARRIED
+// RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [64, 32], \"num_warps\": 4, \"tensor_cores\": true}'" --kite-assign-layouts | FileCheck %s --check-prefix=CHAIN
+// RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [16, 32], \"num_warps\": 4, \"tensor_cores\": true}'" --kite-assign-layouts | FileCheck %s --check-prefix=FEWROWS
 // RUN: not kite-opt %s --kite-specialize="kernel=norm args='x=f32[64,256]'" --kite-assign-layouts 2>&1 | FileCheck %s --check-prefix=UNCONFIGURED
 
 // A row's statistic keeps the row's context with the reduced dim gone, so
@@ -82,6 +84,79 @@ func.func @carried(%x: !kite.tensor<*x?> {kite.name = "x"}) -> !kite.tensor<*x?>
     %sum = kite.reduce sum %row {dim = 1 : i64, keepdim} : !kite.tile<*x?> -> !kite.tile<*x?>
     %c = kite.binary sub %row, %sum : !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<*x?>
     kite.store %c, %out[%t, all] : !kite.tile<*x?>, !kite.tensor<*x?>[!kite.span]
+  }
+  return %out : !kite.tensor<*x?>
+}
+
+// Two chained products with an online softmax between them (attention's
+// key loop, 2-D). With 64 rows on 4 warps both products take the tensor
+// cores' layout (kite.mma): the scores [64, 32] and the accumulator
+// [64, 64] in it, the left operands read in it (q converted once, outside
+// the key loop; p as it is), the row maximum in the scores' layout without
+// the key dim. The carried maximum starts in its initializer's layout, and
+// the loop is laid out again with it in the layout the body yields (the
+// scores' row layout): no conversion is left inside the loop.
+// CHAIN-DAG: #[[ROW:blocked[0-9]*]] = #kite.blocked<shape = [64, 32], vec = [1, 2], threads = [32, 4], dims = [0]>
+// CHAIN-DAG: #[[ACC:blocked[0-9]*]] = #kite.blocked<shape = [64, 64], vec = [1, 2], threads = [32, 4], dims = [0, 1]>
+// CHAIN-DAG: #[[S:blocked[0-9]*]] = #kite.blocked<shape = [64, 32], vec = [1, 2], threads = [32, 4], dims = [0, 1]>
+// CHAIN-LABEL: func.func @chained
+// CHAIN: %[[M0:.*]] = kite.full {{.*}} -> !kite.tile<64xf32, #[[ROW]]>
+// CHAIN: %[[Q:.*]] = kite.convert_layout {{.*}} -> !kite.tile<64x64xbf16, #[[ACC]]>
+// CHAIN: kite.tile_for {{.*}} iter_args({{.*}} = %{{.*}}, {{.*}} = %[[M0]]) -> (!kite.tile<64x64xf32, #[[ACC]]>, !kite.tile<64xf32, #[[ROW]]>)
+// CHAIN-NOT: kite.convert_layout
+// CHAIN: kite.matmul %[[Q]], %{{.*}} {kite.mma} : !kite.tile<64x64xbf16, #[[ACC]]>, {{.*}} -> !kite.tile<64x32xbf16, #[[S]]>
+// CHAIN-NOT: kite.convert_layout
+// CHAIN: kite.reduce amax {{.*}} -> !kite.tile<64xbf16, #[[ROW]]>
+// CHAIN-NOT: kite.convert_layout
+// CHAIN: kite.addmm {{.*}} {kite.mma} : !kite.tile<64x64xf32, #[[ACC]]>, !kite.tile<64x32xbf16, #[[S]]>, {{.*}} -> !kite.tile<64x64xf32, #[[ACC]]>
+// CHAIN-NOT: kite.convert_layout
+// CHAIN: kite.yield
+//
+// With 16 rows on 4 warps no warp owns a 16-row tile: the products keep
+// the generic layouts (staged for mma_tile at emission), the result takes
+// its accumulator's layout, and the row statistic converts to the
+// accumulator's context to scale it.
+// FEWROWS-LABEL: func.func @chained
+// FEWROWS-NOT: kite.mma
+// FEWROWS: kite.convert_layout {{.*}} : !kite.tile<16x1xf32, {{.*}}> -> !kite.tile<16x1xf32
+// FEWROWS-NOT: kite.mma
+func.func @chained(%q: !kite.tensor<*x?> {kite.name = "q"}, %k: !kite.tensor<*x?> {kite.name = "k"}, %v: !kite.tensor<*x?> {kite.name = "v"}) -> !kite.tensor<*x?> attributes {kite.kernel} {
+  %s = kite.size %q[0] : !kite.tensor<*x?>
+  %d0 = kite.size %q[1] : !kite.tensor<*x?>
+  %d = kite.specialize %d0 : i64
+  %out = kite.empty_like %q : !kite.tensor<*x?> -> !kite.tensor<*x?>
+  %c0 = arith.constant 0 : i64
+  %bq = kite.block_size 0 extent %s : i64
+  kite.tile_for (%tq) = (%c0) to (%s) block (%bq) {
+    %ninf = arith.constant 0xFFF0000000000000 : f64
+    %f32 = kite.dtype_const f32
+    %m0 = kite.full [%tq], %ninf, %f32 : [!kite.span], f64 -> !kite.tile<?xf32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %a0 = kite.full [%tq, %d], %zero, %f32 : [!kite.span, i64], f32 -> !kite.tile<?x?xf32>
+    %qt = kite.load %q[%tq, all] : !kite.tensor<*x?>[!kite.span] -> !kite.tile<*x?>
+    %bk = kite.block_size 1 extent %s : i64
+    %a0c = builtin.unrealized_conversion_cast %a0 : !kite.tile<?x?xf32> to !kite.tile<?x?x?>
+    %m0c = builtin.unrealized_conversion_cast %m0 : !kite.tile<?xf32> to !kite.tile<*x?>
+    %r:2 = kite.tile_for (%tk) = (%c0) to (%s) block (%bk) iter_args(%acc = %a0c, %m = %m0c) -> (!kite.tile<?x?x?>, !kite.tile<*x?>) {
+      %kt0 = kite.load %k[%tk, all] : !kite.tensor<*x?>[!kite.span] -> !kite.tile<*x?>
+      %kt = kite.transpose %kt0 {dim0 = 0 : i64, dim1 = 1 : i64} : !kite.tile<*x?> -> !kite.tile<*x?>
+      %qk = kite.matmul %qt, %kt : !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<*x?>
+      %mx = kite.reduce amax %qk {dim = -1 : i64} : !kite.tile<*x?> -> !kite.tile<*x?>
+      %mn = kite.binary maximum %m, %mx : !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<*x?>
+      %mu = kite.unsqueeze %mn {dim = -1 : i64} : !kite.tile<*x?> -> !kite.tile<*x?>
+      %ps = kite.binary sub %qk, %mu : !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<*x?>
+      %p = kite.unary exp2 %ps : !kite.tile<*x?> -> !kite.tile<*x?>
+      %ds = kite.binary sub %m, %mn : !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<*x?>
+      %alpha = kite.unary exp2 %ds : !kite.tile<*x?> -> !kite.tile<*x?>
+      %au = kite.unsqueeze %alpha {dim = -1 : i64} : !kite.tile<*x?> -> !kite.tile<*x?>
+      %scaled = kite.binary mul %acc, %au : !kite.tile<?x?x?>, !kite.tile<*x?> -> !kite.tile<*x?>
+      %vt = kite.dtype_of %v : !kite.tensor<*x?>
+      %p16 = kite.cast %p, %vt : !kite.tile<*x?> -> !kite.tile<*x?>
+      %vv = kite.load %v[%tk, all] : !kite.tensor<*x?>[!kite.span] -> !kite.tile<*x?>
+      %next = kite.addmm %scaled, %p16, %vv : !kite.tile<*x?>, !kite.tile<*x?>, !kite.tile<*x?> -> !kite.tile<?x?x?>
+      kite.yield %next, %mn : !kite.tile<?x?x?>, !kite.tile<*x?>
+    }
+    kite.store %r#0, %out[%tq, all] : !kite.tile<?x?x?>, !kite.tensor<*x?>[!kite.span]
   }
   return %out : !kite.tensor<*x?>
 }
