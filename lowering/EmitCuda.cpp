@@ -78,6 +78,7 @@ FailureOr<CudaKernel> Emitter::run() {
   if (walk.wasInterrupted())
     return failure();
 
+  planStagingBuffers();
   if (failed(emitPrologue()) || failed(emitTopLevelLoops()))
     return failure();
   if (!tooBig.empty())

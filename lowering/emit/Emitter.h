@@ -154,6 +154,12 @@ private:
   int indent = 1;
   int nextName = 0;
   int64_t sharedBytes = 0;
+  /// Shared memory below this offset holds the private staging buffers of
+  /// kite.mma products (planStagingBuffers); every other use starts here.
+  int64_t sharedBase = 0;
+  /// The private staging buffer (its offset) of each kite.mma product
+  /// that has one.
+  DenseMap<Operation *, int64_t> stagingBuffers;
   std::vector<std::unique_ptr<Context>> contexts;
   DenseMap<Value, Tile> tiles;
   DenseMap<Value, std::string> scalars;
@@ -284,6 +290,10 @@ private:
 
   // Kernel structure ----------------------------------------------------------
 
+  /// Gives each kite.mma product that shares its block with another one a
+  /// staging buffer of its own, below `sharedBase` (none in a kernel with a
+  /// kite_gemm.cuh main loop, which assumes all of shared memory).
+  void planStagingBuffers();
   LogicalResult emitPrologue();
   LogicalResult emitTopLevelLoops();
   /// Opens the loop over program ids of a persistent `pidType` (returns the

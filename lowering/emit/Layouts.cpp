@@ -249,8 +249,10 @@ std::string Emitter::owner(const Tile &t) {
 }
 
 std::string Emitter::smem(const std::string &type, int64_t count, int64_t bytes) {
-  sharedBytes = std::max<int64_t>(sharedBytes, llvm::alignTo(count * bytes, 16));
-  return llvm::formatv("reinterpret_cast<{0}*>(kite_smem)", type);
+  sharedBytes = std::max<int64_t>(sharedBytes, sharedBase + llvm::alignTo(count * bytes, 16));
+  if (sharedBase == 0)
+    return llvm::formatv("reinterpret_cast<{0}*>(kite_smem)", type);
+  return llvm::formatv("reinterpret_cast<{0}*>(kite_smem + {1})", type, sharedBase);
 }
 
 std::string Emitter::smem(Type elem, int64_t count) {

@@ -159,6 +159,54 @@ int64_t runOf(const Tile &t, int64_t i) {
 }
 } // namespace
 
+/// How a kite.mma product's right operand of layout `b` (rank `rank`) is
+/// staged: N rows of K where its threads hold runs along K (a transposed
+/// tile, as attention's k^T), else K rows of N; rows 8 elements longer than
+/// the tile's, so that ldmatrix's reads are free of bank conflicts.
+struct StagedOperand {
+  bool transposed = false;
+  int64_t ld = 0, bytes = 0;
+};
+static StagedOperand stagedRightOperand(BlockedLayoutAttr b, int64_t rank) {
+  auto run = [&](int64_t i) {
+    int64_t c = b.getDims()[i];
+    return c < 0 ? 1 : b.getVec()[c];
+  };
+  SmallVector<int64_t> shape = b.tileShape();
+  int64_t PK = shape[rank - 2], PN = shape[rank - 1];
+  StagedOperand s;
+  s.transposed = run(rank - 2) >= 8 && run(rank - 1) == 1;
+  s.ld = s.transposed ? PK + 8 : PN + 8;
+  s.bytes = llvm::alignTo((s.transposed ? PN : PK) * s.ld * 2, 16);
+  return s;
+}
+
+void Emitter::planStagingBuffers() {
+  bool mainloop = false;
+  DenseMap<Block *, SmallVector<Operation *>> byBlock;
+  kernel.walk([&](Operation *op) {
+    if (op->hasAttr("kite.mainloop"))
+      mainloop = true;
+    if (op->hasAttr(kMmaAttrName))
+      byBlock[op->getBlock()].push_back(op);
+  });
+  if (mainloop)
+    return;
+  for (auto &[block, products] : byBlock) {
+    if (products.size() < 2)
+      continue;
+    for (Operation *op : products) {
+      Value rhs = op->getOperand(op->getNumOperands() - 1);
+      auto type = cast<TileType>(rhs.getType());
+      StagedOperand staged = stagedRightOperand(cast<BlockedLayoutAttr>(type.getLayout()),
+                                                type.getRank());
+      stagingBuffers[op] = sharedBase;
+      sharedBase += staged.bytes;
+    }
+  }
+  sharedBytes = std::max(sharedBytes, sharedBase);
+}
+
 /// Stages matrix-product operand `t` into `buf`: on tensor cores (`mma`) as
 /// rows of dim `rowDim`, `ld` elements apart, each thread's run along
 /// `colDim` as one vector of up to 16 bytes (rows start 16-byte aligned; a
@@ -243,17 +291,23 @@ LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Valu
       r.dims[rank - 1].regExtent * 4 != PN || PK % 16 || PN % 8)
     return op->emitError() << "internal error: a kite.mma product's operands are not in "
                               "the tensor cores' layout";
-  // B: N rows of K where its threads hold runs along K (a transposed tile,
-  // as attention's k^T), else K rows of N; rows 8 elements longer than
-  // the tile's, so that ldmatrix's reads are free of bank conflicts.
-  bool bT = runOf(b, rank - 2) >= 8 && runOf(b, rank - 1) == 1;
-  int64_t ldB = bT ? PK + 8 : PN + 8;
-  sharedBytes = std::max<int64_t>(sharedBytes, (bT ? PN : PK) * ldB * 2);
+  StagedOperand staged = stagedRightOperand(layoutAttr(b), rank);
+  bool bT = staged.transposed;
+  int64_t ldB = staged.ld;
+  // A product with a buffer of its own (planStagingBuffers) shares its
+  // block with another one, whose barrier between its staging and its
+  // reads lies between each read of this buffer and its next staging: no
+  // barrier needed before staging. Otherwise the buffer is the shared one.
+  auto own = stagingBuffers.find(op);
+  int64_t offset = own != stagingBuffers.end() ? own->second : sharedBase;
+  sharedBytes = std::max<int64_t>(sharedBytes, offset + staged.bytes);
   std::string bs = fresh("sb"), sums = fresh("c"), elem = cType(a.elem);
   line("{");
   ++indent;
-  line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem);", cType(b.elem), bs));
-  line("__syncthreads();");
+  line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(b.elem), bs,
+                     offset));
+  if (own == stagingBuffers.end())
+    line("__syncthreads();");
   if (bT)
     stageOperand(b, bs, rank - 2, rank - 1, rank - 2, ldB, true);
   else
@@ -384,13 +438,15 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   int64_t ldA = PK + 8, ldB = bT ? PK + 8 : PN + 8, ldC = PN + 8;
   int64_t bytesA = llvm::alignTo(mma ? PM * ldA * 2 : count(a) * stagedBytes, 16);
   int64_t bytesB = llvm::alignTo(mma ? (bT ? PN : PK) * ldB * 2 : count(b) * stagedBytes, 16);
-  sharedBytes = std::max(sharedBytes, bytesA + bytesB);
+  int64_t base = sharedBase;
+  sharedBytes = std::max(sharedBytes, base + bytesA + bytesB);
   std::string as = fresh("sa"), bs = fresh("sb");
   line("{");
   ++indent;
-  line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem);", cType(a.elem), as));
+  line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(a.elem), as,
+                     base));
   line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(b.elem),
-                     bs, bytesA));
+                     bs, base + bytesA));
   line("__syncthreads();");
   stageOperand(a, as, rank - 1, rank - 2, rank - 1, ldA, mma);
   if (bT)
@@ -403,9 +459,9 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   std::string cs;
   if (mma) {
     cs = fresh("sc");
-    sharedBytes = std::max(sharedBytes, bytesA + bytesB + PM * ldC * 4);
+    sharedBytes = std::max(sharedBytes, base + bytesA + bytesB + PM * ldC * 4);
     line(llvm::formatv("float* {0} = reinterpret_cast<float*>(kite_smem + {1});", cs,
-                       bytesA + bytesB));
+                       base + bytesA + bytesB));
     line(llvm::formatv("mma_tile<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}>({9}, {10}, {11});",
                        PM, PN, PK, numThreads / 32, cType(a.elem), ldA, ldB, ldC,
                        bT ? "true" : "false", as, bs, cs));

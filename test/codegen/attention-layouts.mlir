@@ -34,16 +34,25 @@
 // CHECK-NOT: kite.convert_layout
 // CHECK: kite.yield
 //
-// In the CUDA, the key loop's only shared memory is the staging of k and v:
-// two buffers written and read by ldmatrix, no other shared-memory access.
+// In the CUDA, the key loop's only shared memory is the staging of k and v,
+// each in a buffer of its own, written and read by ldmatrix, with one
+// barrier each: the other product's barrier separates a buffer's reads from
+// its next staging.
 // CUDA: for (i64 {{t[0-9]+}} = 0; {{t[0-9]+}} < {{c[0-9]+}}; ++{{t[0-9]+}}) {
 // CUDA-NOT: kite_smem
-// CUDA: bf16* [[KS:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem);
+// CUDA-NOT: __syncthreads
+// CUDA: bf16* [[KS:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + {{[0-9]+}});
 // CUDA-NOT: kite_smem
+// CUDA: __syncthreads();
+// CUDA-NOT: __syncthreads
 // CUDA: mma_b_x4<136, true>({{bf[0-9]+}}, [[KS]],
 // CUDA-NOT: kite_smem
-// CUDA: bf16* [[VS:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem);
+// CUDA-NOT: __syncthreads
+// CUDA: bf16* [[VS:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + {{[0-9]+}});
 // CUDA-NOT: kite_smem
+// CUDA: __syncthreads();
+// CUDA-NOT: __syncthreads
 // CUDA: mma_b_x4<136, false>({{bf[0-9]+}}, [[VS]],
 // CUDA-NOT: kite_smem
+// CUDA-NOT: __syncthreads
 // CUDA: store_vec<2>(&o
