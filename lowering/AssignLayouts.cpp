@@ -43,20 +43,11 @@ using namespace kite;
 
 namespace {
 
-int64_t pow2(int64_t n) { return n <= 1 ? 1 : (int64_t)llvm::PowerOf2Ceil(n); }
-
 SmallVector<int64_t> paddedShape(Type t) {
   SmallVector<int64_t> padded;
   for (int64_t d : cast<TileType>(t).getShape())
-    padded.push_back(pow2(d));
+    padded.push_back(paddedSize(d));
   return padded;
-}
-
-/// Bytes of one element of a tensor (0 if unknown).
-int64_t elemBytes(Type t) {
-  if (t.isInteger(1))
-    return 1;
-  return t.isIntOrFloat() ? t.getIntOrFloatBitWidth() / 8 : 0;
 }
 
 class Assigner {
@@ -69,7 +60,7 @@ public:
     kernel.walk([&](Operation *op) {
       auto visit = [&](Type t) {
         if (auto tt = dyn_cast<kite::TensorType>(t))
-          if (int64_t b = elemBytes(tt.getElementType()))
+          if (int64_t b = elementBytes(tt.getElementType()))
             narrowest = narrowest ? std::min(narrowest, b) : b;
       };
       for (Type t : op->getResultTypes())
@@ -527,7 +518,7 @@ std::optional<SmallVector<int64_t>> Assigner::accessShape(Value tensor,
   for (; td < t.getShape().size(); ++td)
     shape.push_back(t.getShape()[td]);
   for (int64_t &d : shape)
-    d = pow2(d);
+    d = paddedSize(d);
   return shape;
 }
 

@@ -10,6 +10,7 @@
 #include "ir/KiteDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace kite {
 
@@ -28,6 +29,18 @@ constexpr llvm::StringLiteral kLayoutAttrName = "kite.layout";
 /// lie in the tensor cores' layout (`mmaLayout`), its right operand is
 /// staged in shared memory.
 constexpr llvm::StringLiteral kMmaAttrName = "kite.mma";
+
+/// The power-of-two size a tile dim of `n` elements is padded to.
+inline int64_t paddedSize(int64_t n) {
+  return n <= 1 ? 1 : (int64_t)llvm::PowerOf2Ceil((uint64_t)n);
+}
+
+/// Bytes of one element of type `t` in memory (i1: 1), or 0 if unknown.
+inline int64_t elementBytes(mlir::Type t) {
+  if (t.isInteger(1))
+    return 1;
+  return t.isIntOrFloat() ? t.getIntOrFloatBitWidth() / 8 : 0;
+}
 
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"

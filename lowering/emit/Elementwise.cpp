@@ -128,7 +128,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
       .Case([&](ArangeOp a) -> LogicalResult {
         auto type = cast<TileType>(a.getType());
         auto [ctx, dims] = layoutOf(a.getResult());
-        if (pow2(type.getShape()[0]) != type.getShape()[0])
+        if (paddedSize(type.getShape()[0]) != type.getShape()[0])
           dims[0].extent = std::to_string(type.getShape()[0]);
         Tile t = declare(type.getElementType(), ctx, dims);
         forEach(t, [&](ArrayRef<std::string> k) {
@@ -282,7 +282,7 @@ LogicalResult Emitter::emitFull(FullOp op) {
       const SpanVars &sv = spans[d];
       extents.push_back(sv.exact ? "" : sv.valid);
     } else {
-      extents.push_back(pow2(size) != size ? std::to_string(size) : "");
+      extents.push_back(paddedSize(size) != size ? std::to_string(size) : "");
     }
   }
   auto [ctx, dims] = layoutOf(op.getResult());
@@ -337,7 +337,7 @@ LogicalResult Emitter::emitShape(Operation *op) {
   auto srcType = cast<TileType>(in.getType());
   SmallVector<int64_t> padded;
   for (int64_t d : type.getShape())
-    padded.push_back(pow2(d));
+    padded.push_back(paddedSize(d));
   auto [ctx, dims] = layoutOf(op->getResult(0));
   for (size_t i = 0; i < dims.size(); ++i)
     if (padded[i] != type.getShape()[i])
@@ -358,7 +358,7 @@ LogicalResult Emitter::emitShape(Operation *op) {
     for (int64_t i = t.rank() - 1; i >= 0; --i) {
       std::string c = coord(t, i, k[i]);
       idx = llvm::formatv("{0} + {1} * {2}", idx, c, stride);
-      if (pow2(sizes[i]) != sizes[i])
+      if (paddedSize(sizes[i]) != sizes[i])
         conds.push_back(llvm::formatv("{0} < {1}", c, sizes[i]));
       stride *= sizes[i];
     }

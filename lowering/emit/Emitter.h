@@ -111,9 +111,6 @@ std::string computeType(Type t);
 /// The type a reduction accumulates in (PyTorch: f32 for 16-bit floats,
 /// i64 for integer sums).
 std::string accType(Type t);
-/// Bytes of one element in global memory (0 if unknown).
-int64_t elemBytes(Type t);
-inline int64_t pow2(int64_t n) { return n <= 1 ? 1 : (int64_t)llvm::PowerOf2Ceil(n); }
 /// A CUDA literal of `v` (infinities and NaN as bit patterns).
 std::string floatLiteral(double v);
 

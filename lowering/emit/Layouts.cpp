@@ -256,7 +256,7 @@ std::string Emitter::smem(const std::string &type, int64_t count, int64_t bytes)
 }
 
 std::string Emitter::smem(Type elem, int64_t count) {
-  int64_t bytes = elemBytes(elem);
+  int64_t bytes = elementBytes(elem);
   return smem(cType(elem), count, bytes > 0 ? bytes : 8);
 }
 

@@ -73,7 +73,7 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
   size_t td = 0;
   auto addAll = [&](int64_t size) {
     shape.push_back(size);
-    extents.push_back(pow2(size) != size ? std::to_string(size) : "");
+    extents.push_back(paddedSize(size) != size ? std::to_string(size) : "");
   };
   for (const Subscript &s : subs) {
     switch (s.kind) {
@@ -137,7 +137,7 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
 /// the same for the whole vector.
 int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
                              const Tile &t, const llvm::SmallDenseSet<int32_t> &checked) {
-  int64_t bytes = elemBytes(ref.elem);
+  int64_t bytes = elementBytes(ref.elem);
   if (t.rank() == 0 || !bytes)
     return 1;
   int64_t last = t.rank() - 1;

@@ -41,13 +41,6 @@ std::string kite::emit::computeType(Type t) {
 
 std::string kite::emit::accType(Type t) { return computeType(t); }
 
-int64_t kite::emit::elemBytes(Type t) {
-  if (t.isInteger(1))
-    return 1;
-  if (t.isIntOrFloat())
-    return t.getIntOrFloatBitWidth() / 8;
-  return 0;
-}
 std::string kite::emit::floatLiteral(double v) {
   if (std::isinf(v))
     return v > 0 ? "__int_as_float(0x7f800000)" : "(-__int_as_float(0x7f800000))";
