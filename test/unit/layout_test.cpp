@@ -4,10 +4,12 @@
 // independently: blocked layouts' element arithmetic, PTX's mma.sync and
 // wgmma fragment tables (with kite_gemm.cuh's warp tiling), slices,
 // conversion plans, holders, get()'s checks, and shared-memory bank
-// conflicts against a brute-force wavefront count.
+// conflicts against a brute-force wavefront count; and #kite.blocked's
+// tensor-core layout and readableAt against what each thread holds.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/KiteDialect.h"
 #include "ir/Layout.h"
 
 #include <gtest/gtest.h>
@@ -692,3 +694,91 @@ TEST(LayoutShared, ChooseSharedLayout) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// #kite.blocked: the tensor cores' layout and readableAt
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The elements (projected onto `dims` of the tile) thread `t` holds in `l`.
+std::set<Coord> heldBy(const LinearLayout &l, int64_t t, llvm::ArrayRef<int64_t> dims) {
+  std::set<Coord> held;
+  for (int64_t r = 0; r < l.numRegisters(); ++r) {
+    Coord e = l.apply(r, t), p;
+    for (int64_t d : dims)
+      p.push_back(e[d]);
+    held.insert(p);
+  }
+  return held;
+}
+
+struct BlockedAttrs : ::testing::Test {
+  BlockedAttrs() { context.loadDialect<kite::KiteDialect>(); }
+  kite::BlockedLayoutAttr blocked(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> vec,
+                                  llvm::ArrayRef<int64_t> threads, llvm::ArrayRef<int64_t> dims) {
+    return kite::BlockedLayoutAttr::get(&context, shape, vec, threads, dims);
+  }
+  mlir::MLIRContext context;
+};
+
+} // namespace
+
+// kite-assign-layouts' tensor-core layout of a [64, 32] tile on 128 threads:
+// each thread holds, per pair of its rows, exactly the columns PTX's m16n8
+// accumulator gives its lane, and the 4 lanes of a quad share their rows
+// (so the pair of rows is the two 8-row halves of one 16-row tile).
+TEST_F(BlockedAttrs, TensorCoreLayoutIsTheAccumulatorWithRowsPermuted) {
+  LinearLayout l = blocked({64, 32}, {1, 2}, {32, 4}, {0, 1}).toLinearLayout(128);
+  LinearLayout ptx = LinearLayout::mmaAccumulator({64, 32}, 4, 1);
+  for (int64_t t = 0; t < 128; ++t) {
+    std::set<Coord> cols = heldBy(l, t, {1}), ptxCols = heldBy(ptx, t, {1});
+    EXPECT_EQ(cols, ptxCols) << "thread " << t;
+    EXPECT_EQ(heldBy(l, t, {0}), heldBy(l, t - t % 4, {0})) << "thread " << t;
+    EXPECT_EQ(heldBy(l, t, {0}).size(), heldBy(ptx, t, {0}).size()) << "thread " << t;
+  }
+}
+
+// A row statistic of the [64, 32] scores reads at the [64, 128] accumulator
+// in another context (rows distributed alike); one from a context whose rows
+// lie otherwise does not. Checked against what each thread holds.
+TEST_F(BlockedAttrs, ReadableAtMatchesWhatThreadsHold) {
+  struct Case {
+    kite::BlockedLayoutAttr operand, user;
+    bool readable;
+  };
+  auto acc = blocked({64, 128}, {1, 2}, {32, 4}, {0, 1});
+  Case cases[] = {
+      {blocked({64, 32}, {1, 2}, {32, 4}, {0, -1}), acc, true},
+      {blocked({64, 32}, {1, 2}, {32, 4}, {0, 1}), blocked({64, 32}, {1, 2}, {32, 4}, {0, 1}),
+       true},
+      {blocked({64, 128}, {1, 8}, {8, 16}, {0, -1}), acc, false},
+      {blocked({64, 32}, {1, 2}, {16, 8}, {0, -1}), acc, false},
+      {blocked({64, 32}, {1, 2}, {32, 4}, {-1, -1}), acc, true},
+      {blocked({64, 32}, {1, 2}, {32, 4}, {0, 1}), acc, false},
+  };
+  for (auto [i, c] : llvm::enumerate(cases)) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    EXPECT_EQ(c.operand.readableAt(c.user, 0), c.readable);
+    if (!c.readable)
+      continue;
+    // Every element a user's thread holds, projected onto the operand's
+    // non-unit dims, is one that thread holds of the operand.
+    llvm::SmallVector<int64_t> dims;
+    for (auto [j, d] : llvm::enumerate(c.operand.getDims()))
+      if (d >= 0)
+        dims.push_back(j);
+    LinearLayout o = c.operand.toLinearLayout(128), u = c.user.toLinearLayout(128);
+    for (int64_t t = 0; t < 128; ++t) {
+      std::set<Coord> held = heldBy(o, t, dims);
+      for (const Coord &e : heldBy(u, t, dims))
+        EXPECT_TRUE(held.count(e)) << "thread " << t;
+    }
+  }
+  // Offsets align from the right; an operand dim over a user's unit dim is
+  // not readable.
+  auto row = blocked({64, 32}, {1, 2}, {32, 4}, {0});
+  EXPECT_TRUE(row.readableAt(acc, 0));
+  EXPECT_FALSE(row.readableAt(acc, 1));
+  EXPECT_FALSE(row.readableAt(blocked({64, 128}, {1, 2}, {32, 4}, {-1, 1}), 0));
+}
