@@ -97,9 +97,12 @@ private:
   /// through a conversion inserted before `user` if needed.
   Value readableAt(Value v, BlockedLayoutAttr r, int64_t offset, Operation *user);
   /// `v` in exactly layout `l` (a loop's carried values, an `if`'s results:
-  /// their types must agree), through a conversion before `user` if needed;
-  /// one between layouts that read alike moves no data.
+  /// their types must agree): readableAt, then a conversion before `user`
+  /// if the layouts still differ (one between layouts that read alike
+  /// moves no data).
   Value inLayout(Value v, BlockedLayoutAttr l, Operation *user);
+  /// True if `v` is a constant used once, which is then made as `type`.
+  static bool madeAs(Value v, TileType type);
   /// Operand `i` of `user` made readable (replaced by its conversion).
   void makeReadable(Operation *user, unsigned i, BlockedLayoutAttr r, int64_t offset);
   static void setLayout(Value v, BlockedLayoutAttr l) {
@@ -225,7 +228,8 @@ bool Assigner::onTensorCores(Operation *product, Value lhs, Value rhs) {
 /// A conversion goes right before its user when the value is defined in
 /// the user's block, else right after the definition (out of the loops
 /// around the user: a loop-invariant operand converts once). A value
-/// converted to one layout twice is converted once.
+/// converted to one layout twice is converted once; a constant used once is
+/// made in the layout its user reads.
 Value Assigner::readableAt(Value v, BlockedLayoutAttr r, int64_t offset, Operation *user) {
   BlockedLayoutAttr o = layoutOf(v);
   if (o.readableAt(r, offset))
@@ -236,11 +240,8 @@ Value Assigner::readableAt(Value v, BlockedLayoutAttr r, int64_t offset, Operati
     dims.push_back(o.tileShape()[j] == 1 ? -1 : r.getDims()[i]);
   }
   auto type = cast<TileType>(v.getType()).withLayout(r.withDims(dims));
-  // A constant used once is made in the layout its user reads.
-  if (isa_and_nonnull<FullOp>(v.getDefiningOp()) && v.hasOneUse()) {
-    v.setType(type);
+  if (madeAs(v, type))
     return v;
-  }
   for (Operation *u : v.getUsers())
     if (auto c = dyn_cast<ConvertLayoutOp>(u); c && c.getType() == type)
       if (Operation *at = c->getBlock()->findAncestorOpInBlock(*user))
@@ -257,15 +258,21 @@ Value Assigner::readableAt(Value v, BlockedLayoutAttr r, int64_t offset, Operati
 }
 
 Value Assigner::inLayout(Value v, BlockedLayoutAttr l, Operation *user) {
+  v = readableAt(v, l, 0, user);
   if (layoutOf(v) == l)
     return v;
   auto type = cast<TileType>(v.getType()).withLayout(l);
-  if (isa_and_nonnull<FullOp>(v.getDefiningOp()) && v.hasOneUse()) {
-    v.setType(type);
+  if (madeAs(v, type))
     return v;
-  }
   OpBuilder b(user);
   return b.create<ConvertLayoutOp>(user->getLoc(), type, v);
+}
+
+bool Assigner::madeAs(Value v, TileType type) {
+  if (!isa_and_nonnull<FullOp>(v.getDefiningOp()) || !v.hasOneUse())
+    return false;
+  v.setType(type);
+  return true;
 }
 
 void Assigner::makeReadable(Operation *user, unsigned i, BlockedLayoutAttr r, int64_t offset) {
@@ -370,9 +377,8 @@ LogicalResult Assigner::assignLoop(Operation *loop, MutableOperandRange inits,
   }
   for (auto [i, init] : llvm::enumerate(inits))
     if (want[i]) {
-      yield->setOperand(i, inLayout(readableAt(yield->getOperand(i), want[i], 0, yield),
-                                    want[i], yield));
-      init.set(inLayout(readableAt(init.get(), want[i], 0, loop), want[i], loop));
+      yield->setOperand(i, inLayout(yield->getOperand(i), want[i], yield));
+      init.set(inLayout(init.get(), want[i], loop));
     }
   return success();
 }
@@ -389,8 +395,7 @@ LogicalResult Assigner::assignIf(scf::IfOp op) {
     Operation *yield = region->front().getTerminator();
     for (auto [i, res] : llvm::enumerate(op.getResults()))
       if (isa<TileType>(res.getType()))
-        yield->setOperand(i, inLayout(readableAt(yield->getOperand(i), layoutOf(res), 0, yield),
-                                      layoutOf(res), yield));
+        yield->setOperand(i, inLayout(yield->getOperand(i), layoutOf(res), yield));
   }
   return success();
 }
