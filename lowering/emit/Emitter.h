@@ -357,6 +357,15 @@ private:
                            int64_t rank);
   LogicalResult emitTensorCoreProduct(Operation *op, Value acc, Value lhs, Value rhs,
                                       int64_t rank);
+  /// Declares the result tile of product `op` (valid extents from the
+  /// accumulator, else from the operands `a` and `b`); sets `acc` to the
+  /// accumulator's tile if it has one.
+  Tile declareProduct(Operation *op, Value accValue, const Tile &a, const Tile &b,
+                      int64_t rank, std::optional<Tile> &acc);
+  /// Stages a product's right operand `b` into `buf` (stageOperand): K rows
+  /// of N, or `transposed`, N rows of K; `ld` elements a row.
+  void stageRightOperand(const Tile &b, const std::string &buf, int64_t rank, bool transposed,
+                         int64_t ld, bool mma);
   void stageOperand(const Tile &t, const std::string &buf, int64_t kDim, int64_t rowDim,
                     int64_t colDim, int64_t ld, bool mma);
   LogicalResult emitFull(FullOp op);

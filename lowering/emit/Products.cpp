@@ -263,6 +263,29 @@ void Emitter::stageOperand(const Tile &t, const std::string &buf, int64_t kDim, 
   });
 }
 
+void Emitter::stageRightOperand(const Tile &b, const std::string &buf, int64_t rank,
+                                bool transposed, int64_t ld, bool mma) {
+  if (transposed)
+    stageOperand(b, buf, rank - 2, rank - 1, rank - 2, ld, mma);
+  else
+    stageOperand(b, buf, rank - 2, rank - 2, rank - 1, ld, mma);
+}
+
+Tile Emitter::declareProduct(Operation *op, Value accValue, const Tile &a, const Tile &b,
+                             int64_t rank, std::optional<Tile> &acc) {
+  Type outElem = cast<TileType>(op->getResult(0).getType()).getElementType();
+  auto [ctx, dims] = layoutOf(op->getResult(0));
+  if (accValue) {
+    acc = tiles[accValue];
+    for (auto [d, from] : llvm::zip(dims, acc->dims))
+      d.extent = from.extent;
+  } else {
+    dims[rank - 2].extent = a.dims[rank - 2].extent;
+    dims[rank - 1].extent = b.dims[rank - 1].extent;
+  }
+  return declare(outElem, ctx, dims);
+}
+
 /// A product kite-assign-layouts put on the tensor cores (kite.mma): its
 /// left operand and result lie in the tensor cores' layout, so the left
 /// operand's registers are the instruction's A fragments and the f32 sums
@@ -273,17 +296,10 @@ LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Valu
                                              Value rhs, int64_t rank) {
   Type outElem = cast<TileType>(op->getResult(0).getType()).getElementType();
   Tile a = tiles[lhs], b = tiles[rhs];
-  auto [ctx, dims] = layoutOf(op->getResult(0));
   std::optional<Tile> acc;
-  if (accValue) {
-    acc = readableAt(tiles[accValue], Tile{"", outElem, ctx, dims}, 0);
-    for (auto [d, from] : llvm::zip(dims, acc->dims))
-      d.extent = from.extent;
-  } else {
-    dims[rank - 2].extent = a.dims[rank - 2].extent;
-    dims[rank - 1].extent = b.dims[rank - 1].extent;
-  }
-  Tile r = declare(outElem, ctx, dims);
+  Tile r = declareProduct(op, accValue, a, b, rank, acc);
+  if (acc)
+    acc = readableAt(*acc, r, 0);
   const Dim &rows = r.dims[rank - 2], &ak = a.dims[rank - 1];
   int64_t PK = ak.padded, PN = b.dims[rank - 1].padded;
   int64_t RM = rows.regExtent, NT = PN / 8;
@@ -292,8 +308,6 @@ LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Valu
     return op->emitError() << "internal error: a kite.mma product's operands are not in "
                               "the tensor cores' layout";
   StagedOperand staged = stagedRightOperand(layoutAttr(b), rank);
-  bool bT = staged.transposed;
-  int64_t ldB = staged.ld;
   // A product with a buffer of its own (planStagingBuffers) shares its
   // block with another one, whose barrier between its staging and its
   // reads lies between each read of this buffer and its next staging: no
@@ -308,10 +322,7 @@ LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Valu
                      offset));
   if (own == stagingBuffers.end())
     line("__syncthreads();");
-  if (bT)
-    stageOperand(b, bs, rank - 2, rank - 1, rank - 2, ldB, true);
-  else
-    stageOperand(b, bs, rank - 2, rank - 2, rank - 1, ldB, true);
+  stageRightOperand(b, bs, rank, staged.transposed, staged.ld, true);
   line("__syncthreads();");
   // The f32 sums, at the result's register indices, from the accumulator.
   line(llvm::formatv("float {0}[{1}];", sums, r.regCount));
@@ -351,8 +362,8 @@ LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Valu
   ++indent;
   std::string bf = fresh("bf");
   line(llvm::formatv("unsigned {0}[{1}];", bf, 2 * step));
-  line(llvm::formatv("mma_b_x{0}<{1}, {2}>({3}, {4}, {5} * 16, {6} * 8);", 2 * step, ldB,
-                     bT ? "true" : "false", bf, bs, ks, nj));
+  line(llvm::formatv("mma_b_x{0}<{1}, {2}>({3}, {4}, {5} * 16, {6} * 8);", 2 * step, staged.ld,
+                     staged.transposed ? "true" : "false", bf, bs, ks, nj));
   line("#pragma unroll");
   line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", mi, RM / 2));
   ++indent;
@@ -389,24 +400,14 @@ LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Valu
 
 LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Value rhs,
                                   int64_t rank) {
-  if (op->hasAttr(kMmaAttrName))
-    return emitTensorCoreProduct(op, accValue, lhs, rhs, rank);
-  auto type = cast<TileType>(op->getResult(0).getType());
-  Type outElem = type.getElementType();
   Tile a = tiles[lhs], b = tiles[rhs];
   if (a.rank() != rank || b.rank() != rank)
     return op->emitError() << "matrix product operands must have rank " << rank;
-  auto [ctx, dims] = layoutOf(op->getResult(0));
+  if (op->hasAttr(kMmaAttrName))
+    return emitTensorCoreProduct(op, accValue, lhs, rhs, rank);
+  Type outElem = cast<TileType>(op->getResult(0).getType()).getElementType();
   std::optional<Tile> acc;
-  if (accValue) {
-    acc = tiles[accValue];
-    for (auto [d, from] : llvm::zip(dims, acc->dims))
-      d.extent = from.extent;
-  } else {
-    dims[rank - 2].extent = a.dims[rank - 2].extent;
-    dims[rank - 1].extent = b.dims[rank - 1].extent;
-  }
-  Tile r = declare(outElem, ctx, dims);
+  Tile r = declareProduct(op, accValue, a, b, rank, acc);
   // Stage both operands in shared memory, row-major over their padded shapes.
   auto count = [](const Tile &t) {
     int64_t n = 1;
@@ -434,10 +435,11 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   // threads hold runs along K (a transposed tile, as attention's k^T) is
   // staged transposed, N rows of K, so that its runs stay whole.
   int64_t stagedBytes = mma ? 2 : 8;
-  bool bT = mma && runOf(b, rank - 2) >= 8 && runOf(b, rank - 1) == 1;
-  int64_t ldA = PK + 8, ldB = bT ? PK + 8 : PN + 8, ldC = PN + 8;
+  StagedOperand stagedB = stagedRightOperand(layoutAttr(b), rank);
+  stagedB.transposed &= mma;
+  int64_t ldA = PK + 8, ldC = PN + 8;
   int64_t bytesA = llvm::alignTo(mma ? PM * ldA * 2 : count(a) * stagedBytes, 16);
-  int64_t bytesB = llvm::alignTo(mma ? (bT ? PN : PK) * ldB * 2 : count(b) * stagedBytes, 16);
+  int64_t bytesB = mma ? stagedB.bytes : (int64_t)llvm::alignTo(count(b) * stagedBytes, 16);
   int64_t base = sharedBase;
   sharedBytes = std::max(sharedBytes, base + bytesA + bytesB);
   std::string as = fresh("sa"), bs = fresh("sb");
@@ -449,10 +451,7 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
                      bs, base + bytesA));
   line("__syncthreads();");
   stageOperand(a, as, rank - 1, rank - 2, rank - 1, ldA, mma);
-  if (bT)
-    stageOperand(b, bs, rank - 2, rank - 1, rank - 2, ldB, mma);
-  else
-    stageOperand(b, bs, rank - 2, rank - 2, rank - 1, ldB, mma);
+  stageRightOperand(b, bs, rank, stagedB.transposed, stagedB.ld, mma);
   line("__syncthreads();");
   // Each element of the result: the product's sum (from the tensor cores'
   // f32 tile in shared memory, or a loop over K here), plus the accumulator.
@@ -463,8 +462,8 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
     line(llvm::formatv("float* {0} = reinterpret_cast<float*>(kite_smem + {1});", cs,
                        base + bytesA + bytesB));
     line(llvm::formatv("mma_tile<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}>({9}, {10}, {11});",
-                       PM, PN, PK, numThreads / 32, cType(a.elem), ldA, ldB, ldC,
-                       bT ? "true" : "false", as, bs, cs));
+                       PM, PN, PK, numThreads / 32, cType(a.elem), ldA, stagedB.ld, ldC,
+                       stagedB.transposed ? "true" : "false", as, bs, cs));
     line("__syncthreads();");
   }
   std::string sumT = outElem.isF64() ? "double"
