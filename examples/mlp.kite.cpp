@@ -7,7 +7,7 @@
 using namespace kite;
 
 KITE_KERNEL Tensor mlp(Tensor x, Tensor w1, Tensor w2) {
-  auto m = x.size(0), d = specialize(x.size(1)), hidden = w1.size(1);
+  auto m = x.size(0), hidden = w1.size(1);
   auto e = specialize(w2.size(1));
   auto out = empty({m, e}, x.dtype());
   for (auto tm : tile(m)) {
