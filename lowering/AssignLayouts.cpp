@@ -52,9 +52,10 @@ SmallVector<int64_t> paddedShape(Type t) {
 
 class Assigner {
 public:
-  Assigner(func::FuncOp kernel, const Config &config) : kernel(kernel) {
+  Assigner(func::FuncOp kernel, const Config &config, StringRef arch) : kernel(kernel) {
     numThreads = (int64_t)llvm::bit_floor((uint64_t)(32 * config.num_warps));
     tensorCores = config.tensor_cores;
+    wgmma = tensorCores && config.wgmma && hasWgmma(arch) && numThreads % 128 == 0;
     innerThreads = config.inner_threads.value_or(0);
     int64_t narrowest = 0;
     kernel.walk([&](Operation *op) {
@@ -80,6 +81,7 @@ private:
   func::FuncOp kernel;
   int64_t numThreads = 128, vecElems = 4, innerThreads = 0;
   bool tensorCores = false;
+  bool wgmma = false; // products may run on wgmma (sm_90a, whole warpgroups)
   BlockedLayoutAttr main; // the current top-level loop's context
 
   // Layouts -----------------------------------------------------------------
@@ -93,6 +95,7 @@ private:
   static int64_t registers(BlockedLayoutAttr l);
   std::optional<BlockedLayoutAttr> mmaLayout(ArrayRef<int64_t> padded);
   bool onTensorCores(Operation *product, Value lhs, Value rhs);
+  bool onWgmma(Value rhs);
   /// `v` readable at the elements of a `r` tile (dims aligned at `offset`),
   /// through a conversion inserted before `user` if needed.
   Value readableAt(Value v, BlockedLayoutAttr r, int64_t offset, Operation *user);
@@ -223,6 +226,18 @@ bool Assigner::onTensorCores(Operation *product, Value lhs, Value rhs) {
   int64_t r = pa.size();
   return pa[r - 1] % 16 == 0 && pb[r - 2] == pa[r - 1] && mmaLayout(pa) &&
          mmaLayout(paddedShape(product->getResult(0).getType()));
+}
+
+/// True if a tensor-core product with right operand `rhs` (its layout
+/// assigned) runs on wgmma: the config allows it, and the staged operand
+/// fills whole 128-byte swizzle rows (64 elements along its rows: K when
+/// staged along K, else N) with N at most 256.
+bool Assigner::onWgmma(Value rhs) {
+  auto type = cast<TileType>(rhs.getType());
+  SmallVector<int64_t> padded = paddedShape(type);
+  int64_t r = padded.size(), k = padded[r - 2], n = padded[r - 1];
+  bool alongK = stagedAlongK(layoutOf(rhs), r);
+  return wgmma && n <= 256 && (alongK ? k : n) % 64 == 0;
 }
 
 /// A conversion goes right before its user when the value is defined in
@@ -585,7 +600,8 @@ LogicalResult Assigner::assignOp(Operation *op) {
       makeReadable(op, lhs, *mmaLayout(paddedShape(op->getOperand(lhs).getType())), 0);
       if (acc)
         makeReadable(op, 0, r, 0);
-      op->setAttr(kMmaAttrName, UnitAttr::get(op->getContext()));
+      StringRef instr = onWgmma(op->getOperand(lhs + 1)) ? kWgmma : kMmaSync;
+      op->setAttr(kMmaAttrName, StringAttr::get(op->getContext(), instr));
       return;
     }
     op->removeAttr(kMmaAttrName);
@@ -652,6 +668,7 @@ LogicalResult Assigner::assignOp(Operation *op) {
 
 struct KiteAssignLayoutsPass
     : public kite::impl::KiteAssignLayoutsBase<KiteAssignLayoutsPass> {
+  using KiteAssignLayoutsBase::KiteAssignLayoutsBase;
   void runOnOperation() override {
     FailureOr<ConfiguredKernel> found = configuredKernel(getOperation());
     if (failed(found))
@@ -661,7 +678,7 @@ struct KiteAssignLayoutsPass
                                    "(run kite-apply-config first)";
       return signalPassFailure();
     }
-    if (failed(Assigner(found->kernel, *found->config).run()))
+    if (failed(Assigner(found->kernel, *found->config, arch).run()))
       return signalPassFailure();
   }
 };

@@ -66,7 +66,9 @@ struct Config {
   /// With tensor_cores, pipelined K loops (kite-matmul-mainloop) use
   /// Hopper's warpgroup MMA (wgmma.mma_async, sm_90a) where the tile
   /// allows: 4 warps per warpgroup, 64-row blocks, BN a multiple of 64 up to
-  /// 256, BK = 64.
+  /// 256, BK = 64. Products from registers (kite.mma) use it too where the
+  /// threads form whole warpgroups and the staged operand fills 128-byte
+  /// swizzle rows.
   bool wgmma = false;
   /// With wgmma and 8 warps: a producer warpgroup copies the operands and a
   /// consumer warpgroup multiplies, synchronized by mbarriers (BM 64 or

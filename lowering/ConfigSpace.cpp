@@ -179,10 +179,20 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
   if (halfMatmul)
     params.push_back(parameter("tensor_cores", std::nullopt, {false, true}, def.tensor_cores,
                                "matrix products of f16/bf16 tiles on tensor cores (mma.sync)"));
+  if (halfMatmul && !plainProduct && hasWgmma(arch))
+    params.push_back(parameter("wgmma", std::nullopt, {false, true}, def.wgmma,
+                               "with tensor_cores: products from registers on Hopper's "
+                               "warpgroup MMA (sm_90a; whole warpgroups, B staged in "
+                               "128-byte swizzled rows) instead of mma.sync"));
   if (plainProduct)
     params.push_back(parameter("num_stages", std::nullopt, {2, 3, 4, 5}, def.num_stages,
                                "shared-memory stages of a pipelined tensor-core K loop "
                                "(1 means 2)"));
+  else if (halfMatmul)
+    params.push_back(parameter("num_stages", std::nullopt, {1, 2, 3}, def.num_stages,
+                               "with tensor_cores: staging buffers of a product operand "
+                               "loaded in a loop (kite-prefetch-operands), copied "
+                               "num_stages - 1 iterations ahead (1: loaded at the product)"));
   if (hopper) {
     params.push_back(parameter("wgmma", std::nullopt, {false, true}, def.wgmma,
                                "pipelined tensor-core K loops on Hopper's warpgroup MMA "

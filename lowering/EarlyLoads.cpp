@@ -34,13 +34,6 @@ using namespace kite;
 
 namespace {
 
-/// The tensor whose memory `t` is: views resolved to what they view.
-Value memoryOf(Value t) {
-  while (auto view = t.getDefiningOp<TensorReshapeOp>())
-    t = view.getSource();
-  return t;
-}
-
 /// True if `op`, or an op nested in it, may write the memory `tensor`: a
 /// store or atomic to it, or an op whose effects are not known.
 bool mayWrite(Operation *op, Value tensor) {

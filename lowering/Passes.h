@@ -25,10 +25,32 @@ constexpr llvm::StringLiteral kCheckedAttrName = "kite.checked";
 constexpr llvm::StringLiteral kLayoutAttrName = "kite.layout";
 
 /// kite-assign-layouts' mark on a matrix product that runs on the tensor
-/// cores from registers (`mma.sync` m16n8k16): its left operand and result
-/// lie in the tensor cores' layout (`mmaLayout`), its right operand is
-/// staged in shared memory.
+/// cores from registers: its left operand and result lie in the tensor
+/// cores' layout (`mmaLayout`), its right operand is staged in shared
+/// memory. The value names the instruction: `kMmaSync` (`mma.sync`
+/// m16n8k16 a warp, B fragments by ldmatrix from padded rows) or `kWgmma`
+/// (Hopper's `wgmma.mma_async` m64nNk16 a warpgroup, A from registers, B by
+/// descriptor from 128-byte-swizzled rows).
 constexpr llvm::StringLiteral kMmaAttrName = "kite.mma";
+constexpr llvm::StringLiteral kMmaSync = "mma_sync";
+constexpr llvm::StringLiteral kWgmma = "wgmma";
+
+/// kite-prefetch-operands' mark on a load that CUDA emission copies
+/// straight into its product's staging buffers, this many (an integer, 2
+/// or more) a ring, `value - 1` iterations of its loop ahead.
+constexpr llvm::StringLiteral kPrefetchAttrName = "kite.prefetch";
+
+/// True if a tensor-core product's right operand, of layout `b` and rank
+/// `rank`, is staged as N rows of K: its threads hold runs of 8 or more
+/// along K and none along N (a transposed tile, as attention's k^T), which
+/// stay whole that way. Otherwise it is staged as K rows of N.
+inline bool stagedAlongK(BlockedLayoutAttr b, int64_t rank) {
+  auto run = [&](int64_t i) {
+    int64_t c = b.getDims()[i];
+    return c < 0 ? 1 : b.getVec()[c];
+  };
+  return run(rank - 2) >= 8 && run(rank - 1) == 1;
+}
 
 /// The power-of-two size a tile dim of `n` elements is padded to.
 inline int64_t paddedSize(int64_t n) {
@@ -40,6 +62,14 @@ inline int64_t elementBytes(mlir::Type t) {
   if (t.isInteger(1))
     return 1;
   return t.isIntOrFloat() ? t.getIntOrFloatBitWidth() / 8 : 0;
+}
+
+/// The tensor whose memory `t` is: views (kite.tensor_reshape) resolved to
+/// what they view.
+inline mlir::Value memoryOf(mlir::Value t) {
+  while (auto view = t.getDefiningOp<TensorReshapeOp>())
+    t = view.getSource();
+  return t;
 }
 
 #define GEN_PASS_DECL

@@ -222,7 +222,11 @@ def KiteAssignLayouts : Pass<"kite-assign-layouts", "::mlir::ModuleOp"> {
     context of their own shape. Elementwise results take their largest
     same-shape operand's layout, reductions drop the reduced dim, shape ops
     move dims, products and loop-carried values keep their accumulator's
-    and initializer's. lowering/AssignLayouts.cpp has the rules.
+    and initializer's. With `tensor_cores`, a 16-bit product whose tiles
+    allow it takes the tensor cores' layout (its left operand and result in
+    registers) and a `kite.mma` mark naming the instruction: `wgmma` on
+    sm_90a with `wgmma` in the config and whole warpgroups, else
+    `mma_sync`. lowering/AssignLayouts.cpp has the rules.
 
     Assumes: a configured kernel with static tile shapes (kite-apply-config
     and the passes before emission). Guarantees: every tile type has a
@@ -237,6 +241,37 @@ def KiteAssignLayouts : Pass<"kite-assign-layouts", "::mlir::ModuleOp"> {
     ```
 
     Test: test/lowering/kite-assign-layouts.mlir
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "The GPU target: products on wgmma need sm_90a">
+  ];
+}
+
+def KitePrefetchOperands : Pass<"kite-prefetch-operands", "::mlir::ModuleOp"> {
+  let summary = "Mark product operand loads that are copied ahead of their loop's iteration";
+  let description = [{
+    With `num_stages` S of 2 or more in the config, marks `kite.prefetch = S`
+    each `kite.load` in the body of a nested 1-D `kite.tile_for` (not a
+    `kite.mainloop`) whose tile is used only as the right operand of a
+    `kite.mma` product in the same block (directly or through one
+    `kite.transpose`), that has no mask and no gathered subscript, whose
+    other subscripts are the loop's span or values defined outside the
+    loop, and that reads a kernel parameter nothing in the kernel writes.
+    CUDA emission copies such a load's tiles with cp.async straight into a
+    ring of S staging buffers of its product, S - 1 iterations ahead (the
+    first ones before the loop), and the product reads the buffer of its
+    iteration after the wait and barrier it already had. Attention's k and
+    v tiles are the example.
+
+    Assumes: kite-assign-layouts ran (products marked `kite.mma`).
+    Guarantees: only the `kite.prefetch` attribute changes.
+
+    ```mlir
+    %kt = kite.load %k[%tb, %tk, all] {kite.prefetch = 2 : i64} : ...
+    ```
+
+    Test: test/lowering/kite-prefetch-operands.mlir
   }];
 }
 

@@ -33,7 +33,10 @@ void kite::buildKiteLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKiteEarlyLoads());
   // Every tile's layout, and a conversion wherever a user needs another;
   // emission only prints them.
-  pm.addPass(createKiteAssignLayouts());
+  pm.addPass(createKiteAssignLayouts({options.arch}));
+  // Product operands copied into shared memory iterations ahead, if the
+  // config has stages for them.
+  pm.addPass(createKitePrefetchOperands());
 }
 
 void kite::registerKiteLoweringPasses() {

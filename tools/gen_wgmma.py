@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Writes runtime/device/kite_wgmma_ops.cuh: wgmma.mma_async wrappers.
 
-One wrapper per (N, dtype): D[64 x N] (f32, in registers) += A[64 x 16]
-(shared memory, K-major) x B[16 x N] (shared memory, MN-major, transposed
-by the instruction), both operands by matrix descriptor. The operand lists
-are long (N / 2 accumulator registers), hence the generator.
+Two wrappers per (N, dtype), D[64 x N] (f32, in registers) += A[64 x 16] x
+B[16 x N]:
+  - WgmmaOp: A (K-major) and B (MN-major, transposed by the instruction) in
+    shared memory, both by matrix descriptor;
+  - WgmmaRegA: A from registers (4 a thread, mma.sync's A fragment within
+    each warp), B in shared memory by descriptor, K-major (TransB 0) or
+    MN-major (TransB 1).
+The operand lists are long (N / 2 accumulator registers), hence the
+generator.
 
   python3 tools/gen_wgmma.py > runtime/device/kite_wgmma_ops.cuh
 """
@@ -20,6 +25,10 @@ print("""//===- kite_wgmma_ops.cuh - wgmma.mma_async wrappers -----------*- CUDA
 // accumulator fragment of m64nNk16) += A x B, with A K-major and B MN-major
 // in shared memory (sm_90a).
 //
+// WgmmaRegA<N, T>::run<TransB>(d, a, descB): the same with A from registers
+// (a: 4 packed pairs a thread, mma.sync m16n8k16's A fragment within each
+// warp of the warpgroup) and B K-major (TransB 0) or MN-major (TransB 1).
+//
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -27,6 +36,7 @@ print("""//===- kite_wgmma_ops.cuh - wgmma.mma_async wrappers -----------*- CUDA
 namespace kite_device {
 
 template <int N, class T> struct WgmmaOp;
+template <int N, class T> struct WgmmaRegA;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 """)
 for n in SIZES:
@@ -46,6 +56,28 @@ for n in SIZES:
                  "}}\\n"
                  : {constraints}
                  : "l"(a), "l"(b), "r"(1));
+  }}
+}};
+""")
+for n in SIZES:
+    regs = n // 2
+    for cname, ptx in TYPES:
+        outs = ", ".join(f"%{i}" for i in range(regs))
+        a = ", ".join(f"%{regs + i}" for i in range(4))
+        b, sc, tb = regs + 4, regs + 5, regs + 6
+        constraints = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
+        print(f"""template <> struct WgmmaRegA<{n}, {cname}> {{
+  template <int TransB>
+  static __device__ __forceinline__ void run(float (&d)[{regs}], const unsigned (&a)[4],
+                                             unsigned long long b) {{
+    asm volatile("{{\\n"
+                 ".reg .pred p;\\n"
+                 "setp.ne.b32 p, %{sc}, 0;\\n"
+                 "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx} "
+                 "{{{outs}}}, {{{a}}}, %{b}, p, 1, 1, %{tb};\\n"
+                 "}}\\n"
+                 : {constraints}
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1), "n"(TransB));
   }}
 }};
 """)

@@ -53,6 +53,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
       .Case([&](scf::IfOp i) { return emitScfIf(i); })
       .Case<SpanQueryOp, SpanIndexOp>([&](Operation *s) { return emitSpanOp(s); })
       .Case([&](LoadOp l) {
+        if (prefetches.count(l))
+          return emitPrefetchedLoad(l);
         return emitAccess(l, l.getTensor(), l.getSubscripts(), l.getMask(), {},
                           l.getResult(), std::nullopt);
       })

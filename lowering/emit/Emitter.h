@@ -104,6 +104,54 @@ struct SpanVars {
   int64_t upperConst = -1; // the loop's end, where it is a constant
 };
 
+/// How a kite.mma product's right operand is staged in shared memory: N
+/// rows of K where its threads hold runs along K (stagedAlongK), else K
+/// rows of N; for mma.sync, rows of `ld` elements (8 longer than the
+/// tile's, so that ldmatrix's reads are free of bank conflicts), for wgmma
+/// its 128-byte-swizzled layout of `swizzleRows` rows (1024-byte aligned).
+struct StagedOperand {
+  bool transposed = false;
+  int64_t ld = 0, swizzleRows = 0, bytes = 0;
+};
+
+/// A product from registers (kite.mma) as both instructions begin it: its
+/// operand and result tiles (the result declared), the accumulator read in
+/// the result's layout, padded K and N, and the result's row registers.
+struct RegisterProduct {
+  Type outElem;
+  Tile a, b, r;
+  std::optional<Tile> acc;
+  int64_t PK = 0, PN = 0, RM = 0;
+};
+
+/// A load kite-prefetch-operands marked: its tiles go straight into a ring
+/// of `stages` staging buffers of `product`, `bytes` each, from `offset`
+/// (past the 1024-byte aligned base for wgmma, else kite_smem); it is the
+/// `index`-th of its loop's `count` such loads.
+struct Prefetch {
+  Operation *product = nullptr;
+  StagedOperand staged;
+  bool wgmma = false;
+  int64_t stages = 2, offset = 0, index = 0, count = 1;
+  /// The load's dims that are the staged rows and columns.
+  int64_t rowDim = 0, colDim = 0;
+};
+
+/// Where an access copies to instead of registers (a prefetched load):
+/// element (row, col) of the load's dims `rowDim` and `colDim` at
+/// `buf[row * ld + col]`, or `buf[sw128_index<swizzleRows>(row, col)]`.
+struct CopyTarget {
+  std::string buf;
+  int64_t rowDim = 0, colDim = 0, ld = 0, swizzleRows = 0;
+};
+
+/// A nested tile loop's bounds and variables, for copies of later
+/// iterations.
+struct LoopVars {
+  std::string lower, upper, iv, count;
+  int64_t blockSize = 1, lowerConst = -1, upperConst = -1;
+};
+
 /// The CUDA type of a kite element type.
 std::string cType(Type t);
 /// The type elementwise math runs in: f32 for 16-bit floats.
@@ -157,6 +205,15 @@ private:
   /// The private staging buffer (its offset) of each kite.mma product
   /// that has one.
   DenseMap<Operation *, int64_t> stagingBuffers;
+  /// Prefetched loads (kite.prefetch), and the load each product's right
+  /// operand comes from.
+  DenseMap<Operation *, Prefetch> prefetches;
+  DenseMap<Operation *, Operation *> prefetchedOperand;
+  /// The loops with prefetched loads: their loads in order, their bounds.
+  DenseMap<Operation *, SmallVector<Operation *>> prefetchLoops;
+  DenseMap<Operation *, LoopVars> loopVars;
+  /// Set while a prefetched load's copy is emitted.
+  std::optional<CopyTarget> copyTarget;
   std::vector<std::unique_ptr<Context>> contexts;
   DenseMap<Value, Tile> tiles;
   DenseMap<Value, std::string> scalars;
@@ -291,6 +348,22 @@ private:
   /// staging buffer of its own, below `sharedBase` (none in a kernel with a
   /// kite_gemm.cuh main loop, which assumes all of shared memory).
   void planStagingBuffers();
+  /// A prefetched load where it stands in its loop: no code, a tile of its
+  /// shape and layout with no registers (its product reads the ring).
+  LogicalResult emitPrefetchedLoad(LoadOp load);
+  /// The copy of prefetched `load`'s tile at loop iteration `iteration` into
+  /// ring slot `slot` (C++ expressions), as cp.async 16 bytes at a time.
+  LogicalResult emitPrefetchCopy(Operation *load, StringRef iteration, StringRef slot);
+  /// Before a loop with prefetched loads: the copies of its first
+  /// `stages - 1` iterations, one cp.async group per load and iteration.
+  LogicalResult emitPrefetchPrologue(Operation *loop);
+  /// At a product whose right operand is prefetched: waits for this
+  /// iteration's copy, the barrier, then issues the copy `stages - 1`
+  /// iterations ahead; returns the slot's pointer.
+  FailureOr<std::string> awaitPrefetched(Operation *product, Type elem);
+  /// The pointer to shared memory at `offset`, from kite_smem or (wgmma's
+  /// swizzled buffers) its 1024-byte aligned base.
+  std::string sharedAt(int64_t offset, bool aligned, StringRef type);
   LogicalResult emitPrologue();
   LogicalResult emitTopLevelLoops();
   /// Opens the loop over program ids of a persistent `pidType` (returns the
@@ -357,17 +430,34 @@ private:
                            int64_t rank);
   LogicalResult emitTensorCoreProduct(Operation *op, Value acc, Value lhs, Value rhs,
                                       int64_t rank);
+  LogicalResult emitWgmmaProduct(Operation *op, Value acc, Value lhs, Value rhs,
+                                 int64_t rank);
+  /// Makes `bs` the shared-memory buffer a kite.mma product reads its
+  /// right operand `b` from: its prefetched ring's slot (awaitPrefetched;
+  /// `bs` renamed), else one named `bs`, staged now as `staged` says, with
+  /// the barriers around it.
+  LogicalResult stageProductOperand(Operation *op, const Tile &b, int64_t rank,
+                                    const StagedOperand &staged, bool wgmma, std::string &bs);
+  /// Declares a kite.mma product's result and checks that its tiles are in
+  /// the tensor cores' layout (on `wgmma`, also N <= 256, warpgroups).
+  FailureOr<RegisterProduct> beginRegisterProduct(Operation *op, Value acc, Value lhs,
+                                                  Value rhs, int64_t rank, bool wgmma);
+  /// Element (`row`, `col`) of a kite.mma product's left operand `a` as
+  /// registers (row and column register indices), zero past K's valid
+  /// extent.
+  std::string leftOperandElement(const Tile &a, int64_t rank, StringRef row, StringRef col);
   /// Declares the result tile of product `op` (valid extents from the
   /// accumulator, else from the operands `a` and `b`); sets `acc` to the
   /// accumulator's tile if it has one.
   Tile declareProduct(Operation *op, Value accValue, const Tile &a, const Tile &b,
                       int64_t rank, std::optional<Tile> &acc);
   /// Stages a product's right operand `b` into `buf` (stageOperand): K rows
-  /// of N, or `transposed`, N rows of K; `ld` elements a row.
+  /// of N, or `transposed`, N rows of K; `ld` elements a row, or with
+  /// `swizzleRows` in wgmma's 128-byte-swizzled layout of that many rows.
   void stageRightOperand(const Tile &b, const std::string &buf, int64_t rank, bool transposed,
-                         int64_t ld, bool mma);
+                         int64_t ld, bool mma, int64_t swizzleRows = 0);
   void stageOperand(const Tile &t, const std::string &buf, int64_t kDim, int64_t rowDim,
-                    int64_t colDim, int64_t ld, bool mma);
+                    int64_t colDim, int64_t ld, bool mma, int64_t swizzleRows = 0);
   LogicalResult emitFull(FullOp op);
   LogicalResult emitShape(Operation *op);
 };

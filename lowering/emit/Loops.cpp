@@ -378,11 +378,15 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
     std::string count = fresh("c");
     line(llvm::formatv("const i64 {0} = ((i64)({1}) - (i64)({2}) + {3}) / {4};", count,
                        ub, lb, *bs - 1, *bs));
+    int64_t lowC = getConstantIntValue(loop.getLowerBounds()[d]).value_or(-1);
+    int64_t upC = getConstantIntValue(loop.getUpperBounds()[d]).value_or(-1);
+    // Loads copied ahead (kite.prefetch; 1-D loops): their first tiles.
+    loopVars[loop] = LoopVars{lb, ub, it, count, *bs, lowC, upC};
+    if (failed(emitPrefetchPrologue(loop)))
+      return failure();
     line(llvm::formatv("for (i64 {0} = 0; {0} < {1}; ++{0}) {{", it, count));
     ++indent;
     ++opened;
-    int64_t lowC = getConstantIntValue(loop.getLowerBounds()[d]).value_or(-1);
-    int64_t upC = getConstantIntValue(loop.getUpperBounds()[d]).value_or(-1);
     defineSpan(loop.getSpans()[d],
                llvm::formatv("(i64)({0}) + {1} * {2}", lb, it, *bs).str(), ub, *bs,
                lowC, upC, it, count);

@@ -262,7 +262,10 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   t.dims = dims;
   for (size_t i = 0; i < t.dims.size(); ++i)
     t.dims[i].extent = extents[i];
-  if (isLoad) {
+  // A prefetched load's copy (copyTarget) iterates like a store: its
+  // elements go to shared memory, not registers.
+  bool toRegisters = isLoad && !copyTarget;
+  if (toRegisters) {
     t = declare(ref.elem, t.ctx, t.dims);
   } else {
     // Iterate without an array of our own.
@@ -302,6 +305,11 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
     a.checked.insert(c.asArrayRef().begin(), c.asArrayRef().end());
   std::string own = isLoad ? "" : owner(t);
   int64_t width = (maskTile || atomic) ? 1 : vectorWidth(ref, subs, t, a.checked);
+  // A copy moves 16-byte vectors along the staged rows (cp.async), else
+  // elements.
+  if (copyTarget && (copyTarget->colDim != t.rank() - 1 ||
+                     width * elementBytes(ref.elem) != 16))
+    width = 1;
   // Offsets in 32-bit arithmetic where none can overflow it: the tensor's
   // reach, with a tile running past its end (masked lanes), stays far
   // below 2^31 elements.
@@ -319,7 +327,7 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
     std::string offset = elementOffset(a, k, bounds);
     emitAccessElement(a, k, offset, bounds);
   }, width);
-  if (isLoad)
+  if (toRegisters)
     tiles[resultValue] = t;
   return success();
 }
@@ -453,6 +461,29 @@ void Emitter::emitAccessElement(const Access &a, ArrayRef<std::string> k,
   conds.append(bounds.begin(), bounds.end());
   std::string cond = llvm::join(conds, " && ");
   std::string ptr = llvm::formatv("{0}[{1}]", ref.ptr, offset);
+  if (copyTarget) {
+    const CopyTarget &c = *copyTarget;
+    std::string row = coord(t, c.rowDim, k[c.rowDim]), col = coord(t, c.colDim, k[c.colDim]);
+    std::string dst =
+        c.swizzleRows
+            ? llvm::formatv("{0}[sw128_index<{1}>({2}, {3})]", c.buf, c.swizzleRows, row, col)
+                  .str()
+            : llvm::formatv("{0}[({1}) * {2} + {3}]", c.buf, row, c.ld, col).str();
+    // Lanes outside the tile or the tensor are zeros, and read nothing.
+    if (width > 1)
+      line(cond.empty()
+               ? llvm::formatv("cp_async16(&{0}, &{1}, 16);", dst, ptr).str()
+               : llvm::formatv("cp_async16(&{0}, ({1}) ? &{2} : {3}, ({1}) ? 16 : 0);", dst,
+                               cond, ptr, ref.ptr)
+                     .str());
+    else
+      line(llvm::formatv("{0} = {1};", dst,
+                         cond.empty() ? ptr
+                                      : llvm::formatv("({0}) ? {1} : cvt<{2}>(0)", cond, ptr,
+                                                      cType(ref.elem))
+                                            .str()));
+    return;
+  }
   if (width > 1) {
     // One vector: the mask is the same for all its elements.
     if (isLoad) {

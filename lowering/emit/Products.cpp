@@ -160,51 +160,213 @@ int64_t runOf(const Tile &t, int64_t i) {
 } // namespace
 
 /// How a kite.mma product's right operand of layout `b` (rank `rank`) is
-/// staged: N rows of K where its threads hold runs along K (a transposed
-/// tile, as attention's k^T), else K rows of N; rows 8 elements longer than
-/// the tile's, so that ldmatrix's reads are free of bank conflicts.
-struct StagedOperand {
-  bool transposed = false;
-  int64_t ld = 0, bytes = 0;
-};
-static StagedOperand stagedRightOperand(BlockedLayoutAttr b, int64_t rank) {
-  auto run = [&](int64_t i) {
-    int64_t c = b.getDims()[i];
-    return c < 0 ? 1 : b.getVec()[c];
-  };
+/// staged, on wgmma or mma.sync.
+static StagedOperand stagedRightOperand(BlockedLayoutAttr b, int64_t rank, bool wgmma) {
   SmallVector<int64_t> shape = b.tileShape();
   int64_t PK = shape[rank - 2], PN = shape[rank - 1];
   StagedOperand s;
-  s.transposed = run(rank - 2) >= 8 && run(rank - 1) == 1;
+  s.transposed = stagedAlongK(b, rank);
+  if (wgmma) {
+    s.swizzleRows = s.transposed ? PN : PK;
+    s.bytes = PK * PN * 2;
+    return s;
+  }
   s.ld = s.transposed ? PK + 8 : PN + 8;
   s.bytes = llvm::alignTo((s.transposed ? PN : PK) * s.ld * 2, 16);
   return s;
 }
 
+/// True if kite-assign-layouts put product `op` on wgmma.
+static bool onWgmma(Operation *op) {
+  auto instr = op->getAttrOfType<StringAttr>(kMmaAttrName);
+  return instr && instr.getValue() == kWgmma;
+}
+
+/// wgmma's staging buffers start at a 1024-byte boundary (the swizzle's
+/// period) past an aligned base: at most this many bytes above kite_smem.
+constexpr int64_t kSwizzleAlign = 1024;
+
 void Emitter::planStagingBuffers() {
   bool mainloop = false;
   DenseMap<Block *, SmallVector<Operation *>> byBlock;
+  SmallVector<Operation *> loads;
   kernel.walk([&](Operation *op) {
     if (op->hasAttr("kite.mainloop"))
       mainloop = true;
     if (op->hasAttr(kMmaAttrName))
       byBlock[op->getBlock()].push_back(op);
+    if (op->hasAttr(kPrefetchAttrName))
+      loads.push_back(op);
   });
   if (mainloop)
     return;
+  // The product each prefetched load feeds (through at most a transpose),
+  // and the load's dims that are the staged rows and columns.
+  for (Operation *load : loads) {
+    Operation *user = *load->getResult(0).getUsers().begin();
+    int64_t swapA = -1, swapB = -1;
+    if (auto t = dyn_cast<TransposeOp>(user)) {
+      int64_t r = cast<TileType>(t.getType()).getRank();
+      swapA = t.getDim0() < 0 ? t.getDim0() + r : t.getDim0();
+      swapB = t.getDim1() < 0 ? t.getDim1() + r : t.getDim1();
+      user = *t->getResult(0).getUsers().begin();
+    }
+    auto loadDim = [&](int64_t d) { return d == swapA ? swapB : d == swapB ? swapA : d; };
+    Value rhs = user->getOperand(user->getNumOperands() - 1);
+    auto type = cast<TileType>(rhs.getType());
+    int64_t rank = type.getRank();
+    Prefetch p;
+    p.product = user;
+    p.wgmma = onWgmma(user);
+    p.staged = stagedRightOperand(cast<BlockedLayoutAttr>(type.getLayout()), rank, p.wgmma);
+    p.stages = cast<IntegerAttr>(load->getAttr(kPrefetchAttrName)).getInt();
+    p.rowDim = loadDim(p.staged.transposed ? rank - 1 : rank - 2);
+    p.colDim = loadDim(p.staged.transposed ? rank - 2 : rank - 1);
+    SmallVector<Operation *> &inLoop = prefetchLoops[load->getParentOp()];
+    p.index = inLoop.size();
+    inLoop.push_back(load);
+    prefetches[load] = p;
+    prefetchedOperand[user] = load;
+  }
+  for (Operation *load : loads)
+    prefetches[load].count = prefetchLoops[load->getParentOp()].size();
+  // Private buffers, below sharedBase: a ring for each prefetched operand,
+  // one buffer for each other product that shares its block with another.
+  // wgmma's are offsets from kite_smem rounded up to 1024 bytes: past the
+  // others, with room for the rounding.
+  bool swizzled = false;
+  auto allocate = [&](int64_t bytes, bool wgmma) {
+    if (wgmma)
+      sharedBase = llvm::alignTo(sharedBase, kSwizzleAlign);
+    swizzled |= wgmma;
+    int64_t offset = sharedBase;
+    sharedBase += bytes;
+    return offset;
+  };
+  for (Operation *load : loads) {
+    Prefetch &p = prefetches[load];
+    p.offset = allocate(p.stages * p.staged.bytes, p.wgmma);
+    usesGemm = true; // cp.async
+  }
   for (auto &[block, products] : byBlock) {
     if (products.size() < 2)
       continue;
     for (Operation *op : products) {
+      if (prefetchedOperand.count(op))
+        continue;
       Value rhs = op->getOperand(op->getNumOperands() - 1);
       auto type = cast<TileType>(rhs.getType());
+      bool wgmma = onWgmma(op);
       StagedOperand staged = stagedRightOperand(cast<BlockedLayoutAttr>(type.getLayout()),
-                                                type.getRank());
-      stagingBuffers[op] = sharedBase;
-      sharedBase += staged.bytes;
+                                                type.getRank(), wgmma);
+      stagingBuffers[op] = allocate(staged.bytes, wgmma);
     }
   }
+  if (swizzled)
+    sharedBase += kSwizzleAlign;
   sharedBytes = std::max(sharedBytes, sharedBase);
+}
+
+std::string Emitter::sharedAt(int64_t offset, bool aligned, StringRef type) {
+  if (!aligned)
+    return llvm::formatv("reinterpret_cast<{0}*>(kite_smem + {1})", type, offset);
+  return llvm::formatv("reinterpret_cast<{0}*>(kite_smem + ((1024 - (smem_addr(kite_smem) & "
+                       "1023)) & 1023) + {1})",
+                       type, offset);
+}
+
+LogicalResult Emitter::emitPrefetchedLoad(LoadOp load) {
+  const TensorRef &ref = tensors[load.getTensor()];
+  SmallVector<int64_t> shape;
+  SmallVector<std::string> extents;
+  if (failed(subscriptShape(load, load.getTensor(), load.getSubscripts(), ref.elem, shape,
+                            extents)))
+    return failure();
+  Tile t;
+  auto [ctx, dims] = layoutOf(load.getResult());
+  t.ctx = ctx;
+  t.dims = dims;
+  t.elem = ref.elem;
+  t.regCount = 0;
+  for (size_t i = 0; i < t.dims.size(); ++i)
+    t.dims[i].extent = extents[i];
+  tiles[load.getResult()] = t;
+  return success();
+}
+
+LogicalResult Emitter::emitPrefetchCopy(Operation *load, StringRef iteration, StringRef slot) {
+  auto l = cast<LoadOp>(load);
+  const Prefetch &p = prefetches[load];
+  auto loop = cast<TileForOp>(load->getParentOp());
+  const LoopVars &lv = loopVars[loop];
+  Value span = loop.getSpans()[0];
+  SpanVars saved = spans[span];
+  std::string buf = fresh("pb");
+  line("{");
+  ++indent;
+  defineSpan(span, llvm::formatv("(i64)({0}) + ({1}) * {2}", lv.lower, iteration, lv.blockSize).str(),
+             lv.upper, lv.blockSize, lv.lowerConst, lv.upperConst, iteration, lv.count);
+  std::string elem = cType(tensors[l.getTensor()].elem);
+  line(llvm::formatv("{0}* {1} = {2} + ({3}) * {4};", elem, buf,
+                     sharedAt(p.offset, p.wgmma, elem), slot,
+                     p.staged.bytes / elementBytes(tensors[l.getTensor()].elem)));
+  copyTarget = CopyTarget{buf, p.rowDim, p.colDim, p.staged.ld, p.staged.swizzleRows};
+  LogicalResult r = emitAccess(l, l.getTensor(), l.getSubscripts(), l.getMask(), {},
+                               l.getResult(), std::nullopt);
+  copyTarget.reset();
+  spans[span] = saved;
+  --indent;
+  line("}");
+  return r;
+}
+
+LogicalResult Emitter::emitPrefetchPrologue(Operation *loop) {
+  auto it = prefetchLoops.find(loop);
+  if (it == prefetchLoops.end())
+    return success();
+  int64_t ahead = prefetches[it->second.front()].stages - 1;
+  const LoopVars &lv = loopVars[loop];
+  for (int64_t d = 0; d < ahead; ++d) {
+    for (Operation *load : it->second) {
+      line(llvm::formatv("if ({0} < {1}) {{", d, lv.count));
+      ++indent;
+      if (failed(emitPrefetchCopy(load, std::to_string(d), std::to_string(d))))
+        return failure();
+      --indent;
+      line("}");
+      line("cp_async_commit();");
+    }
+  }
+  return success();
+}
+
+FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
+  Operation *load = prefetchedOperand[product];
+  const Prefetch &p = prefetches[load];
+  const LoopVars &lv = loopVars[load->getParentOp()];
+  int64_t ahead = p.stages - 1;
+  // Copies committed after this iteration's: the loop's other loads of
+  // this iteration and of the next `ahead - 1`, and the earlier ones of
+  // iteration + ahead.
+  line(llvm::formatv("cp_async_wait<{0}>();", p.count * ahead - 1));
+  if (p.wgmma)
+    line("fence_proxy_async();");
+  // Every thread's copies have landed, and every thread has finished the
+  // product that last read the slot the next copy fills.
+  line("__syncthreads();");
+  std::string bs = fresh("sb"), type = cType(elem);
+  line(llvm::formatv("{0}* {1} = {2} + (int)({3} % {4}) * {5};", type, bs,
+                     sharedAt(p.offset, p.wgmma, type), lv.iv, p.stages,
+                     p.staged.bytes / elementBytes(elem)));
+  std::string next = llvm::formatv("{0} + {1}", lv.iv, ahead);
+  line(llvm::formatv("if ({0} < {1}) {{", next, lv.count));
+  ++indent;
+  if (failed(emitPrefetchCopy(load, next, llvm::formatv("({0}) % {1}", next, p.stages).str())))
+    return failure();
+  --indent;
+  line("}");
+  line("cp_async_commit();");
+  return bs;
 }
 
 /// Stages matrix-product operand `t` into `buf`: on tensor cores (`mma`) as
@@ -213,7 +375,7 @@ void Emitter::planStagingBuffers() {
 /// run starts at a multiple of its length), K lanes (dim `kDim`) past the
 /// valid extent as zeros; on CUDA cores row-major over the padded shape.
 void Emitter::stageOperand(const Tile &t, const std::string &buf, int64_t kDim, int64_t rowDim,
-                           int64_t colDim, int64_t ld, bool mma) {
+                           int64_t colDim, int64_t ld, bool mma, int64_t swizzleRows) {
   std::string own = owner(t);
   int64_t width = 1;
   if (mma) {
@@ -232,8 +394,11 @@ void Emitter::stageOperand(const Tile &t, const std::string &buf, int64_t kDim, 
     forEach(
         t,
         [&](ArrayRef<std::string> k) {
-          std::string idx = llvm::formatv("({0}) * {1} + {2}", coord(t, rowDim, k[rowDim]),
-                                          ld, coord(t, colDim, k[colDim]));
+          std::string row = coord(t, rowDim, k[rowDim]), col = coord(t, colDim, k[colDim]);
+          std::string idx =
+              swizzleRows ? llvm::formatv("sw128_index<{0}>({1}, {2})", swizzleRows, row, col)
+                                .str()
+                          : llvm::formatv("({0}) * {1} + {2}", row, ld, col).str();
           if (width == 1) {
             line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ",
                                buf, idx, element(k)));
@@ -264,11 +429,11 @@ void Emitter::stageOperand(const Tile &t, const std::string &buf, int64_t kDim, 
 }
 
 void Emitter::stageRightOperand(const Tile &b, const std::string &buf, int64_t rank,
-                                bool transposed, int64_t ld, bool mma) {
+                                bool transposed, int64_t ld, bool mma, int64_t swizzleRows) {
   if (transposed)
-    stageOperand(b, buf, rank - 2, rank - 1, rank - 2, ld, mma);
+    stageOperand(b, buf, rank - 2, rank - 1, rank - 2, ld, mma, swizzleRows);
   else
-    stageOperand(b, buf, rank - 2, rank - 2, rank - 1, ld, mma);
+    stageOperand(b, buf, rank - 2, rank - 2, rank - 1, ld, mma, swizzleRows);
 }
 
 Tile Emitter::declareProduct(Operation *op, Value accValue, const Tile &a, const Tile &b,
@@ -294,50 +459,30 @@ Tile Emitter::declareProduct(Operation *op, Value accValue, const Tile &a, const
 /// 2i + 1 are the two 8-row halves of its warp's i-th 16-row tile.
 LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Value lhs,
                                              Value rhs, int64_t rank) {
-  Type outElem = cast<TileType>(op->getResult(0).getType()).getElementType();
-  Tile a = tiles[lhs], b = tiles[rhs];
-  std::optional<Tile> acc;
-  Tile r = declareProduct(op, accValue, a, b, rank, acc);
-  if (acc)
-    acc = readableAt(*acc, r, 0);
-  const Dim &rows = r.dims[rank - 2], &ak = a.dims[rank - 1];
-  int64_t PK = ak.padded, PN = b.dims[rank - 1].padded;
-  int64_t RM = rows.regExtent, NT = PN / 8;
-  if (RM % 2 || a.dims[rank - 2].regExtent != RM || ak.regExtent * 4 != PK ||
-      r.dims[rank - 1].regExtent * 4 != PN || PK % 16 || PN % 8)
-    return op->emitError() << "internal error: a kite.mma product's operands are not in "
-                              "the tensor cores' layout";
-  StagedOperand staged = stagedRightOperand(layoutAttr(b), rank);
+  FailureOr<RegisterProduct> p = beginRegisterProduct(op, accValue, lhs, rhs, rank, false);
+  if (failed(p))
+    return failure();
+  auto &[outElem, a, b, r, acc, PK, PN, RM] = *p;
+  const Dim &rows = r.dims[rank - 2];
+  int64_t NT = PN / 8;
+  StagedOperand staged = stagedRightOperand(layoutAttr(b), rank, false);
   // A product with a buffer of its own (planStagingBuffers) shares its
   // block with another one, whose barrier between its staging and its
   // reads lies between each read of this buffer and its next staging: no
   // barrier needed before staging. Otherwise the buffer is the shared one.
-  auto own = stagingBuffers.find(op);
-  int64_t offset = own != stagingBuffers.end() ? own->second : sharedBase;
-  sharedBytes = std::max<int64_t>(sharedBytes, offset + staged.bytes);
   std::string bs = fresh("sb"), sums = fresh("c"), elem = cType(a.elem);
   line("{");
   ++indent;
-  line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(b.elem), bs,
-                     offset));
-  if (own == stagingBuffers.end())
-    line("__syncthreads();");
-  stageRightOperand(b, bs, rank, staged.transposed, staged.ld, true);
-  line("__syncthreads();");
+  if (failed(stageProductOperand(op, b, rank, staged, false, bs)))
+    return failure();
   // The f32 sums, at the result's register indices, from the accumulator.
   line(llvm::formatv("float {0}[{1}];", sums, r.regCount));
   forEach(r, [&](ArrayRef<std::string> k) {
     line(llvm::formatv("{0}[{1}] = {2};", sums, flat(r, k),
                        acc ? "cvt<float>(" + at(*acc, k, 0) + ")" : std::string("0.f")));
   });
-  // Register `col` of row `row` of A, zero past K's valid extent.
   auto aElem = [&](StringRef row, StringRef col) {
-    std::string v = llvm::formatv("{0}[({1}) * {2} + {3}]", a.name, row,
-                                  a.dims[rank - 2].regStride, col);
-    if (!ak.extent.empty())
-      v = llvm::formatv("(({0}) < {1} ? {2} : cvt<{3}>(0))", coord(a, rank - 1, col),
-                        ak.extent, v, elem);
-    return v;
+    return leftOperandElement(a, rank, row, col);
   };
   std::string ks = fresh("ks"), mi = fresh("mi"), nj = fresh("nj"), af = fresh("af");
   line("#pragma unroll");
@@ -398,11 +543,176 @@ LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Valu
   return success();
 }
 
+std::string Emitter::leftOperandElement(const Tile &a, int64_t rank, StringRef row,
+                                        StringRef col) {
+  const Dim &ak = a.dims[rank - 1];
+  std::string v = llvm::formatv("{0}[({1}) * {2} + {3}]", a.name, row,
+                                a.dims[rank - 2].regStride, col);
+  if (!ak.extent.empty())
+    v = llvm::formatv("(({0}) < {1} ? {2} : cvt<{3}>(0))", coord(a, rank - 1, col), ak.extent,
+                      v, cType(a.elem));
+  return v;
+}
+
+LogicalResult Emitter::stageProductOperand(Operation *op, const Tile &b, int64_t rank,
+                                           const StagedOperand &staged, bool wgmma,
+                                           std::string &bs) {
+  if (prefetchedOperand.count(op)) {
+    FailureOr<std::string> slot = awaitPrefetched(op, b.elem);
+    if (failed(slot))
+      return failure();
+    bs = *slot;
+    return success();
+  }
+  // A product with a buffer of its own (planStagingBuffers) shares its
+  // block with another one, whose barrier between its staging and its
+  // reads lies between each read of this buffer and its next staging: no
+  // barrier needed before staging. Otherwise the buffer is the shared one.
+  auto own = stagingBuffers.find(op);
+  bool shared = own == stagingBuffers.end();
+  int64_t offset = !shared ? own->second
+                   : wgmma ? (int64_t)llvm::alignTo(sharedBase, kSwizzleAlign)
+                           : sharedBase;
+  sharedBytes = std::max<int64_t>(sharedBytes,
+                                  offset + staged.bytes + (wgmma ? kSwizzleAlign : 0));
+  std::string type = cType(b.elem);
+  line(llvm::formatv("{0}* {1} = {2};", type, bs, sharedAt(offset, wgmma, type)));
+  if (shared)
+    line("__syncthreads();");
+  stageRightOperand(b, bs, rank, staged.transposed, staged.ld, true, staged.swizzleRows);
+  // wgmma reads the operand, written through the generic proxy, through
+  // the async one.
+  if (wgmma)
+    line("fence_proxy_async();");
+  line("__syncthreads();");
+  return success();
+}
+
+FailureOr<RegisterProduct> Emitter::beginRegisterProduct(Operation *op, Value accValue,
+                                                         Value lhs, Value rhs, int64_t rank,
+                                                         bool wgmma) {
+  RegisterProduct p;
+  p.outElem = cast<TileType>(op->getResult(0).getType()).getElementType();
+  p.a = tiles[lhs];
+  p.b = tiles[rhs];
+  p.r = declareProduct(op, accValue, p.a, p.b, rank, p.acc);
+  if (p.acc)
+    p.acc = readableAt(*p.acc, p.r, 0);
+  const Dim &ak = p.a.dims[rank - 1];
+  p.PK = ak.padded;
+  p.PN = p.b.dims[rank - 1].padded;
+  p.RM = p.r.dims[rank - 2].regExtent;
+  bool fits = p.RM % 2 == 0 && p.a.dims[rank - 2].regExtent == p.RM &&
+              ak.regExtent * 4 == p.PK && p.r.dims[rank - 1].regExtent * 4 == p.PN &&
+              p.PK % 16 == 0 && p.PN % 8 == 0;
+  if (wgmma)
+    fits &= p.PN <= 256 && numThreads % 128 == 0;
+  if (!fits)
+    return op->emitError() << "internal error: a " << (wgmma ? "wgmma" : "kite.mma")
+                           << " product's operands are not in the tensor cores' layout";
+  return p;
+}
+
+/// A kite.mma product on wgmma: as on mma.sync (emitTensorCoreProduct), the
+/// left operand's registers are the A fragments and the sums stay in the
+/// result's registers, now m64nNk16 a warpgroup (each warp's 16 rows of
+/// the instruction are its 16-row tile); the right operand is staged in the
+/// 128-byte-swizzled layout and read by descriptor: K-major when staged
+/// along K, else MN-major (transposed by the instruction). The sums of the
+/// i-th 16-row tile are the i-th m64 block's accumulator, in its order:
+/// per 8 columns, row g's pair then row g + 8's.
+LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs, Value rhs,
+                                        int64_t rank) {
+  FailureOr<RegisterProduct> p = beginRegisterProduct(op, accValue, lhs, rhs, rank, true);
+  if (failed(p))
+    return failure();
+  auto &[outElem, a, b, r, acc, PK, PN, RM] = *p;
+  int64_t MT = RM / 2;
+  usesGemm = true;
+  StagedOperand staged = stagedRightOperand(layoutAttr(b), rank, true);
+  std::string bs = fresh("sb"), sums = fresh("c"), af = fresh("af"), elem = cType(a.elem);
+  std::string ks = fresh("ks"), mi = fresh("mi");
+  line("{");
+  ++indent;
+  if (failed(stageProductOperand(op, b, rank, staged, true, bs)))
+    return failure();
+  // The sums, in each m64 block's accumulator order: register (row 2i + h,
+  // column 2j + e) at [i][4j + 2h + e].
+  line(llvm::formatv("float {0}[{1}][{2}];", sums, MT, PN / 2));
+  forEach(r, [&](ArrayRef<std::string> k) {
+    StringRef kr = k[rank - 2], kc = k[rank - 1];
+    line(llvm::formatv("{0}[({1}) / 2][4 * (({2}) / 2) + 2 * (({1}) % 2) + ({2}) % 2] = {3};",
+                       sums, kr, kc,
+                       acc ? "cvt<float>(" + at(*acc, k, 0) + ")" : std::string("0.f")));
+  });
+  // Every A fragment is written before the fence that orders register
+  // writes before the wgmmas that read them.
+  line(llvm::formatv("unsigned {0}[{1}][{2}][4];", af, PK / 16, MT));
+  line("#pragma unroll");
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", ks, PK / 16));
+  ++indent;
+  line("#pragma unroll");
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", mi, MT));
+  ++indent;
+  for (int f = 0; f < 4; ++f) {
+    std::string row = llvm::formatv("2 * {0} + {1}", mi, f % 2);
+    std::string col = llvm::formatv("4 * {0} + {1}", ks, (f / 2) * 2);
+    line(llvm::formatv("{0}[{1}][{2}][{3}] = mma_pack({4}, {5});", af, ks, mi, f,
+                       leftOperandElement(a, rank, row, col),
+                       leftOperandElement(a, rank, row, col + " + 1")));
+  }
+  --indent;
+  line("}");
+  --indent;
+  line("}");
+  // Sums and fragments are written before the fence (the compiler would
+  // otherwise be free to compute them past it), and read after the wait.
+  line(llvm::formatv("wgmma_touch_sums<{0}, {1}>({2});", MT, PN, sums));
+  line(llvm::formatv("wgmma_touch_a({0});", af));
+  line("wgmma_fence();");
+  line("#pragma unroll");
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", ks, PK / 16));
+  ++indent;
+  // K-major: k steps of 32 bytes along the swizzled rows, 64-element column
+  // blocks of PN rows; MN-major: 16 rows of 128 bytes a step, column blocks
+  // PK rows apart (the leading byte offset).
+  std::string desc =
+      staged.transposed
+          ? llvm::formatv("wgmma_desc({0} + ({1} / 4) * {2} + ({1} % 4) * 16, 16, 1024)", bs,
+                          ks, PN * 64)
+                .str()
+          : llvm::formatv("wgmma_desc({0} + {1} * 1024, {2}, 1024)", bs, ks, PK * 128).str();
+  std::string d = fresh("db");
+  line(llvm::formatv("const unsigned long long {0} = {1};", d, desc));
+  line("#pragma unroll");
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0})", mi, MT));
+  line(llvm::formatv("  WgmmaRegA<{0}, {1}>::run<{2}>({3}[{4}], {5}[{6}][{4}], {7});", PN, elem,
+                     staged.transposed ? 0 : 1, sums, mi, af, ks, d));
+  --indent;
+  line("}");
+  line("wgmma_commit();");
+  line(llvm::formatv("wgmma_drain<0, {0}, {1}>({2});", MT, PN, sums));
+  // The A fragments' registers are read until the wait.
+  line(llvm::formatv("wgmma_touch_a({0});", af));
+  forEach(r, [&](ArrayRef<std::string> k) {
+    StringRef kr = k[rank - 2], kc = k[rank - 1];
+    line(llvm::formatv("{0}[{1}] = cvt<{2}>({3}[({4}) / 2][4 * (({5}) / 2) + 2 * (({4}) % 2) + "
+                       "({5}) % 2]);",
+                       r.name, flat(r, k), cType(outElem), sums, kr, kc));
+  });
+  --indent;
+  line("}");
+  tiles[op->getResult(0)] = r;
+  return success();
+}
+
 LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Value rhs,
                                   int64_t rank) {
   Tile a = tiles[lhs], b = tiles[rhs];
   if (a.rank() != rank || b.rank() != rank)
     return op->emitError() << "matrix product operands must have rank " << rank;
+  if (onWgmma(op))
+    return emitWgmmaProduct(op, accValue, lhs, rhs, rank);
   if (op->hasAttr(kMmaAttrName))
     return emitTensorCoreProduct(op, accValue, lhs, rhs, rank);
   Type outElem = cast<TileType>(op->getResult(0).getType()).getElementType();
@@ -435,7 +745,7 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   // threads hold runs along K (a transposed tile, as attention's k^T) is
   // staged transposed, N rows of K, so that its runs stay whole.
   int64_t stagedBytes = mma ? 2 : 8;
-  StagedOperand stagedB = stagedRightOperand(layoutAttr(b), rank);
+  StagedOperand stagedB = stagedRightOperand(layoutAttr(b), rank, false);
   stagedB.transposed &= mma;
   int64_t ldA = PK + 8, ldC = PN + 8;
   int64_t bytesA = llvm::alignTo(mma ? PM * ldA * 2 : count(a) * stagedBytes, 16);

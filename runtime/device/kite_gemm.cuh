@@ -268,6 +268,43 @@ template <int N> __device__ __forceinline__ void wgmma_touch(float (&d)[N]) {
     asm volatile("" : "+f"(d[i])::"memory");
 }
 
+/// Where element (r, col) of a matrix of `Rows` rows of 16-bit elements
+/// lives in wgmma's 128-byte-swizzled shared-memory layout (the buffer
+/// 1024-byte aligned): column blocks of 64 elements (128 bytes), each
+/// `Rows` rows, the 16-byte chunks of a row XORed with its row mod 8. With
+/// rows along K this is the MN-major layout of an operand, with rows along
+/// M or N the K-major one.
+template <int Rows> __device__ __forceinline__ int sw128_index(int r, int col) {
+  return (col / 64) * (Rows * 64) + r * 64 + (((col % 64) / 8) ^ (r & 7)) * 8 + col % 8;
+}
+
+/// The sums of one warpgroup's FM m64 blocks of BN columns, in wgmma's
+/// accumulator layout.
+template <int FM, int BN> using WgmmaSums = float[FM][BN / 2];
+
+/// Pins the registers of wgmmas' A fragments (KS K steps of MT m64
+/// blocks), which the tensor cores read asynchronously from the fence to
+/// the wait: touched before the fence, they are computed before it;
+/// touched after the wait, they are not given to other values before it.
+template <int KS, int MT>
+__device__ __forceinline__ void wgmma_touch_a(unsigned (&a)[KS][MT][4]) {
+#pragma unroll
+  for (int k = 0; k < KS; ++k)
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        asm volatile("" : "+r"(a[k][m][i])::"memory");
+}
+
+/// The same for a warpgroup's sums before the fence of the wgmmas that
+/// accumulate into them: their initial values are written before it.
+template <int FM, int BN> __device__ __forceinline__ void wgmma_touch_sums(WgmmaSums<FM, BN> &acc) {
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+    wgmma_touch(acc[i]);
+}
+
 /// Copies a BK x BN tile of a strided global matrix (B, K rows) into
 /// shared memory as BN / 64 column blocks of BK rows of 64 elements (128
 /// bytes), 16-byte chunks swizzled by row: wgmma's MN-major layout with
@@ -277,9 +314,7 @@ template <int Rows, int Cols, int Threads, bool Vec, class T>
 __device__ __forceinline__ void wgmma_load_b(T *dst, const T *src, i64 rowStride, i64 colStride,
                                              int validRows, int validCols, int tid) {
   constexpr int Chunks = Cols / 8;
-  auto at = [](int r, int col) {
-    return (col / 64) * (Rows * 64) + r * 64 + (((col % 64) / 8) ^ (r & 7)) * 8 + col % 8;
-  };
+  auto at = [](int r, int col) { return sw128_index<Rows>(r, col); };
   if constexpr (Vec) {
 #pragma unroll
     for (int i = tid; i < Rows * Chunks; i += Threads) {
@@ -294,10 +329,6 @@ __device__ __forceinline__ void wgmma_load_b(T *dst, const T *src, i64 rowStride
                                             [&](int r, int col, T v) { dst[at(r, col)] = v; });
   }
 }
-
-/// The sums of one warpgroup's FM m64 blocks of BN columns, in wgmma's
-/// accumulator layout.
-template <int FM, int BN> using WgmmaSums = float[FM][BN / 2];
 
 template <int FM, int BN> __device__ __forceinline__ void wgmma_zero(WgmmaSums<FM, BN> &acc) {
 #pragma unroll

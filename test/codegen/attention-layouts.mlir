@@ -1,8 +1,12 @@
 // Layouts of examples/attention.kite.cpp (unchanged source) at its default
 // config, B4 H32 S4096 D128 bf16: both products run on the tensor cores from
-// registers (kite.mma), and nothing inside the key loop changes layout.
-// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --emit=lowered | FileCheck %s
+// registers (kite.mma: mma.sync by default, wgmma as a tuner choice on
+// sm_90a, in the same layouts), and nothing inside the key loop changes
+// layout.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2}' --emit=lowered | FileCheck %s --check-prefixes=CHECK,WG
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --emit=lowered | FileCheck %s --check-prefixes=CHECK,SYNC
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --emit=cuda | FileCheck %s --check-prefix=CUDA
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2}' --emit=cuda | FileCheck %s --check-prefix=WGCUDA
 //
 // The tensor cores' layout (mma.sync m16n8k16: 4 lanes of a row with 2
 // adjacent columns each, rows over threads / 4) of the [64, 32] scores, of
@@ -18,7 +22,8 @@
 // CHECK: %[[Q:.*]] = kite.convert_layout {{.*}} -> !kite.tile<1x64x128xbf16, #[[ACC]]>
 // CHECK: kite.tile_for {{.*}} iter_args({{.*}}) -> (!kite.tile<1x64xf32, #[[ROW]]>, !kite.tile<1x64x128xf32, #[[ACC]]>, !kite.tile<1x64xf32, #[[ROW]]>)
 // CHECK-NOT: kite.convert_layout
-// CHECK: %[[QK:.*]] = kite.bmm %[[Q]], %{{.*}} {kite.mma} : !kite.tile<1x64x128xbf16, #[[ACC]]>, !kite.tile<1x128x32xbf16, #{{.*}}> -> !kite.tile<1x64x32xbf16, #[[S]]>
+// WG: %[[QK:.*]] = kite.bmm %[[Q]], %{{.*}} {kite.mma = "wgmma"} : !kite.tile<1x64x128xbf16, #[[ACC]]>, !kite.tile<1x128x32xbf16, #{{.*}}> -> !kite.tile<1x64x32xbf16, #[[S]]>
+// SYNC: %[[QK:.*]] = kite.bmm %[[Q]], %{{.*}} {kite.mma = "mma_sync"} : !kite.tile<1x64x128xbf16, #[[ACC]]>, !kite.tile<1x128x32xbf16, #{{.*}}> -> !kite.tile<1x64x32xbf16, #[[S]]>
 // CHECK-NOT: kite.convert_layout
 // CHECK: kite.reduce amax {{.*}} -> !kite.tile<1x64xbf16, #[[ROW]]>
 // CHECK-NOT: kite.convert_layout
@@ -30,29 +35,65 @@
 // CHECK-NOT: kite.convert_layout
 // CHECK: %[[P:.*]] = kite.cast {{.*}} -> !kite.tile<1x64x32xbf16, #[[S]]>
 // CHECK-NOT: kite.convert_layout
-// CHECK: kite.baddbmm %{{.*}}, %[[P]], %{{.*}} {kite.mma} : !kite.tile<1x64x128xf32, #[[ACC]]>, !kite.tile<1x64x32xbf16, #[[S]]>, !kite.tile<1x32x128xbf16, #{{.*}}> -> !kite.tile<1x64x128xf32, #[[ACC]]>
+// WG: kite.baddbmm %{{.*}}, %[[P]], %{{.*}} {kite.mma = "wgmma"} : !kite.tile<1x64x128xf32, #[[ACC]]>, !kite.tile<1x64x32xbf16, #[[S]]>, !kite.tile<1x32x128xbf16, #{{.*}}> -> !kite.tile<1x64x128xf32, #[[ACC]]>
+// SYNC: kite.baddbmm %{{.*}}, %[[P]], %{{.*}} {kite.mma = "mma_sync"} : !kite.tile<1x64x128xf32, #[[ACC]]>, !kite.tile<1x64x32xbf16, #[[S]]>, !kite.tile<1x32x128xbf16, #{{.*}}> -> !kite.tile<1x64x128xf32, #[[ACC]]>
 // CHECK-NOT: kite.convert_layout
 // CHECK: kite.yield
 //
-// In the CUDA, the key loop's only shared memory is the staging of k and v,
-// each in a buffer of its own, written and read by ldmatrix, with one
-// barrier each: the other product's barrier separates a buffer's reads from
-// its next staging.
-// CUDA: for (i64 {{t[0-9]+}} = 0; {{t[0-9]+}} < {{c[0-9]+}}; ++{{t[0-9]+}}) {
-// CUDA-NOT: kite_smem
+// In the CUDA (mma.sync), the key loop's only shared memory is the staging
+// of k and v, each in a ring of two buffers of its own that cp.async fills
+// one key tile ahead (the first tiles before the loop), with one barrier
+// each: it follows the wait for this tile's copy, and precedes the copy of
+// the next tile into the buffer the previous iteration's product read.
+// CUDA: cp_async16(
+// CUDA: cp_async_commit();
+// CUDA: cp_async16(
+// CUDA: cp_async_commit();
+// CUDA: for (i64 [[T:t[0-9]+]] = 0; {{t[0-9]+}} < {{c[0-9]+}}; ++{{t[0-9]+}}) {
 // CUDA-NOT: __syncthreads
-// CUDA: bf16* [[KS:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + {{[0-9]+}});
-// CUDA-NOT: kite_smem
-// CUDA: __syncthreads();
+// CUDA: cp_async_wait<1>();
+// CUDA-NEXT: __syncthreads();
+// CUDA-NEXT: bf16* [[KS:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + 0) + (int)([[T]] % 2) * 4352;
+// CUDA-NOT: __syncthreads
+// CUDA: cp_async16(&{{pb[0-9]+}}[{{.*}} * 136 + {{.*}}], &a1[
 // CUDA-NOT: __syncthreads
 // CUDA: mma_b_x4<136, true>({{bf[0-9]+}}, [[KS]],
-// CUDA-NOT: kite_smem
 // CUDA-NOT: __syncthreads
-// CUDA: bf16* [[VS:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + {{[0-9]+}});
-// CUDA-NOT: kite_smem
-// CUDA: __syncthreads();
+// CUDA: cp_async_wait<1>();
+// CUDA-NEXT: __syncthreads();
+// CUDA-NEXT: bf16* [[VS:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + 17408) + (int)([[T]] % 2) * 4352;
+// CUDA-NOT: __syncthreads
+// CUDA: cp_async16(&{{pb[0-9]+}}[{{.*}} * 136 + {{.*}}], &a2[
 // CUDA-NOT: __syncthreads
 // CUDA: mma_b_x4<136, false>({{bf[0-9]+}}, [[VS]],
 // CUDA-NOT: kite_smem
 // CUDA-NOT: __syncthreads
 // CUDA: store_vec<2>(&o
+//
+// On wgmma (the default tiles with "wgmma": true) the same, in 128-byte
+// swizzled buffers (1024-byte aligned),
+// made visible to the async proxy before the barrier, read by descriptor.
+// WGCUDA: for (i64 [[T:t[0-9]+]] = 0; {{t[0-9]+}} < {{c[0-9]+}}; ++{{t[0-9]+}}) {
+// WGCUDA-NOT: __syncthreads
+// WGCUDA: cp_async_wait<1>();
+// WGCUDA-NEXT: fence_proxy_async();
+// WGCUDA-NEXT: __syncthreads();
+// WGCUDA-NEXT: bf16* [[KS:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + {{.*}} + 0) + (int)([[T]] % 2) * 4096;
+// WGCUDA-NOT: __syncthreads
+// WGCUDA: cp_async16(&{{pb[0-9]+}}[sw128_index<32>(
+// WGCUDA-NOT: __syncthreads
+// WGCUDA: wgmma_desc([[KS]] +
+// WGCUDA: WgmmaRegA<32, bf16>::run<0>(
+// WGCUDA-NOT: __syncthreads
+// WGCUDA: cp_async_wait<1>();
+// WGCUDA-NEXT: fence_proxy_async();
+// WGCUDA-NEXT: __syncthreads();
+// WGCUDA-NEXT: bf16* [[VS:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + {{.*}} + 16384) + (int)([[T]] % 2) * 4096;
+// WGCUDA-NOT: __syncthreads
+// WGCUDA: cp_async16(&{{pb[0-9]+}}[sw128_index<32>(
+// WGCUDA-NOT: __syncthreads
+// WGCUDA: wgmma_desc([[VS]] +
+// WGCUDA: WgmmaRegA<128, bf16>::run<1>(
+// WGCUDA-NOT: kite_smem
+// WGCUDA-NOT: __syncthreads
+// WGCUDA: store_vec<2>(&o

@@ -128,13 +128,46 @@
 // Batched products with a batch tile of 1 run from registers too;
 // attention's k^T, whose threads hold runs along K, is staged transposed
 // (N rows of K), v as K rows of N. Tensor cores are the default for kernels
-// with 16-bit products.
-// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --emit=cuda | FileCheck %s --check-prefix=ATTN
+// with 16-bit products, on mma.sync.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=ATTN
 // ATTN: "tensor_cores":true
+// ATTN-NOT: "wgmma"
 // ATTN: store_vec<8>(&[[SB:sb[0-9]+]][{{.*}} * 72 + {{.*}}], Vec<bf16, 8>{{[{][{]}}{{v[0-9]+}}[
 // ATTN: mma_b_x4<72, true>({{bf[0-9]+}}, [[SB]],
 // ATTN: mma_b_x4<72, false>(
 // ATTN-NOT: mma_tile
+//
+// With "wgmma" (sm_90a) they run on wgmma, A from registers: k^T staged
+// K-major (N rows of 64-element swizzled rows: K steps of 32 bytes), v
+// MN-major (transposed by the instruction), each made visible to the async
+// proxy before the barrier; the sums wait before they are read. k and v
+// are copied a key tile ahead with num_stages 2 (the default's), masked
+// rows as zeros; with num_stages 1, staged from registers.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2}' --emit=cuda | FileCheck %s --check-prefixes=WGATTN,WGPRE
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true}' --emit=cuda | FileCheck %s --check-prefixes=WGATTN,WGREG
+// WGPRE: "num_stages":2
+// WGATTN: "tensor_cores":true,"wgmma":true
+// WGPRE: cp_async16(&{{pb[0-9]+}}[sw128_index<32>({{.*}}, ({{.*}}) < {{n[0-9]+}}) ? &a1[{{.*}}] : a1, ({{.*}}) < {{n[0-9]+}}) ? 16 : 0);
+// WGPRE: cp_async_wait<1>();
+// WGPRE-NEXT: fence_proxy_async();
+// WGPRE-NEXT: __syncthreads();
+// WGPRE-NEXT: bf16* [[KS:sb[0-9]+]] =
+// WGREG: store_vec<8>(&[[KS:sb[0-9]+]][sw128_index<32>(
+// WGREG: fence_proxy_async();
+// WGREG-NEXT: __syncthreads();
+// WGATTN: wgmma_touch_a(
+// WGATTN-NEXT: wgmma_fence();
+// WGATTN: wgmma_desc([[KS]] + ({{ks[0-9]+}} / 4) * 2048 + ({{ks[0-9]+}} % 4) * 16, 16, 1024)
+// WGATTN: WgmmaRegA<32, bf16>::run<0>(
+// WGATTN: wgmma_drain<0, 1, 32>(
+// WGATTN-NEXT: wgmma_touch_a(
+// WGPRE: bf16* [[VS:sb[0-9]+]] =
+// WGREG: store_vec<8>(&[[VS:sb[0-9]+]][sw128_index<32>(
+// WGATTN: wgmma_desc([[VS]] + {{ks[0-9]+}} * 1024, 4096, 1024)
+// WGATTN: WgmmaRegA<64, bf16>::run<1>(
+// WGATTN-NOT: mma_b_x
+// With "wgmma": false they stay on mma.sync.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false}' --emit=cuda | FileCheck %s --check-prefix=ATTN
 //
 // Tiles that do not divide into 16x8x16 steps keep the CUDA-core loop.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[8,64,32],"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=SMALL

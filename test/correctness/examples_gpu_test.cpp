@@ -319,7 +319,30 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true})",
                 R"({"block_sizes":[1,64,16],"num_warps":4,"tensor_cores":true})",
                 R"({"block_sizes":[1,128,32],"num_warps":8,"tensor_cores":true,"early_loads":true})",
-                R"({"block_sizes":[1,128,64],"num_warps":4,"tensor_cores":true})"}});
+                R"({"block_sizes":[1,128,64],"num_warps":4,"tensor_cores":true})",
+                R"({"block_sizes":[1,64,16],"num_warps":4,"tensor_cores":true,"num_stages":3})"}});
+  // Head dim 128: both products on wgmma (k^T staged K-major, v MN-major)
+  // by default on sm_90a, with one or two warpgroups, one or two m64
+  // blocks a warpgroup, and mma.sync for comparison.
+  c.push_back({"attention", "attention", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("q", randn({2, n, 128}, bf, s)), T("k", randn({2, n, 128}, bf, s + 1)),
+                                         T("v", randn({2, n, 128}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(attention(*a[0].tensor, *a[1].tensor, *a[2].tensor));
+               },
+               {"", R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[1,64,16],"num_warps":4,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[1,128,64],"num_warps":8,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[1,128,32],"num_warps":4,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[1,64,128],"num_warps":4,"tensor_cores":true,"wgmma":true,"early_loads":true})",
+                R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false})",
+                // k and v copied one or two key tiles ahead (kite.prefetch).
+                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2})",
+                R"({"block_sizes":[1,128,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":3})",
+                R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false,"num_stages":2})"},
+               1.0, "attention_d128"});
   // Two chained products: the hidden dim's partial last tile is masked in
   // the second product's K.
   c.push_back({"mlp", "mlp", {1, 7, 129},
@@ -331,7 +354,11 @@ std::vector<Case> cases() {
                {"", R"({"block_sizes":[16,16]})", R"({"block_sizes":[64,32],"num_warps":4,"tensor_cores":true})",
                 R"({"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"early_loads":true})",
                 R"({"block_sizes":[128,16],"num_warps":8,"tensor_cores":true})",
-                R"({"block_sizes":[32,32],"num_warps":4,"tensor_cores":true})"},
+                R"({"block_sizes":[32,32],"num_warps":4,"tensor_cores":true})",
+                R"({"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[128,64],"num_warps":8,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2})",
+                R"({"block_sizes":[64,32],"num_warps":4,"tensor_cores":true,"num_stages":3})"},
                40.0});
   c.push_back({"welford", "welford", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
@@ -461,7 +488,17 @@ TEST_P(ExampleTest, MatchesReferenceOnGpu) {
         kargs.emplace_back((int64_t)a.scalar);
     }
     int ran = 0;
-    for (const std::string &config : c.configs) {
+    // KITE_TEST_CONFIGS="c1|c2": only these configs (to bisect a failure).
+    std::vector<std::string> configs = c.configs;
+    if (const char *only = std::getenv("KITE_TEST_CONFIGS")) {
+      configs.clear();
+      for (std::string rest = only; !rest.empty();) {
+        size_t bar = rest.find('|');
+        configs.push_back(rest.substr(0, bar));
+        rest = bar == std::string::npos ? "" : rest.substr(bar + 1);
+      }
+    }
+    for (const std::string &config : configs) {
       // Under compute-sanitizer, the default config is enough.
       if (std::getenv("KITE_SANITIZE_DEFAULT_ONLY") && !config.empty())
         continue;
@@ -491,7 +528,7 @@ TEST_P(ExampleTest, MatchesReferenceOnGpu) {
         EXPECT_TRUE(allClose(host, expected[i], tol)) << "output " << i;
       }
     }
-    if (!std::getenv("KITE_SANITIZE_DEFAULT_ONLY")) {
+    if (!std::getenv("KITE_SANITIZE_DEFAULT_ONLY") && !std::getenv("KITE_TEST_CONFIGS")) {
       EXPECT_GE(ran, 5) << c.kernel << " at size " << n << ": too few configs fit";
     }
   }

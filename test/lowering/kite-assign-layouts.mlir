@@ -3,6 +3,9 @@
 // RUN: kite-opt %s --kite-specialize="kernel=carried args='x=f32[64,1024]'" --kite-apply-config="config='{\"block_sizes\": [4], \"reduction_loops\": [256]}'" --kite-reduction-loops --kite-assign-layouts | FileCheck %s --check-prefix=CARRIED
 // RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [64, 32], \"num_warps\": 4, \"tensor_cores\": true}'" --kite-assign-layouts | FileCheck %s --check-prefix=CHAIN
 // RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [16, 32], \"num_warps\": 4, \"tensor_cores\": true}'" --kite-assign-layouts | FileCheck %s --check-prefix=FEWROWS
+// RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [64, 32], \"num_warps\": 4, \"tensor_cores\": true, \"wgmma\": true}'" --kite-assign-layouts | FileCheck %s --check-prefix=CHAINWG
+// RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [64, 32], \"num_warps\": 4, \"tensor_cores\": true, \"wgmma\": true}'" --kite-assign-layouts="arch=sm_80" | FileCheck %s --check-prefix=CHAINSYNC
+// RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [64, 32], \"num_warps\": 2, \"tensor_cores\": true, \"wgmma\": true}'" --kite-assign-layouts | FileCheck %s --check-prefix=CHAINSYNC
 // RUN: not kite-opt %s --kite-specialize="kernel=norm args='x=f32[64,256]'" --kite-assign-layouts 2>&1 | FileCheck %s --check-prefix=UNCONFIGURED
 
 // A row's statistic keeps the row's context with the reduced dim gone, so
@@ -104,13 +107,21 @@ func.func @carried(%x: !kite.tensor<*x?> {kite.name = "x"}) -> !kite.tensor<*x?>
 // CHAIN: %[[Q:.*]] = kite.convert_layout {{.*}} -> !kite.tile<64x64xbf16, #[[ACC]]>
 // CHAIN: kite.tile_for {{.*}} iter_args({{.*}} = %{{.*}}, {{.*}} = %[[M0]]) -> (!kite.tile<64x64xf32, #[[ACC]]>, !kite.tile<64xf32, #[[ROW]]>)
 // CHAIN-NOT: kite.convert_layout
-// CHAIN: kite.matmul %[[Q]], %{{.*}} {kite.mma} : !kite.tile<64x64xbf16, #[[ACC]]>, {{.*}} -> !kite.tile<64x32xbf16, #[[S]]>
+// CHAIN: kite.matmul %[[Q]], %{{.*}} {kite.mma = "mma_sync"} : !kite.tile<64x64xbf16, #[[ACC]]>, {{.*}} -> !kite.tile<64x32xbf16, #[[S]]>
 // CHAIN-NOT: kite.convert_layout
 // CHAIN: kite.reduce amax {{.*}} -> !kite.tile<64xbf16, #[[ROW]]>
 // CHAIN-NOT: kite.convert_layout
-// CHAIN: kite.addmm {{.*}} {kite.mma} : !kite.tile<64x64xf32, #[[ACC]]>, !kite.tile<64x32xbf16, #[[S]]>, {{.*}} -> !kite.tile<64x64xf32, #[[ACC]]>
+// CHAIN: kite.addmm {{.*}} {kite.mma = "mma_sync"} : !kite.tile<64x64xf32, #[[ACC]]>, !kite.tile<64x32xbf16, #[[S]]>, {{.*}} -> !kite.tile<64x64xf32, #[[ACC]]>
 // CHAIN-NOT: kite.convert_layout
 // CHAIN: kite.yield
+//
+// With wgmma in the config, on sm_90a the same products run on wgmma (4
+// warps: one warpgroup; k^T staged along its K of 64, v along its N of 64);
+// not before sm_90a, and not on 2 warps (no whole warpgroup).
+// CHAINWG: kite.matmul {{.*}} {kite.mma = "wgmma"}
+// CHAINWG: kite.addmm {{.*}} {kite.mma = "wgmma"}
+// CHAINSYNC: kite.matmul {{.*}} {kite.mma = "mma_sync"}
+// CHAINSYNC: kite.addmm {{.*}} {kite.mma = "mma_sync"}
 //
 // With 16 rows on 4 warps no warp owns a 16-row tile: the products keep
 // the generic layouts (staged for mma_tile at emission), the result takes
