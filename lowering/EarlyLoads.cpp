@@ -39,10 +39,8 @@ namespace {
 bool mayWrite(Operation *op, Value tensor) {
   WalkResult r = op->walk([&](Operation *inner) {
     bool writes = false;
-    if (auto store = dyn_cast<StoreOp>(inner))
-      writes = memoryOf(store.getTensor()) == tensor;
-    else if (auto atomic = dyn_cast<AtomicOp>(inner))
-      writes = memoryOf(atomic.getTensor()) == tensor;
+    if (Value t = writtenTensor(inner))
+      writes = memoryOf(t) == tensor;
     else if (inner->getNumRegions() == 0 && !isa<LoadOp, EmptyOp, EmptyLikeOp>(inner))
       writes = !isMemoryEffectFree(inner);
     return writes ? WalkResult::interrupt() : WalkResult::advance();

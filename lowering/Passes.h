@@ -72,6 +72,22 @@ inline mlir::Value memoryOf(mlir::Value t) {
   return t;
 }
 
+/// The tensor a store or atomic writes; null for any other op.
+inline mlir::Value writtenTensor(mlir::Operation *op) {
+  if (auto store = llvm::dyn_cast<StoreOp>(op))
+    return store.getTensor();
+  if (auto atomic = llvm::dyn_cast<AtomicOp>(op))
+    return atomic.getTensor();
+  return {};
+}
+
+/// The tensor-core product (kite.mma) whose right operand `load`'s tile
+/// is, directly or through one transpose of the same block (returned in
+/// `transpose`), if that is the tile's only use; else null. What
+/// kite-prefetch-operands requires of a load, and how emission finds a
+/// marked load's product.
+mlir::Operation *stagedProduct(LoadOp load, TransposeOp *transpose = nullptr);
+
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"
 

@@ -32,25 +32,7 @@ namespace kite {
 using namespace mlir;
 using namespace kite;
 
-namespace {
-
-/// True if anything in `kernel` may write the memory of `tensor`.
-bool written(func::FuncOp kernel, Value tensor) {
-  return kernel
-      .walk([&](Operation *op) {
-        Value t;
-        if (auto store = dyn_cast<StoreOp>(op))
-          t = store.getTensor();
-        else if (auto atomic = dyn_cast<AtomicOp>(op))
-          t = atomic.getTensor();
-        return t && memoryOf(t) == tensor ? WalkResult::interrupt() : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
-/// The product whose right operand `load`'s tile is, directly or through
-/// one transpose, if that is its only use.
-Operation *stagedProduct(LoadOp load) {
+Operation *kite::stagedProduct(LoadOp load, TransposeOp *transpose) {
   Value v = load.getResult();
   if (!v.hasOneUse())
     return nullptr;
@@ -58,12 +40,26 @@ Operation *stagedProduct(LoadOp load) {
   if (auto t = dyn_cast<TransposeOp>(user)) {
     if (!t.getResult().hasOneUse() || t->getBlock() != load->getBlock())
       return nullptr;
+    if (transpose)
+      *transpose = t;
     v = t.getResult();
     user = *v.getUsers().begin();
   }
   if (!user->hasAttr(kMmaAttrName) || user->getOperand(user->getNumOperands() - 1) != v)
     return nullptr;
   return user;
+}
+
+namespace {
+
+/// True if anything in `kernel` writes the memory of `tensor`.
+bool written(func::FuncOp kernel, Value tensor) {
+  return kernel
+      .walk([&](Operation *op) {
+        Value t = writtenTensor(op);
+        return t && memoryOf(t) == tensor ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 /// True if `load`, in the body of `loop`, reads a tile that depends on the
@@ -73,12 +69,10 @@ Operation *stagedProduct(LoadOp load) {
 bool prefetchable(LoadOp load, TileForOp loop, func::FuncOp kernel) {
   if (load.getMask())
     return false;
-  Value tensor = memoryOf(load.getTensor());
-  auto arg = dyn_cast<BlockArgument>(tensor);
-  if (!arg || arg.getOwner()->getParentOp() != kernel || written(kernel, tensor))
+  // A kernel parameter itself (not a view of one).
+  auto arg = dyn_cast<BlockArgument>(load.getTensor());
+  if (!arg || arg.getOwner()->getParentOp() != kernel || written(kernel, arg))
     return false;
-  if (load.getTensor() != tensor)
-    return false; // a view: its strides are the emitter's, keep it simple
   bool usesSpan = false;
   for (const Subscript &s : load.getSubscripts()) {
     if (s.kind == Subscript::Kind::Gather)

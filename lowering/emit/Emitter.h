@@ -125,14 +125,13 @@ struct RegisterProduct {
 };
 
 /// A load kite-prefetch-operands marked: its tiles go straight into a ring
-/// of `stages` staging buffers of `product`, `bytes` each, from `offset`
-/// (past the 1024-byte aligned base for wgmma, else kite_smem); it is the
-/// `index`-th of its loop's `count` such loads.
+/// of `stages` staging buffers of its product, `staged.bytes` each, from
+/// `offset` (past the 1024-byte aligned base for wgmma, else kite_smem);
+/// its loop has `count` such loads.
 struct Prefetch {
-  Operation *product = nullptr;
   StagedOperand staged;
   bool wgmma = false;
-  int64_t stages = 2, offset = 0, index = 0, count = 1;
+  int64_t stages = 2, offset = 0, count = 1;
   /// The load's dims that are the staged rows and columns.
   int64_t rowDim = 0, colDim = 0;
 };
@@ -151,6 +150,10 @@ struct LoopVars {
   std::string lower, upper, iv, count;
   int64_t blockSize = 1, lowerConst = -1, upperConst = -1;
 };
+
+/// The index of staged element (`row`, `col`): `row * ld + col`, or with
+/// `swizzleRows` wgmma's 128-byte-swizzled `sw128_index`.
+std::string stagedIndex(int64_t ld, int64_t swizzleRows, StringRef row, StringRef col);
 
 /// The CUDA type of a kite element type.
 std::string cType(Type t);
@@ -354,7 +357,7 @@ private:
   /// The copy of prefetched `load`'s tile at loop iteration `iteration` into
   /// ring slot `slot` (C++ expressions), as cp.async 16 bytes at a time.
   LogicalResult emitPrefetchCopy(Operation *load, StringRef iteration, StringRef slot);
-  /// Before a loop with prefetched loads: the copies of its first
+  /// Before a loop with prefetched loads (in prefetchLoops): the copies of its first
   /// `stages - 1` iterations, one cp.async group per load and iteration.
   LogicalResult emitPrefetchPrologue(Operation *loop);
   /// At a product whose right operand is prefetched: waits for this

@@ -381,9 +381,11 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
     int64_t lowC = getConstantIntValue(loop.getLowerBounds()[d]).value_or(-1);
     int64_t upC = getConstantIntValue(loop.getUpperBounds()[d]).value_or(-1);
     // Loads copied ahead (kite.prefetch; 1-D loops): their first tiles.
-    loopVars[loop] = LoopVars{lb, ub, it, count, *bs, lowC, upC};
-    if (failed(emitPrefetchPrologue(loop)))
-      return failure();
+    if (prefetchLoops.count(loop)) {
+      loopVars[loop] = LoopVars{lb, ub, it, count, *bs, lowC, upC};
+      if (failed(emitPrefetchPrologue(loop)))
+        return failure();
+    }
     line(llvm::formatv("for (i64 {0} = 0; {0} < {1}; ++{0}) {{", it, count));
     ++indent;
     ++opened;

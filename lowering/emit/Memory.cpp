@@ -463,12 +463,10 @@ void Emitter::emitAccessElement(const Access &a, ArrayRef<std::string> k,
   std::string ptr = llvm::formatv("{0}[{1}]", ref.ptr, offset);
   if (copyTarget) {
     const CopyTarget &c = *copyTarget;
-    std::string row = coord(t, c.rowDim, k[c.rowDim]), col = coord(t, c.colDim, k[c.colDim]);
-    std::string dst =
-        c.swizzleRows
-            ? llvm::formatv("{0}[sw128_index<{1}>({2}, {3})]", c.buf, c.swizzleRows, row, col)
-                  .str()
-            : llvm::formatv("{0}[({1}) * {2} + {3}]", c.buf, row, c.ld, col).str();
+    std::string dst = c.buf + "[" +
+                      stagedIndex(c.ld, c.swizzleRows, coord(t, c.rowDim, k[c.rowDim]),
+                                  coord(t, c.colDim, k[c.colDim])) +
+                      "]";
     // Lanes outside the tile or the tensor are zeros, and read nothing.
     if (width > 1)
       line(cond.empty()

@@ -203,28 +203,27 @@ void Emitter::planStagingBuffers() {
   // The product each prefetched load feeds (through at most a transpose),
   // and the load's dims that are the staged rows and columns.
   for (Operation *load : loads) {
-    Operation *user = *load->getResult(0).getUsers().begin();
+    TransposeOp t;
+    Operation *user = stagedProduct(cast<LoadOp>(load), &t);
+    if (!user)
+      continue; // not (or no longer) a product's operand: loaded where it stands
     int64_t swapA = -1, swapB = -1;
-    if (auto t = dyn_cast<TransposeOp>(user)) {
+    if (t) {
       int64_t r = cast<TileType>(t.getType()).getRank();
       swapA = t.getDim0() < 0 ? t.getDim0() + r : t.getDim0();
       swapB = t.getDim1() < 0 ? t.getDim1() + r : t.getDim1();
-      user = *t->getResult(0).getUsers().begin();
     }
     auto loadDim = [&](int64_t d) { return d == swapA ? swapB : d == swapB ? swapA : d; };
     Value rhs = user->getOperand(user->getNumOperands() - 1);
     auto type = cast<TileType>(rhs.getType());
     int64_t rank = type.getRank();
     Prefetch p;
-    p.product = user;
     p.wgmma = onWgmma(user);
     p.staged = stagedRightOperand(cast<BlockedLayoutAttr>(type.getLayout()), rank, p.wgmma);
     p.stages = cast<IntegerAttr>(load->getAttr(kPrefetchAttrName)).getInt();
     p.rowDim = loadDim(p.staged.transposed ? rank - 1 : rank - 2);
     p.colDim = loadDim(p.staged.transposed ? rank - 2 : rank - 1);
-    SmallVector<Operation *> &inLoop = prefetchLoops[load->getParentOp()];
-    p.index = inLoop.size();
-    inLoop.push_back(load);
+    prefetchLoops[load->getParentOp()].push_back(load);
     prefetches[load] = p;
     prefetchedOperand[user] = load;
   }
@@ -321,13 +320,11 @@ LogicalResult Emitter::emitPrefetchCopy(Operation *load, StringRef iteration, St
 }
 
 LogicalResult Emitter::emitPrefetchPrologue(Operation *loop) {
-  auto it = prefetchLoops.find(loop);
-  if (it == prefetchLoops.end())
-    return success();
-  int64_t ahead = prefetches[it->second.front()].stages - 1;
+  const SmallVector<Operation *> &loads = prefetchLoops.at(loop);
+  int64_t ahead = prefetches[loads.front()].stages - 1;
   const LoopVars &lv = loopVars[loop];
   for (int64_t d = 0; d < ahead; ++d) {
-    for (Operation *load : it->second) {
+    for (Operation *load : loads) {
       line(llvm::formatv("if ({0} < {1}) {{", d, lv.count));
       ++indent;
       if (failed(emitPrefetchCopy(load, std::to_string(d), std::to_string(d))))
@@ -369,6 +366,13 @@ FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
   return bs;
 }
 
+std::string kite::emit::stagedIndex(int64_t ld, int64_t swizzleRows, StringRef row,
+                                    StringRef col) {
+  if (swizzleRows)
+    return llvm::formatv("sw128_index<{0}>({1}, {2})", swizzleRows, row, col);
+  return llvm::formatv("({0}) * {1} + {2}", row, ld, col);
+}
+
 /// Stages matrix-product operand `t` into `buf`: on tensor cores (`mma`) as
 /// rows of dim `rowDim`, `ld` elements apart, each thread's run along
 /// `colDim` as one vector of up to 16 bytes (rows start 16-byte aligned; a
@@ -394,11 +398,8 @@ void Emitter::stageOperand(const Tile &t, const std::string &buf, int64_t kDim, 
     forEach(
         t,
         [&](ArrayRef<std::string> k) {
-          std::string row = coord(t, rowDim, k[rowDim]), col = coord(t, colDim, k[colDim]);
-          std::string idx =
-              swizzleRows ? llvm::formatv("sw128_index<{0}>({1}, {2})", swizzleRows, row, col)
-                                .str()
-                          : llvm::formatv("({0}) * {1} + {2}", row, ld, col).str();
+          std::string idx = stagedIndex(ld, swizzleRows, coord(t, rowDim, k[rowDim]),
+                                        coord(t, colDim, k[colDim]));
           if (width == 1) {
             line(llvm::formatv("{0}{1}[{2}] = {3};", own.empty() ? "" : "if (" + own + ") ",
                                buf, idx, element(k)));
@@ -466,10 +467,6 @@ LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Valu
   const Dim &rows = r.dims[rank - 2];
   int64_t NT = PN / 8;
   StagedOperand staged = stagedRightOperand(layoutAttr(b), rank, false);
-  // A product with a buffer of its own (planStagingBuffers) shares its
-  // block with another one, whose barrier between its staging and its
-  // reads lies between each read of this buffer and its next staging: no
-  // barrier needed before staging. Otherwise the buffer is the shared one.
   std::string bs = fresh("sb"), sums = fresh("c"), elem = cType(a.elem);
   line("{");
   ++indent;
@@ -639,10 +636,13 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   // The sums, in each m64 block's accumulator order: register (row 2i + h,
   // column 2j + e) at [i][4j + 2h + e].
   line(llvm::formatv("float {0}[{1}][{2}];", sums, MT, PN / 2));
+  auto sumAt = [&](ArrayRef<std::string> k) {
+    return llvm::formatv("{0}[({1}) / 2][4 * (({2}) / 2) + 2 * (({1}) % 2) + ({2}) % 2]", sums,
+                         k[rank - 2], k[rank - 1])
+        .str();
+  };
   forEach(r, [&](ArrayRef<std::string> k) {
-    StringRef kr = k[rank - 2], kc = k[rank - 1];
-    line(llvm::formatv("{0}[({1}) / 2][4 * (({2}) / 2) + 2 * (({1}) % 2) + ({2}) % 2] = {3};",
-                       sums, kr, kc,
+    line(llvm::formatv("{0} = {1};", sumAt(k),
                        acc ? "cvt<float>(" + at(*acc, k, 0) + ")" : std::string("0.f")));
   });
   // Every A fragment is written before the fence that orders register
@@ -695,10 +695,8 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   // The A fragments' registers are read until the wait.
   line(llvm::formatv("wgmma_touch_a({0});", af));
   forEach(r, [&](ArrayRef<std::string> k) {
-    StringRef kr = k[rank - 2], kc = k[rank - 1];
-    line(llvm::formatv("{0}[{1}] = cvt<{2}>({3}[({4}) / 2][4 * (({5}) / 2) + 2 * (({4}) % 2) + "
-                       "({5}) % 2]);",
-                       r.name, flat(r, k), cType(outElem), sums, kr, kc));
+    line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, k), cType(outElem),
+                       sumAt(k)));
   });
   --indent;
   line("}");
