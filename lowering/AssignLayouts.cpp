@@ -96,6 +96,10 @@ private:
   std::optional<BlockedLayoutAttr> mmaLayout(ArrayRef<int64_t> padded);
   bool onTensorCores(Operation *product, Value lhs, Value rhs);
   bool onWgmma(Value rhs);
+  /// For a tensor-core product with operands `lhs` and `rhs` (their
+  /// layouts assigned): nothing if it runs on mma.sync, else whether wgmma
+  /// reads its left operand from shared memory (kSharedLhsAttrName).
+  std::optional<bool> wgmmaLhsShared(Operation *product, Value lhs, Value rhs);
   /// `v` readable at the elements of a `r` tile (dims aligned at `offset`),
   /// through a conversion inserted before `user` if needed.
   Value readableAt(Value v, BlockedLayoutAttr r, int64_t offset, Operation *user);
@@ -238,6 +242,26 @@ bool Assigner::onWgmma(Value rhs) {
   int64_t r = padded.size(), k = padded[r - 2], n = padded[r - 1];
   bool alongK = stagedAlongK(layoutOf(rhs), r);
   return wgmma && n <= 256 && (alongK ? k : n) % 64 == 0;
+}
+
+/// A left operand defined outside the nearest loop around the product is
+/// read from shared memory, staged before that loop: only a nested tile
+/// loop's emission does that, with K in whole 64-element swizzle rows; a
+/// product in any other loop with an invariant left operand runs on
+/// mma.sync.
+std::optional<bool> Assigner::wgmmaLhsShared(Operation *product, Value lhs, Value rhs) {
+  if (!onWgmma(rhs))
+    return std::nullopt;
+  Operation *loop = product->getParentOp();
+  while (loop && !isa<TileForOp, GridForOp, scf::ForOp, scf::WhileOp>(loop))
+    loop = loop->getParentOp();
+  if (!loop || loop->isAncestor(lhs.getParentRegion()->getParentOp()))
+    return false;
+  auto tileLoop = dyn_cast<TileForOp>(loop);
+  SmallVector<int64_t> padded = paddedShape(lhs.getType());
+  if (!tileLoop || tileLoop.isTopLevel() || padded.back() % 64 != 0)
+    return std::nullopt;
+  return true;
 }
 
 /// A conversion goes right before its user when the value is defined in
@@ -600,11 +624,17 @@ LogicalResult Assigner::assignOp(Operation *op) {
       makeReadable(op, lhs, *mmaLayout(paddedShape(op->getOperand(lhs).getType())), 0);
       if (acc)
         makeReadable(op, 0, r, 0);
-      StringRef instr = onWgmma(op->getOperand(lhs + 1)) ? kWgmma : kMmaSync;
+      std::optional<bool> shared = wgmmaLhsShared(op, op->getOperand(lhs), op->getOperand(lhs + 1));
+      StringRef instr = shared ? kWgmma : kMmaSync;
       op->setAttr(kMmaAttrName, StringAttr::get(op->getContext(), instr));
+      if (shared && *shared)
+        op->setAttr(kSharedLhsAttrName, UnitAttr::get(op->getContext()));
+      else
+        op->removeAttr(kSharedLhsAttrName);
       return;
     }
     op->removeAttr(kMmaAttrName);
+    op->removeAttr(kSharedLhsAttrName);
     setLayout(result, acc ? layoutOf(acc) : layoutFor(paddedShape(result.getType())));
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)

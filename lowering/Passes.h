@@ -35,6 +35,14 @@ constexpr llvm::StringLiteral kMmaAttrName = "kite.mma";
 constexpr llvm::StringLiteral kMmaSync = "mma_sync";
 constexpr llvm::StringLiteral kWgmma = "wgmma";
 
+/// kite-assign-layouts' mark on a wgmma product whose left operand is
+/// defined outside the tile loop around it (attention's q): emission
+/// writes the operand's A fragments once, before the loop, into a
+/// 128-byte-swizzled K-major buffer, and the wgmmas read A by descriptor.
+/// A loop-invariant A in registers would stay live across every wgmma of
+/// the loop, which ptxas (CUDA 13.0) has been seen to allocate over.
+constexpr llvm::StringLiteral kSharedLhsAttrName = "kite.shared_lhs";
+
 /// kite-prefetch-operands' mark on a load that CUDA emission copies
 /// straight into its product's staging buffers, this many (an integer, 2
 /// or more) a ring, `value - 1` iterations of its loop ahead.

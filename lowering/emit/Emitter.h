@@ -214,6 +214,11 @@ private:
   DenseMap<Operation *, Operation *> prefetchedOperand;
   /// The loops with prefetched loads: their loads in order, their bounds.
   DenseMap<Operation *, SmallVector<Operation *>> prefetchLoops;
+  /// Left operands of wgmma products read from shared memory
+  /// (kSharedLhsAttrName): their buffer's offset past the aligned base,
+  /// and, per tile loop, the ones staged before it.
+  DenseMap<Value, int64_t> sharedLhs;
+  DenseMap<Operation *, SmallVector<Value>> sharedLhsLoops;
   DenseMap<Operation *, LoopVars> loopVars;
   /// Set while a prefetched load's copy is emitted.
   std::optional<CopyTarget> copyTarget;
@@ -360,6 +365,18 @@ private:
   /// Before a loop with prefetched loads (in prefetchLoops): the copies of its first
   /// `stages - 1` iterations, one cp.async group per load and iteration.
   LogicalResult emitPrefetchPrologue(Operation *loop);
+  /// Before a tile loop (in sharedLhsLoops): its products' shared left
+  /// operands written into their buffers, fenced for the async proxy.
+  LogicalResult emitSharedLhs(Operation *loop);
+  /// The wgmma descriptor of a shared left operand's m64 block `mi` (of
+  /// MT a warpgroup) at K step `ks`.
+  std::string sharedLhsDescriptor(StringRef buffer, int64_t PK, int64_t MT, StringRef mi,
+                                  StringRef ks);
+  /// Loops over a tensor-core left operand's A fragments (K steps `ks` of
+  /// PK / 16, m16 tiles `mi` of MT): `body(f, packed)` for each of a
+  /// thread's 4 packed pairs.
+  void forEachLeftFragment(const Tile &a, int64_t rank, int64_t PK, int64_t MT, StringRef ks,
+                           StringRef mi, llvm::function_ref<void(int, StringRef)> body);
   /// At a product whose right operand is prefetched: waits for this
   /// iteration's copy, the barrier, then issues the copy `stages - 1`
   /// iterations ahead; returns the slot's pointer.

@@ -367,6 +367,8 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
     return emitMainloop(loop, plan);
   SmallVector<Tile> carried =
       declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
+  if (failed(emitSharedLhs(loop)))
+    return failure();
   int opened = 0;
   for (unsigned d = 0; d < loop.getNumDims(); ++d) {
     std::optional<int64_t> bs = getConstantIntValue(loop.getBlockSizes()[d]);

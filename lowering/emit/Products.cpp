@@ -247,6 +247,21 @@ void Emitter::planStagingBuffers() {
     p.offset = allocate(p.stages * p.staged.bytes, p.wgmma);
     usesGemm = true; // cp.async
   }
+  // A loop-invariant left operand read from shared memory (one buffer a
+  // value), staged before the tile loop around its products.
+  kernel.walk([&](Operation *op) {
+    if (!op->hasAttr(kSharedLhsAttrName))
+      return;
+    Value lhs = op->getOperand(op->getNumOperands() - 2);
+    if (sharedLhs.count(lhs))
+      return;
+    auto type = cast<TileType>(lhs.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t bytes = paddedSize(shape[shape.size() - 2]) * paddedSize(shape.back()) *
+                    elementBytes(type.getElementType());
+    sharedLhs[lhs] = allocate(bytes, true);
+    sharedLhsLoops[op->getParentOfType<TileForOp>()].push_back(lhs);
+  });
   for (auto &[block, products] : byBlock) {
     if (products.size() < 2)
       continue;
@@ -610,6 +625,71 @@ FailureOr<RegisterProduct> Emitter::beginRegisterProduct(Operation *op, Value ac
   return p;
 }
 
+void Emitter::forEachLeftFragment(const Tile &a, int64_t rank, int64_t PK, int64_t MT,
+                                  StringRef ks, StringRef mi,
+                                  llvm::function_ref<void(int, StringRef)> body) {
+  line("#pragma unroll");
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", ks, PK / 16));
+  ++indent;
+  line("#pragma unroll");
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", mi, MT));
+  ++indent;
+  for (int f = 0; f < 4; ++f) {
+    std::string row = llvm::formatv("2 * {0} + {1}", mi, f % 2);
+    std::string col = llvm::formatv("4 * {0} + {1}", ks, (f / 2) * 2);
+    body(f, llvm::formatv("mma_pack({0}, {1})", leftOperandElement(a, rank, row, col),
+                          leftOperandElement(a, rank, row, col + " + 1"))
+                .str());
+  }
+  --indent;
+  line("}");
+  --indent;
+  line("}");
+}
+
+/// The shared A buffer holds, for each warpgroup w and each of its MT m64
+/// blocks i, block w * MT + i: 64 rows of PK elements in 64-element column
+/// blocks of 64 swizzled 128-byte rows, row 16 j + r holding warp j's A
+/// fragment row r (the rows the instruction gives warp j).
+std::string Emitter::sharedLhsDescriptor(StringRef buffer, int64_t PK, int64_t MT,
+                                         StringRef mi, StringRef ks) {
+  return llvm::formatv("wgmma_desc({0} + ((int)threadIdx.x / 128 * {1} + {2}) * {3} + ({4} / 4) "
+                       "* 4096 + ({4} % 4) * 16, 16, 1024)",
+                       buffer, MT, mi, 64 * PK, ks)
+      .str();
+}
+
+LogicalResult Emitter::emitSharedLhs(Operation *loop) {
+  for (Value lhs : sharedLhsLoops.lookup(loop)) {
+    auto it = tiles.find(lhs);
+    if (it == tiles.end())
+      return loop->emitError() << "internal error: a shared wgmma operand has no tile";
+    const Tile &a = it->second;
+    int64_t rank = a.rank();
+    int64_t PK = a.dims[rank - 1].padded, MT = a.dims[rank - 2].regExtent / 2;
+    std::string elem = cType(a.elem), buf = fresh("sa"), ks = fresh("ks"), mi = fresh("mi");
+    line("{");
+    ++indent;
+    line(llvm::formatv("{0}* {1} = {2};", elem, buf, sharedAt(sharedLhs[lhs], true, elem)));
+    // Fragment f of a thread: row g + 8 (f % 2), columns 2 c + 8 (f / 2)
+    // and the next one, of its warp's 16 rows and the K step's 16 columns.
+    std::string base = llvm::formatv("((int)threadIdx.x / 128 * {0} + {1}) * {2}", MT, mi, 64 * PK);
+    forEachLeftFragment(a, rank, PK, MT, ks, mi, [&](int f, StringRef packed) {
+      std::string row = llvm::formatv("(int)threadIdx.x / 32 % 4 * 16 + (int)threadIdx.x % 32 / 4 + {0}",
+                                      8 * (f % 2));
+      std::string col = llvm::formatv("{0} * 16 + (int)threadIdx.x % 4 * 2 + {1}", ks, 8 * (f / 2));
+      line(llvm::formatv("*reinterpret_cast<unsigned*>(&{0}[{1} + sw128_index<64>({2}, {3})]) = {4};",
+                         buf, base, row, col, packed));
+    });
+    // Read by the async proxy, after a barrier.
+    line("fence_proxy_async();");
+    line("__syncthreads();");
+    --indent;
+    line("}");
+  }
+  return success();
+}
+
 /// A kite.mma product on wgmma: as on mma.sync (emitTensorCoreProduct), the
 /// left operand's registers are the A fragments and the sums stay in the
 /// result's registers, now m64nNk16 a warpgroup (each warp's 16 rows of
@@ -645,30 +725,27 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
     line(llvm::formatv("{0} = {1};", sumAt(k),
                        acc ? "cvt<float>(" + at(*acc, k, 0) + ")" : std::string("0.f")));
   });
-  // Every A fragment is written before the fence that orders register
-  // writes before the wgmmas that read them.
-  line(llvm::formatv("unsigned {0}[{1}][{2}][4];", af, PK / 16, MT));
-  line("#pragma unroll");
-  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", ks, PK / 16));
-  ++indent;
-  line("#pragma unroll");
-  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", mi, MT));
-  ++indent;
-  for (int f = 0; f < 4; ++f) {
-    std::string row = llvm::formatv("2 * {0} + {1}", mi, f % 2);
-    std::string col = llvm::formatv("4 * {0} + {1}", ks, (f / 2) * 2);
-    line(llvm::formatv("{0}[{1}][{2}][{3}] = mma_pack({4}, {5});", af, ks, mi, f,
-                       leftOperandElement(a, rank, row, col),
-                       leftOperandElement(a, rank, row, col + " + 1")));
+  // A from shared memory (staged before the loop), else every A fragment
+  // is written before the fence that orders register writes before the
+  // wgmmas that read them.
+  auto lhsBuffer = sharedLhs.find(lhs);
+  bool sharedA = lhsBuffer != sharedLhs.end();
+  std::string as;
+  if (sharedA) {
+    as = fresh("sa");
+    line(llvm::formatv("const {0}* {1} = {2};", elem, as,
+                       sharedAt(lhsBuffer->second, true, elem)));
+  } else {
+    line(llvm::formatv("unsigned {0}[{1}][{2}][4];", af, PK / 16, MT));
+    forEachLeftFragment(a, rank, PK, MT, ks, mi, [&](int f, StringRef packed) {
+      line(llvm::formatv("{0}[{1}][{2}][{3}] = {4};", af, ks, mi, f, packed));
+    });
   }
-  --indent;
-  line("}");
-  --indent;
-  line("}");
   // Sums and fragments are written before the fence (the compiler would
   // otherwise be free to compute them past it), and read after the wait.
   line(llvm::formatv("wgmma_touch_sums<{0}, {1}>({2});", MT, PN, sums));
-  line(llvm::formatv("wgmma_touch_a({0});", af));
+  if (!sharedA)
+    line(llvm::formatv("wgmma_touch_a({0});", af));
   line("wgmma_fence();");
   line("#pragma unroll");
   line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", ks, PK / 16));
@@ -686,14 +763,20 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   line(llvm::formatv("const unsigned long long {0} = {1};", d, desc));
   line("#pragma unroll");
   line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0})", mi, MT));
-  line(llvm::formatv("  WgmmaRegA<{0}, {1}>::run<{2}>({3}[{4}], {5}[{6}][{4}], {7});", PN, elem,
-                     staged.transposed ? 0 : 1, sums, mi, af, ks, d));
+  if (sharedA)
+    line(llvm::formatv("  WgmmaOp<{0}, {1}>::run<{2}>({3}[{4}], {5}, {6});", PN, elem,
+                       staged.transposed ? 0 : 1, sums, mi,
+                       sharedLhsDescriptor(as, PK, MT, mi, ks), d));
+  else
+    line(llvm::formatv("  WgmmaRegA<{0}, {1}>::run<{2}>({3}[{4}], {5}[{6}][{4}], {7});", PN,
+                       elem, staged.transposed ? 0 : 1, sums, mi, af, ks, d));
   --indent;
   line("}");
   line("wgmma_commit();");
   line(llvm::formatv("wgmma_drain<0, {0}, {1}>({2});", MT, PN, sums));
   // The A fragments' registers are read until the wait.
-  line(llvm::formatv("wgmma_touch_a({0});", af));
+  if (!sharedA)
+    line(llvm::formatv("wgmma_touch_a({0});", af));
   forEach(r, [&](ArrayRef<std::string> k) {
     line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, k), cType(outElem),
                        sumAt(k)));

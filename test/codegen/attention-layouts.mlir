@@ -22,7 +22,7 @@
 // CHECK: %[[Q:.*]] = kite.convert_layout {{.*}} -> !kite.tile<1x64x128xbf16, #[[ACC]]>
 // CHECK: kite.tile_for {{.*}} iter_args({{.*}}) -> (!kite.tile<1x64xf32, #[[ROW]]>, !kite.tile<1x64x128xf32, #[[ACC]]>, !kite.tile<1x64xf32, #[[ROW]]>)
 // CHECK-NOT: kite.convert_layout
-// WG: %[[QK:.*]] = kite.bmm %[[Q]], %{{.*}} {kite.mma = "wgmma"} : !kite.tile<1x64x128xbf16, #[[ACC]]>, !kite.tile<1x128x32xbf16, #{{.*}}> -> !kite.tile<1x64x32xbf16, #[[S]]>
+// WG: %[[QK:.*]] = kite.bmm %[[Q]], %{{.*}} {kite.mma = "wgmma", kite.shared_lhs} : !kite.tile<1x64x128xbf16, #[[ACC]]>, !kite.tile<1x128x32xbf16, #{{.*}}> -> !kite.tile<1x64x32xbf16, #[[S]]>
 // SYNC: %[[QK:.*]] = kite.bmm %[[Q]], %{{.*}} {kite.mma = "mma_sync"} : !kite.tile<1x64x128xbf16, #[[ACC]]>, !kite.tile<1x128x32xbf16, #{{.*}}> -> !kite.tile<1x64x32xbf16, #[[S]]>
 // CHECK-NOT: kite.convert_layout
 // CHECK: kite.reduce amax {{.*}} -> !kite.tile<1x64xbf16, #[[ROW]]>
@@ -83,7 +83,7 @@
 // WGCUDA: cp_async16(&{{pb[0-9]+}}[sw128_index<32>(
 // WGCUDA-NOT: __syncthreads
 // WGCUDA: wgmma_desc([[KS]] +
-// WGCUDA: WgmmaRegA<32, bf16>::run<0>(
+// WGCUDA: WgmmaOp<32, bf16>::run<0>(
 // WGCUDA-NOT: __syncthreads
 // WGCUDA: cp_async_wait<1>();
 // WGCUDA-NEXT: fence_proxy_async();

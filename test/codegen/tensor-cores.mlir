@@ -137,7 +137,10 @@
 // ATTN: mma_b_x4<72, false>(
 // ATTN-NOT: mma_tile
 //
-// With "wgmma" (sm_90a) they run on wgmma, A from registers: k^T staged
+// With "wgmma" (sm_90a) they run on wgmma: q, defined outside the key
+// loop, is written once before it, in its A fragments' order, into a
+// swizzled K-major buffer that the first product reads by descriptor; p,
+// computed in the loop, is the second's A from registers. k^T staged
 // K-major (N rows of 64-element swizzled rows: K steps of 32 bytes), v
 // MN-major (transposed by the instruction), each made visible to the async
 // proxy before the barrier; the sums wait before they are read. k and v
@@ -147,6 +150,10 @@
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true}' --emit=cuda | FileCheck %s --check-prefixes=WGATTN,WGREG
 // WGPRE: "num_stages":2
 // WGATTN: "tensor_cores":true,"wgmma":true
+// WGATTN: bf16* [[QS:sa[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023) + [[QOFF:[0-9]+]]);
+// WGATTN: *reinterpret_cast<unsigned*>(&[[QS]][((int)threadIdx.x / 128 * 1 + {{mi[0-9]+}}) * 4096 + sw128_index<64>((int)threadIdx.x / 32 % 4 * 16 + (int)threadIdx.x % 32 / 4 + 8, {{ks[0-9]+}} * 16 + (int)threadIdx.x % 4 * 2 + 0)]) = mma_pack(
+// WGATTN: fence_proxy_async();
+// WGATTN-NEXT: __syncthreads();
 // WGPRE: cp_async16(&{{pb[0-9]+}}[sw128_index<32>({{.*}}, ({{.*}}) < {{n[0-9]+}}) ? &a1[{{.*}}] : a1, ({{.*}}) < {{n[0-9]+}}) ? 16 : 0);
 // WGPRE: cp_async_wait<1>();
 // WGPRE-NEXT: fence_proxy_async();
@@ -155,17 +162,32 @@
 // WGREG: store_vec<8>(&[[KS:sb[0-9]+]][sw128_index<32>(
 // WGREG: fence_proxy_async();
 // WGREG-NEXT: __syncthreads();
-// WGATTN: wgmma_touch_a(
-// WGATTN-NEXT: wgmma_fence();
+// WGATTN: const bf16* [[QA:sa[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023) + [[QOFF]]);
+// WGATTN-NOT: wgmma_touch_a(
+// WGATTN: wgmma_fence();
 // WGATTN: wgmma_desc([[KS]] + ({{ks[0-9]+}} / 4) * 2048 + ({{ks[0-9]+}} % 4) * 16, 16, 1024)
-// WGATTN: WgmmaRegA<32, bf16>::run<0>(
+// WGATTN: WgmmaOp<32, bf16>::run<0>({{c[0-9]+}}[{{mi[0-9]+}}], wgmma_desc([[QA]] + ((int)threadIdx.x / 128 * 1 + {{mi[0-9]+}}) * 4096 + ({{ks[0-9]+}} / 4) * 4096 + ({{ks[0-9]+}} % 4) * 16, 16, 1024), {{db[0-9]+}});
 // WGATTN: wgmma_drain<0, 1, 32>(
-// WGATTN-NEXT: wgmma_touch_a(
+// WGATTN-NOT: wgmma_touch_a(
 // WGPRE: bf16* [[VS:sb[0-9]+]] =
 // WGREG: store_vec<8>(&[[VS:sb[0-9]+]][sw128_index<32>(
+// WGATTN: wgmma_touch_a(
+// WGATTN-NEXT: wgmma_fence();
 // WGATTN: wgmma_desc([[VS]] + {{ks[0-9]+}} * 1024, 4096, 1024)
 // WGATTN: WgmmaRegA<64, bf16>::run<1>(
+// WGATTN: wgmma_drain<0, 1, 64>(
+// WGATTN-NEXT: wgmma_touch_a(
 // WGATTN-NOT: mma_b_x
+// The fused MLP's x tile is loop-invariant too: read from shared memory
+// with K = 64; with K = 32 (short of a swizzle row) it would stay in
+// registers across every wgmma of the hidden loop, so that product runs on
+// mma.sync, and the second (A computed in the loop) on wgmma.
+// RUN: kite inspect %kite_src/examples/mlp.kite.cpp --arg 'x=bf16[129,64]' --arg 'w1=bf16[64,200]' --arg 'w2=bf16[200,48]' --config '{"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"wgmma":true}' --emit=lowered | FileCheck %s --check-prefix=MLPWG
+// MLPWG: kite.matmul {{.*}} {kite.mma = "wgmma", kite.shared_lhs}
+// MLPWG: kite.addmm {{.*}} {kite.mma = "wgmma"} :
+// RUN: kite inspect %kite_src/examples/mlp.kite.cpp --arg 'x=bf16[129,32]' --arg 'w1=bf16[32,200]' --arg 'w2=bf16[200,48]' --config '{"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"wgmma":true}' --emit=lowered | FileCheck %s --check-prefix=MLPK32
+// MLPK32: kite.matmul {{.*}} {kite.mma = "mma_sync"}
+// MLPK32: kite.addmm {{.*}} {kite.mma = "wgmma"} :
 // With "wgmma": false they stay on mma.sync.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false}' --emit=cuda | FileCheck %s --check-prefix=ATTN
 //

@@ -117,9 +117,11 @@ func.func @carried(%x: !kite.tensor<*x?> {kite.name = "x"}) -> !kite.tensor<*x?>
 //
 // With wgmma in the config, on sm_90a the same products run on wgmma (4
 // warps: one warpgroup; k^T staged along its K of 64, v along its N of 64);
-// not before sm_90a, and not on 2 warps (no whole warpgroup).
-// CHAINWG: kite.matmul {{.*}} {kite.mma = "wgmma"}
-// CHAINWG: kite.addmm {{.*}} {kite.mma = "wgmma"}
+// not before sm_90a, and not on 2 warps (no whole warpgroup). q, defined
+// outside the key loop, is read from shared memory (kite.shared_lhs); p,
+// computed in it, from registers.
+// CHAINWG: kite.matmul {{.*}} {kite.mma = "wgmma", kite.shared_lhs}
+// CHAINWG: kite.addmm {{.*}} {kite.mma = "wgmma"} :
 // CHAINSYNC: kite.matmul {{.*}} {kite.mma = "mma_sync"}
 // CHAINSYNC: kite.addmm {{.*}} {kite.mma = "mma_sync"}
 //
