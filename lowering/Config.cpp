@@ -532,16 +532,18 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
     for (Operation &op : kernel.getBody().front())
       if (auto loop = dyn_cast<TileForOp>(&op))
         c.l2_groupings.push_back(loop.getNumDims() == 2 ? 8 : 1);
-  } else if (hasHalfMatmul(kernel)) {
-    // Other 16-bit products (attention's two) run per product on tensor
-    // cores (mma_tile) where their tiles divide into 16x8x16 steps: on the
-    // H200 flash attention B4 H32 S4096 D128 takes 15.1 ms, against 347 ms
-    // on CUDA cores. Right operands loaded in a loop are copied one
-    // iteration ahead (kite-prefetch-operands): 4.28 ms against 4.74. On
-    // wgmma (a tuner choice, not the default: some tilings of it give wrong
-    // results, see docs/architecture.md) the default tiles take 3.52 ms.
+  }
+  // Other 16-bit products (attention's two) run per product on tensor cores
+  // from registers where their tiles divide into 16x8x16 steps: on the H200
+  // flash attention B4 H32 S4096 D128 took 15.1 ms on mma.sync, against 347
+  // ms on CUDA cores. Right operands loaded in a loop are copied one
+  // iteration ahead (kite-prefetch-operands): 4.14 ms. On sm_90a they run
+  // on wgmma, with 64-element K loops: 3.41 ms (3.78 with K tiles of 32).
+  bool registerWgmma = false;
+  if (!plainProduct && hasHalfMatmul(kernel)) {
     c.tensor_cores = true;
     c.num_stages = 2;
+    c.wgmma = registerWgmma = hopper;
   }
   for (BlockSizeOp op : blockSizeOps(kernel)) {
     int64_t extent = ShapedType::kDynamic;
@@ -557,9 +559,10 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
       else
         target = hopper && loopDim == loop.getNumDims() - 1 ? 256 : 128;
     } else if (hasMatmul) {
-      // Output tiles of 64x64, K in steps of 32; batch dims one at a time.
+      // Output tiles of 64x64, K in steps of 32 (64 on wgmma); batch dims
+      // one at a time.
       if (!loop || !loop.isTopLevel())
-        target = 32;
+        target = registerWgmma ? 64 : 32;
       else
         target = isBatchDim(loop, loopDim) ? 1 : 64;
     } else if (loop && !loop.isTopLevel()) {

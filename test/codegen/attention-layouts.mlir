@@ -1,11 +1,16 @@
-// Layouts of examples/attention.kite.cpp (unchanged source) at its default
-// config, B4 H32 S4096 D128 bf16: both products run on the tensor cores from
-// registers (kite.mma: mma.sync by default, wgmma as a tuner choice on
-// sm_90a, in the same layouts), and nothing inside the key loop changes
-// layout.
+// Layouts of examples/attention.kite.cpp (unchanged source), B4 H32 S4096
+// D128 bf16, at [1, 64, 32] tiles: both products run on the tensor cores
+// from registers (kite.mma: wgmma on sm_90a, the default there, or
+// mma.sync, in the same layouts), and nothing inside the key loop changes
+// layout. The default on sm_90a is wgmma with key tiles of 64; before it,
+// mma.sync with key tiles of 32.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --emit=config | FileCheck %s --check-prefix=DEF90
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --arch sm_80 --emit=config | FileCheck %s --check-prefix=DEF80
+// DEF90: {"block_sizes":[1,64,64],{{.*}}"num_stages":2,"num_warps":4,{{.*}}"tensor_cores":true,"wgmma":true}
+// DEF80: {"block_sizes":[1,64,32],{{.*}}"num_stages":2,"num_warps":4,{{.*}}"tensor_cores":true}
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2}' --emit=lowered | FileCheck %s --check-prefixes=CHECK,WG
-// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --emit=lowered | FileCheck %s --check-prefixes=CHECK,SYNC
-// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --emit=cuda | FileCheck %s --check-prefix=CUDA
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false,"num_stages":2}' --emit=lowered | FileCheck %s --check-prefixes=CHECK,SYNC
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false,"num_stages":2}' --emit=cuda | FileCheck %s --check-prefix=CUDA
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2}' --emit=cuda | FileCheck %s --check-prefix=WGCUDA
 //
 // The tensor cores' layout (mma.sync m16n8k16: 4 lanes of a row with 2
