@@ -235,32 +235,33 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
   return b;
 }
 
-/// Flash attention forward (examples/attention.kite.cpp) on q, k, v of
-/// [B*H, S, D] bf16; torch_baseline.py times scaled_dot_product_attention
-/// on the same tensors as [B, H, S, D]. Sampled by (batch, head) slices
-/// for the cross-check.
-Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D) {
+/// Flash attention forward (examples/attention.kite.cpp, or with `causal`
+/// examples/causal_attention.kite.cpp) on q, k, v of [B*H, S, D] bf16;
+/// torch_baseline.py times scaled_dot_product_attention (is_causal for
+/// the causal one) on the same tensors as [B, H, S, D]. Sampled by (batch,
+/// head) slices for the cross-check. Causal FLOPs count half the scores.
+Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = false) {
   auto T = [](std::string nm, Tensor t) { return DevArg{std::move(nm), std::move(t)}; };
   auto t = [](const char *nm, std::vector<int64_t> s) { return ArgSpec::tensor(nm, bf16, s, {}, 16); };
   Bench b;
-  b.name = b.file = b.kernel = "attention";
+  b.name = b.file = b.kernel = causal ? "causal_attention" : "attention";
   b.dtype = "bf16";
   b.shape = "B" + std::to_string(B) + " H" + std::to_string(H) + " S" + std::to_string(S) + " D" +
             std::to_string(D);
   int64_t BH = B * H;
   b.bytes = 4.0 * BH * S * D * 2;
-  b.flops = 4.0 * BH * S * S * D; // q k^T and p v
+  b.flops = (causal ? 2.0 : 4.0) * BH * S * S * D; // q k^T and p v
   b.inputs = [=] {
     return std::vector<DevArg>{T("q", randomDevice({BH, S, D}, bf16, 21)), T("k", randomDevice({BH, S, D}, bf16, 22)),
                                T("v", randomDevice({BH, S, D}, bf16, 23))};
   };
   b.specs = {t("q", {BH, S, D}), t("k", {BH, S, D}), t("v", {BH, S, D})};
   b.rows = BH;
-  // The default (64 x 32 tiles, 4 warps), then larger tiles, which the
-  // H200 runs fastest (128 x 128, 8 warps: 10.6 ms against 15.1).
-  b.configs = {"", R"({"block_sizes":[1,128,64],"num_warps":8,"tensor_cores":true})",
-               R"({"block_sizes":[1,128,128],"num_warps":8,"tensor_cores":true})",
-               R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"min_programs_per_sm":3})"};
+  // The default (sm_90a: 64 x 64 tiles, 4 warps, wgmma, k and v a tile
+  // ahead), then neighbours: 32-key tiles, two warpgroups, mma.sync.
+  b.configs = {"", R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true})",
+               R"({"block_sizes":[1,128,128],"num_warps":8,"tensor_cores":true,"wgmma":true})",
+               R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false})"};
   return b;
 }
 
@@ -302,6 +303,7 @@ std::vector<Bench> benches() {
   b.push_back(productBench("matmul_bias_relu", 4096, 4096, 4096, 1));
   b.push_back(productBench("bmm", 1024, 1024, 1024, 64));
   b.push_back(attentionBench(4, 32, 4096, 128));
+  b.push_back(attentionBench(4, 32, 4096, 128, /*causal=*/true));
   return b;
 }
 

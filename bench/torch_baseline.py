@@ -117,13 +117,14 @@ def main():
         # bf16 logits, per-row losses (kite returns them in f32).
         return F.cross_entropy(logits, target, reduction="none")
 
-    def attention(q, k, v):
+    def attention(q, k, v, causal=False):
         # kite's q, k, v are [B*H, S, D]; SDPA takes [B, H, S, D] (GPU.md's
         # B4 H32; the cross-check's 4 slices as B1 H4).
         bh, s, d = q.shape
         h = 32 if bh % 32 == 0 else bh
         view = lambda t: t.view(bh // h, h, s, d)
-        return F.scaled_dot_product_attention(view(q), view(k), view(v)).view(bh, s, d)
+        return F.scaled_dot_product_attention(view(q), view(k), view(v),
+                                              is_causal=causal).view(bh, s, d)
 
     fns = {
         "add": lambda x, y: x + y,
@@ -136,6 +137,7 @@ def main():
         "matmul_bias_relu": lambda x, y, b: torch.relu(torch.addmm(b, x, y)),
         "bmm": lambda a, b: torch.bmm(a, b),
         "attention": attention,
+        "causal_attention": lambda q, k, v: attention(q, k, v, causal=True),
     }
 
     def product_bench(name, m, n, k, batch=1):
@@ -149,10 +151,11 @@ def main():
                     fns[name])
         return (name, f"{m}x{n}x{k}", lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16)), fns[name])
 
-    def attention_bench(b, h, s, d):
+    def attention_bench(b, h, s, d, causal=False):
         """(name, shape text, make inputs, function), as kite_bench's attentionBench."""
-        return ("attention", f"B{b} H{h} S{s} D{d}",
-                lambda: tuple(randn(b * h, s, d, dtype=bf16) for _ in range(3)), fns["attention"])
+        name = "causal_attention" if causal else "attention"
+        return (name, f"B{b} H{h} S{s} D{d}",
+                lambda: tuple(randn(b * h, s, d, dtype=bf16) for _ in range(3)), fns[name])
 
     def row_bench(name, n, m):
         """(name, shape text, make inputs, function), as kite_bench's rowBench."""
@@ -188,6 +191,7 @@ def main():
     benches += [product_bench("matmul_bias_relu", 4096, 4096, 4096),
                 product_bench("bmm", 1024, 1024, 1024, 64)]
     benches.append(attention_bench(4, 32, 4096, 128))
+    benches.append(attention_bench(4, 32, 4096, 128, causal=True))
 
     samples = {}
     if args.check_against:

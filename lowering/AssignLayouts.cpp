@@ -21,7 +21,11 @@
 // - An operand is readable by its user if it is replicated everywhere (all
 //   dims unit) or lies in the user's context with each of its non-unit dims
 //   along the same context dim as the user's dim there (broadcasting
-//   aligned from the right); otherwise it is converted to that.
+//   aligned from the right); otherwise it is converted to that, unless it
+//   is computed in the user's block from index ranges and constants alone
+//   through elementwise and shape ops (a causal mask, position offsets):
+//   then those ops are computed again in the layout the user reads
+//   (`remake`), which moves no data.
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,6 +114,17 @@ private:
   Value inLayout(Value v, BlockedLayoutAttr l, Operation *user);
   /// True if `v` is a constant used once, which is then made as `type`.
   static bool madeAs(Value v, TileType type);
+  /// True if `v` is computed from index ranges, constants and scalars
+  /// alone, by at most `budget` elementwise and shape ops.
+  static bool remakeable(Value v, int &budget);
+  /// `v` (remakeable) computed again as `type`, its ops cloned at `b`.
+  Value remake(Value v, TileType type, OpBuilder &b);
+  /// `v` as `type` for `user`: remade if cheap, else a conversion at `b`.
+  Value convert(Value v, TileType type, Operation *user, OpBuilder &b);
+  /// Ops remake made (laid out already: assignOp leaves them), and ops
+  /// whose results it replaced for some user (erased at the end if dead).
+  DenseSet<Operation *> remade;
+  SmallVector<Operation *> replaced;
   /// Operand `i` of `user` made readable (replaced by its conversion).
   void makeReadable(Operation *user, unsigned i, BlockedLayoutAttr r, int64_t offset);
   static void setLayout(Value v, BlockedLayoutAttr l) {
@@ -293,7 +308,7 @@ Value Assigner::readableAt(Value v, BlockedLayoutAttr r, int64_t offset, Operati
     else
       b.setInsertionPointToStart(v.getParentBlock());
   }
-  return b.create<ConvertLayoutOp>(user->getLoc(), type, v);
+  return convert(v, type, user, b);
 }
 
 Value Assigner::inLayout(Value v, BlockedLayoutAttr l, Operation *user) {
@@ -304,7 +319,82 @@ Value Assigner::inLayout(Value v, BlockedLayoutAttr l, Operation *user) {
   if (madeAs(v, type))
     return v;
   OpBuilder b(user);
+  return convert(v, type, user, b);
+}
+
+/// At most this many ops are computed again for one user.
+constexpr int kRemakeOps = 8;
+
+Value Assigner::convert(Value v, TileType type, Operation *user, OpBuilder &b) {
+  int budget = kRemakeOps;
+  if (v.getParentBlock() == user->getBlock() && remakeable(v, budget)) {
+    OpBuilder before(user);
+    replaced.push_back(v.getDefiningOp());
+    return remake(v, type, before);
+  }
   return b.create<ConvertLayoutOp>(user->getLoc(), type, v);
+}
+
+/// An op remake may compute again: pure, one tile result, no regions.
+static bool cheapToRemake(Operation *op) {
+  return isa_and_nonnull<SpanIndexOp, ArangeOp, FullOp, UnaryOp, BinaryOp, CompareOp, WhereOp,
+                         CastOp, ExpandOp, UnsqueezeOp, SqueezeOp, TransposeOp, PermuteOp,
+                         ConvertLayoutOp>(op) &&
+         op->getNumResults() == 1 && op->getNumRegions() == 0;
+}
+
+bool Assigner::remakeable(Value v, int &budget) {
+  Operation *def = v.getDefiningOp();
+  if (!cheapToRemake(def) || --budget < 0)
+    return false;
+  for (Value o : def->getOperands())
+    if (isa<TileType>(o.getType()) && !remakeable(o, budget))
+      return false;
+  return true;
+}
+
+/// Each operand of a remade op lies where the op, in layout `r`, reads it:
+/// through a shape op, its dims moved back; elementwise, broadcast from the
+/// right (its unit dims replicated).
+Value Assigner::remake(Value v, TileType type, OpBuilder &b) {
+  Operation *def = v.getDefiningOp();
+  if (isa<ConvertLayoutOp>(def))
+    return remake(def->getOperand(0), type, b);
+  auto r = cast<BlockedLayoutAttr>(type.getLayout());
+  SmallVector<int64_t> out(r.getDims());
+  int64_t rank = out.size();
+  auto norm = [](int64_t d, int64_t n) { return d < 0 ? d + n : d; };
+  SmallVector<Value> operands;
+  for (Value o : def->getOperands()) {
+    auto t = dyn_cast<TileType>(o.getType());
+    if (!t) {
+      operands.push_back(o);
+      continue;
+    }
+    SmallVector<int64_t> dims(out);
+    if (auto u = dyn_cast<UnsqueezeOp>(def)) {
+      dims.erase(dims.begin() + norm(u.getDim(), rank));
+    } else if (auto sq = dyn_cast<SqueezeOp>(def)) {
+      dims.insert(dims.begin() + norm(sq.getDim(), t.getRank()), -1);
+    } else if (auto tr = dyn_cast<TransposeOp>(def)) {
+      std::swap(dims[norm(tr.getDim0(), rank)], dims[norm(tr.getDim1(), rank)]);
+    } else if (auto pe = dyn_cast<PermuteOp>(def)) {
+      for (auto [i, d] : llvm::enumerate(pe.getDims()))
+        dims[norm(d, rank)] = out[i];
+    } else {
+      SmallVector<int64_t> padded = paddedShape(t);
+      int64_t offset = rank - t.getRank();
+      dims.assign(t.getRank(), -1);
+      for (int64_t j = 0; j < t.getRank(); ++j)
+        dims[j] = padded[j] == 1 ? -1 : out[j + offset];
+    }
+    operands.push_back(remake(o, t.withLayout(r.withDims(dims)), b));
+  }
+  Operation *clone = b.clone(*def);
+  clone->setOperands(operands);
+  clone->getResult(0).setType(type);
+  remade.insert(clone);
+  return clone->getResult(0);
 }
 
 bool Assigner::madeAs(Value v, TileType type) {
@@ -360,11 +450,25 @@ LogicalResult Assigner::run() {
     if (failed(assignBlock(op.getRegion(0).front())))
       return failure();
   }
-  // Conversions that a loop's second layout round left without users.
+  // Conversions that a loop's second layout round left without users, and
+  // ops remake left without users (or made for a round a later one undid).
   kernel.walk([](ConvertLayoutOp c) {
     if (c->use_empty())
       c->erase();
   });
+  SmallVector<Operation *> dead(replaced);
+  dead.append(remade.begin(), remade.end());
+  DenseSet<Operation *> erased;
+  while (!dead.empty()) {
+    Operation *op = dead.pop_back_val();
+    if (erased.contains(op) || !op->use_empty() || !cheapToRemake(op))
+      continue;
+    for (Value o : op->getOperands())
+      if (Operation *def = o.getDefiningOp(); def && isa<TileType>(o.getType()))
+        dead.push_back(def);
+    erased.insert(op);
+    op->erase();
+  }
   return success();
 }
 
@@ -613,6 +717,8 @@ LogicalResult Assigner::assignAccess(Operation *op, Value tensor, ArrayRef<Subsc
 }
 
 LogicalResult Assigner::assignOp(Operation *op) {
+  if (remade.contains(op))
+    return success();
   // A product on the tensor cores takes their layout and reads its left
   // operand and accumulator in it; any other is its accumulator's layout.
   auto product = [&](Value acc) {

@@ -102,3 +102,24 @@
 // WGCUDA-NOT: kite_smem
 // WGCUDA-NOT: __syncthreads
 // WGCUDA: store_vec<2>(&o
+//
+// Causal (examples/causal_attention.kite.cpp): the key loop ends at the
+// query tile's end, and the mask, an index comparison of the two tiles,
+// is computed in the layout the scores' `where` reads (kite-assign-layouts
+// makes the index ranges and the comparison again there rather than
+// converting them): nothing in the key loop changes layout.
+// RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --kernel causal_attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --emit=lowered | FileCheck %s --check-prefix=CAUSAL
+// CAUSAL: %[[END:.*]] = kite.span_query end
+// CAUSAL: kite.tile_for (%{{.*}}) = (%{{.*}}) to (%[[END]]) block
+// CAUSAL-NOT: kite.convert_layout
+// CAUSAL: kite.bmm {{.*}} {kite.mma = "wgmma", kite.shared_lhs}
+// CAUSAL-NOT: kite.convert_layout
+// CAUSAL: kite.span_index
+// CAUSAL-NOT: kite.convert_layout
+// CAUSAL: kite.compare ge
+// CAUSAL-NOT: kite.convert_layout
+// CAUSAL: kite.where
+// CAUSAL-NOT: kite.convert_layout
+// CAUSAL: kite.baddbmm {{.*}} {kite.mma = "wgmma"}
+// CAUSAL-NOT: kite.convert_layout
+// CAUSAL: kite.yield

@@ -26,6 +26,7 @@
 #include "../../examples/add.kite.cpp"
 #include "../../examples/attention.kite.cpp"
 #include "../../examples/bmm.kite.cpp"
+#include "../../examples/causal_attention.kite.cpp"
 #include "../../examples/cross_entropy.kite.cpp"
 #include "../../examples/embedding.kite.cpp"
 #include "../../examples/exp.kite.cpp"
@@ -343,6 +344,23 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,128,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":3})",
                 R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false,"num_stages":2})"},
                1.0, "attention_d128"});
+  // Causal: key loops that end at the query tile's end, the mask an index
+  // comparison made in the scores' layout; query and key tiles of equal and
+  // of different sizes (the diagonal inside a key tile, or across two).
+  c.push_back({"causal_attention", "causal_attention", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("q", randn({2, n, 128}, bf, s)), T("k", randn({2, n, 128}, bf, s + 1)),
+                                         T("v", randn({2, n, 128}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(causal_attention(*a[0].tensor, *a[1].tensor, *a[2].tensor));
+               },
+               {"", R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false})",
+                R"({"block_sizes":[1,64,128],"num_warps":4,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[1,128,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":3})",
+                R"({"block_sizes":[1,32,16],"num_warps":2,"tensor_cores":true})",
+                R"({"block_sizes":[1,16,16]})"},
+               1.0, "causal_attention_d128"});
   // Two chained products: the hidden dim's partial last tile is masked in
   // the second product's K.
   c.push_back({"mlp", "mlp", {1, 7, 129},

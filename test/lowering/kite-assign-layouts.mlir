@@ -44,16 +44,20 @@ func.func @norm(%x: !kite.tensor<*x?> {kite.name = "x"}) -> (!kite.tensor<*x?>, 
 
 // A [4] index range does not fit the loop's [4, 256] context (right-aligned,
 // its 4 would lie along the 256), so it gets a context of its own; added to
-// the rows it is converted into theirs, a unit dim along the row.
+// the rows, which read it as a unit dim along the row, it is not converted
+// but computed again in their context (the range and its unsqueeze: index
+// ranges and constants cost no data movement), and the first one is erased.
 // CONVERT-DAG: #[[ROW:blocked[0-9]*]] = #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0, 1]>
-// CONVERT-DAG: #[[OWN:blocked[0-9]*]] = #kite.blocked<shape = [4], vec = [4], threads = [1], dims = [0]>
-// CONVERT-DAG: #[[OWNU:blocked[0-9]*]] = #kite.blocked<shape = [4], vec = [4], threads = [1], dims = [0, -1]>
+// CONVERT-DAG: #[[RANGE:blocked[0-9]*]] = #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0]>
 // CONVERT-DAG: #[[COL:blocked[0-9]*]] = #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0, -1]>
 // CONVERT-LABEL: func.func @offsets
-// CONVERT: %[[I:.*]] = kite.arange {{.*}} : !kite.tile<4xi64, #[[OWN]]>
-// CONVERT: %[[U:.*]] = kite.unsqueeze %[[I]] {{.*}} -> !kite.tile<4x1xi64, #[[OWNU]]>
-// CONVERT: %[[C:.*]] = kite.convert_layout %[[U]] : !kite.tile<4x1xi64, #[[OWNU]]> -> !kite.tile<4x1xi64, #[[COL]]>
-// CONVERT: kite.binary add %{{.*}}, %[[C]] : !kite.tile<4x256xf32, #[[ROW]]>, !kite.tile<4x1xi64, #[[COL]]>
+// CONVERT-NOT: kite.arange
+// CONVERT: %[[I:.*]] = kite.arange {{.*}} : !kite.tile<4xi64, #[[RANGE]]>
+// CONVERT-NEXT: %[[U:.*]] = kite.unsqueeze %[[I]] {{.*}} -> !kite.tile<4x1xi64, #[[COL]]>
+// CONVERT-NEXT: kite.binary add %{{.*}}, %[[U]] : !kite.tile<4x256xf32, #[[ROW]]>, !kite.tile<4x1xi64, #[[COL]]>
+// CONVERT-NOT: kite.convert_layout
+// CONVERT-NOT: kite.arange
+// CONVERT: return
 func.func @offsets(%x: !kite.tensor<*x?> {kite.name = "x"}) -> !kite.tensor<*x?> attributes {kite.kernel} {
   %n = kite.size %x[0] : !kite.tensor<*x?>
   %out = kite.empty_like %x : !kite.tensor<*x?> -> !kite.tensor<*x?>

@@ -1,0 +1,31 @@
+// causal_attention.kite.cpp: causal flash attention forward, softmax(q k^T /
+// sqrt(D) + causal mask) v, as examples/attention.kite.cpp with each query
+// attending to keys at or before it. The key loop stops at the query tile's
+// end (the tiles past it are masked entirely), and the mask is an index
+// comparison, so it costs no data movement.
+#include <kite/kite.hpp>
+using namespace kite;
+
+KITE_KERNEL Tensor causal_attention(Tensor q, Tensor k, Tensor v) {  // [B*H, S, D]
+  auto bh = q.size(0), s = q.size(1), d = specialize(q.size(2));
+  auto out = empty_like(q);
+  float scale = 1.0f / std::sqrt(float(d)) * 1.44269504f;
+  for (auto [tb, tq] : tile(bh, s)) {
+    auto m_i = full({tb, tq}, -INFINITY, f32);
+    auto l_i = zeros({tb, tq}, f32);
+    auto acc = zeros({tb, tq, d}, f32);
+    auto qt = q[tb, tq, all];
+    for (auto tk : tile(range(0, tq.end()))) {
+      auto visible = tq.index().unsqueeze(-1) >= tk.index().unsqueeze(0);
+      auto qk = where(visible, kite::bmm(qt, k[tb, tk, all].transpose(1, 2)) * scale, -INFINITY);
+      auto m_new = maximum(m_i, amax(qk, -1));
+      auto p = exp2(qk - m_new.unsqueeze(-1));
+      auto alpha = exp2(m_i - m_new);
+      l_i = l_i * alpha + sum(p, -1);
+      acc = baddbmm(acc * alpha.unsqueeze(-1), p.to(v.dtype()), v[tb, tk, all]);
+      m_i = m_new;
+    }
+    out[tb, tq, all] = acc / l_i.unsqueeze(-1);
+  }
+  return out;
+}
