@@ -46,6 +46,8 @@ std::string Config::toJson() const {
     j["wgmma"] = true;
   if (warp_specialize)
     j["warp_specialize"] = true;
+  if (overlap_products)
+    j["overlap_products"] = true;
   if (min_programs_per_sm != 1)
     j["min_programs_per_sm"] = min_programs_per_sm;
   return j.dump();
@@ -158,6 +160,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.wgmma = value.get<bool>();
       else if (key == "warp_specialize")
         c.warp_specialize = value.get<bool>();
+      else if (key == "overlap_products")
+        c.overlap_products = value.get<bool>();
       else if (key == "min_programs_per_sm")
         c.min_programs_per_sm = integer(value);
       else if (key == "inner_threads")
@@ -173,7 +177,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
                 "streaming, l2_hints, early_loads, tensor_cores, wgmma, warp_specialize, "
-                "min_programs_per_sm)";
+                "overlap_products, min_programs_per_sm)";
         return failure();
       }
     } catch (const json::exception &e) {

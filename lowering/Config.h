@@ -74,6 +74,12 @@ struct Config {
   /// consumer warpgroup multiplies, synchronized by mbarriers (BM 64 or
   /// 128, at most 128 sums a thread).
   bool warp_specialize = false;
+  /// With wgmma and prefetched operands: a key loop whose last product
+  /// accumulates into a loop-carried tile and which has an earlier product
+  /// runs that last product one iteration late (kite-overlap-products):
+  /// issued after the next iteration's first product, it runs on the
+  /// tensor cores while that iteration's elementwise work runs.
+  bool overlap_products = false;
   /// At least this many programs resident on an SM: the kernel's
   /// `__launch_bounds__(threads, N)`, so that ptxas keeps registers at or
   /// under 65536 / (threads * N) (spilling past it). 1: no limit beyond

@@ -184,6 +184,13 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
                                "with tensor_cores: products from registers on Hopper's "
                                "warpgroup MMA (sm_90a; whole warpgroups, B staged in "
                                "128-byte swizzled rows) instead of mma.sync"));
+  if (halfMatmul && !plainProduct && hasWgmma(arch))
+    params.push_back(parameter("overlap_products", std::nullopt, {false, true},
+                               def.overlap_products,
+                               "with wgmma and num_stages >= 2: a key loop's last product "
+                               "(into a loop-carried accumulator) runs one iteration late, "
+                               "on the tensor cores while the next iteration's elementwise "
+                               "work runs"));
   if (plainProduct)
     params.push_back(parameter("num_stages", std::nullopt, {2, 3, 4, 5}, def.num_stages,
                                "shared-memory stages of a pipelined tensor-core K loop "

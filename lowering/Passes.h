@@ -48,6 +48,16 @@ constexpr llvm::StringLiteral kSharedLhsAttrName = "kite.shared_lhs";
 /// or more) a ring, `value - 1` iterations of its loop ahead.
 constexpr llvm::StringLiteral kPrefetchAttrName = "kite.prefetch";
 
+/// kite-overlap-products' marks: on a key loop whose late stage (the ops
+/// marked `kLateAttrName`: what depends on a tile the loop carries into a
+/// wgmma product, and the loads only they read) CUDA emission runs one
+/// iteration late, just after the next iteration's first wgmma is issued.
+constexpr llvm::StringLiteral kOverlapAttrName = "kite.overlap";
+constexpr llvm::StringLiteral kLateAttrName = "kite.late";
+
+/// True if kite-assign-layouts put product `op` on wgmma.
+bool onWgmma(mlir::Operation *op);
+
 /// True if a tensor-core product's right operand, of layout `b` and rank
 /// `rank`, is staged as N rows of K: its threads hold runs of 8 or more
 /// along K and none along N (a transposed tile, as attention's k^T), which

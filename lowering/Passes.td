@@ -343,3 +343,39 @@ def KitePrintCuda : Pass<"kite-print-cuda", "::mlir::ModuleOp"> {
 }
 
 #endif // KITE_LOWERING_PASSES_TD
+
+def KiteOverlapProducts : Pass<"kite-overlap-products", "::mlir::ModuleOp"> {
+  let summary = "Mark key loops whose last product runs one iteration late";
+  let description = [{
+    With `overlap_products` in the config, marks `kite.overlap` each nested
+    1-D `kite.tile_for` (not a `kite.mainloop`) that splits into two stages,
+    and `kite.late` the ops of its late stage. The late stage is every op
+    that depends on a loop-carried tile whose yielded value is a wgmma
+    product's result, plus the loads (with their transposes and layout
+    changes) that only late ops read. The loop splits if: its late values
+    reach only late ops and the product's carried slot; no late op has a
+    region; nothing in the loop writes memory; the early stage (the rest)
+    has a wgmma product; the right operands of the early stage's first
+    wgmma product and of the late product are prefetched (`kite.prefetch`)
+    and are the loop's only prefetched loads.
+
+    CUDA emission then runs iteration i - 1's late stage in iteration i,
+    issued just after the early stage's first product and waited for at the
+    iteration's end, and keeps the early values the late stage reads in
+    registers for one iteration. Attention's `acc = baddbmm(acc * alpha, p,
+    v)` is a late stage; the first product and the softmax are early.
+
+    Assumes: kite-prefetch-operands ran.
+    Guarantees: only the `kite.overlap` and `kite.late` attributes change.
+
+    ```mlir
+    kite.tile_for ... {kite.overlap} {
+      %s = kite.bmm %q, %kt {kite.mma = "wgmma"}        // early
+      ...
+      %acc2 = kite.baddbmm %a, %p, %v {kite.late, kite.mma = "wgmma"}
+    }
+    ```
+
+    Test: test/lowering/kite-overlap-products.mlir
+  }];
+}

@@ -37,6 +37,9 @@ void kite::buildKiteLoweringPipeline(OpPassManager &pm,
   // Product operands copied into shared memory iterations ahead, if the
   // config has stages for them.
   pm.addPass(createKitePrefetchOperands());
+  // Key loops whose last product runs an iteration late, under the next
+  // iteration's elementwise work, if the config asks.
+  pm.addPass(createKiteOverlapProducts());
 }
 
 void kite::registerKiteLoweringPasses() {

@@ -136,6 +136,21 @@ struct Prefetch {
   int64_t rowDim = 0, colDim = 0;
 };
 
+/// A key loop kite-overlap-products split, while it is emitted
+/// (emitOverlappedLoop): its early stage's first product, after whose issue
+/// the late stage goes, and the late product, issued there and waited for
+/// at the iteration's end into registers declared before the loop.
+struct Overlap {
+  Operation *early = nullptr, *late = nullptr;
+  std::string iv;        // the C++ loop's iteration
+  std::string sums, af;  // the late product's sums and A fragments
+  Tile result;           // its result
+  std::string drain;     // the wait for it and the copy of its sums into `result`
+  size_t issueAt = std::string::npos; // where in the body its issue goes
+  int issueIndent = 0;
+  bool withLate = false; // this iteration has a late stage
+};
+
 /// Where an access copies to instead of registers (a prefetched load):
 /// element (row, col) of the load's dims `rowDim` and `colDim` at
 /// `buf[row * ld + col]`, or `buf[sw128_index<swizzleRows>(row, col)]`.
@@ -220,6 +235,11 @@ private:
   DenseMap<Value, int64_t> sharedLhs;
   DenseMap<Operation *, SmallVector<Value>> sharedLhsLoops;
   DenseMap<Operation *, LoopVars> loopVars;
+  /// The loop kite-overlap-products split, while it is emitted.
+  std::optional<Overlap> overlap;
+  /// Products whose prefetched operand's slot is already awaited: its
+  /// pointer.
+  DenseMap<Operation *, std::string> awaitedSlots;
   /// Set while a prefetched load's copy is emitted.
   std::optional<CopyTarget> copyTarget;
   std::vector<std::unique_ptr<Context>> contexts;
@@ -381,6 +401,19 @@ private:
   /// iteration's copy, the barrier, then issues the copy `stages - 1`
   /// iterations ahead; returns the slot's pointer.
   FailureOr<std::string> awaitPrefetched(Operation *product, Type elem);
+  /// A loop kite-overlap-products marked: its late stage one iteration
+  /// behind the early one (Overlap.cpp).
+  LogicalResult emitOverlappedLoop(TileForOp loop);
+  /// The late stage of the iteration before `iv`'s, in its own block: the
+  /// loop's span and iteration redefined (shadowed) for it, its ring's slot
+  /// awaited and refilled, then `ops` (none: only the ring's copies) with
+  /// the early values they read from `carries`.
+  LogicalResult emitLateStage(TileForOp loop, ArrayRef<Operation *> ops,
+                              const DenseMap<Value, Tile> &carries, const SpanVars &span,
+                              const LoopVars &lv);
+  /// At the early product's issue (emitWgmmaProduct): marks where the late
+  /// stage goes and emits the wait for the early product alone.
+  void markLateIssue(StringRef sums, int64_t MT, int64_t PN);
   /// The pointer to shared memory at `offset`, from kite_smem or (wgmma's
   /// swizzled buffers) its 1024-byte aligned base.
   std::string sharedAt(int64_t offset, bool aligned, StringRef type);

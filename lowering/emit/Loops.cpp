@@ -365,6 +365,8 @@ LogicalResult Emitter::finishLoop(Block &body, ArrayRef<Tile> carried,
 LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
   if (auto plan = loop->getAttrOfType<DictionaryAttr>("kite.mainloop"))
     return emitMainloop(loop, plan);
+  if (loop->hasAttr(kOverlapAttrName))
+    return emitOverlappedLoop(loop);
   SmallVector<Tile> carried =
       declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
   if (failed(emitSharedLhs(loop)))

@@ -176,12 +176,6 @@ static StagedOperand stagedRightOperand(BlockedLayoutAttr b, int64_t rank, bool 
   return s;
 }
 
-/// True if kite-assign-layouts put product `op` on wgmma.
-static bool onWgmma(Operation *op) {
-  auto instr = op->getAttrOfType<StringAttr>(kMmaAttrName);
-  return instr && instr.getValue() == kWgmma;
-}
-
 /// wgmma's staging buffers start at a 1024-byte boundary (the swizzle's
 /// period) past an aligned base: at most this many bytes above kite_smem.
 constexpr int64_t kSwizzleAlign = 1024;
@@ -367,8 +361,12 @@ FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
   // product that last read the slot the next copy fills.
   line("__syncthreads();");
   std::string bs = fresh("sb"), type = cType(elem);
-  line(llvm::formatv("{0}* {1} = {2} + (int)({3} % {4}) * {5};", type, bs,
-                     sharedAt(p.offset, p.wgmma, type), lv.iv, p.stages,
+  // A late stage's iteration is -1 before the first one.
+  std::string slot = overlap && overlap->late == product
+                         ? llvm::formatv("({0} + {1}) % {1}", lv.iv, p.stages).str()
+                         : llvm::formatv("{0} % {1}", lv.iv, p.stages).str();
+  line(llvm::formatv("{0}* {1} = {2} + (int)({3}) * {4};", type, bs,
+                     sharedAt(p.offset, p.wgmma, type), slot,
                      p.staged.bytes / elementBytes(elem)));
   std::string next = llvm::formatv("{0} + {1}", lv.iv, ahead);
   line(llvm::formatv("if ({0} < {1}) {{", next, lv.count));
@@ -569,6 +567,10 @@ std::string Emitter::leftOperandElement(const Tile &a, int64_t rank, StringRef r
 LogicalResult Emitter::stageProductOperand(Operation *op, const Tile &b, int64_t rank,
                                            const StagedOperand &staged, bool wgmma,
                                            std::string &bs) {
+  if (auto awaited = awaitedSlots.find(op); awaited != awaitedSlots.end()) {
+    bs = awaited->second;
+    return success();
+  }
   if (prefetchedOperand.count(op)) {
     FailureOr<std::string> slot = awaitPrefetched(op, b.elem);
     if (failed(slot))
@@ -709,13 +711,21 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   StagedOperand staged = stagedRightOperand(layoutAttr(b), rank, true);
   std::string bs = fresh("sb"), sums = fresh("c"), af = fresh("af"), elem = cType(a.elem);
   std::string ks = fresh("ks"), mi = fresh("mi");
+  // A late product (kite-overlap-products) accumulates into registers
+  // declared before its loop, and is waited for at the iteration's end.
+  bool late = overlap && overlap->late == op;
+  if (late) {
+    sums = overlap->sums;
+    af = overlap->af;
+  }
   line("{");
   ++indent;
   if (failed(stageProductOperand(op, b, rank, staged, true, bs)))
     return failure();
   // The sums, in each m64 block's accumulator order: register (row 2i + h,
   // column 2j + e) at [i][4j + 2h + e].
-  line(llvm::formatv("float {0}[{1}][{2}];", sums, MT, PN / 2));
+  if (!late)
+    line(llvm::formatv("float {0}[{1}][{2}];", sums, MT, PN / 2));
   auto sumAt = [&](ArrayRef<std::string> k) {
     return llvm::formatv("{0}[({1}) / 2][4 * (({2}) / 2) + 2 * (({1}) % 2) + ({2}) % 2]", sums,
                          k[rank - 2], k[rank - 1])
@@ -736,7 +746,8 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
     line(llvm::formatv("const {0}* {1} = {2};", elem, as,
                        sharedAt(lhsBuffer->second, true, elem)));
   } else {
-    line(llvm::formatv("unsigned {0}[{1}][{2}][4];", af, PK / 16, MT));
+    if (!late)
+      line(llvm::formatv("unsigned {0}[{1}][{2}][4];", af, PK / 16, MT));
     forEachLeftFragment(a, rank, PK, MT, ks, mi, [&](int f, StringRef packed) {
       line(llvm::formatv("{0}[{1}][{2}][{3}] = {4};", af, ks, mi, f, packed));
     });
@@ -773,14 +784,27 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   --indent;
   line("}");
   line("wgmma_commit();");
-  line(llvm::formatv("wgmma_drain<0, {0}, {1}>({2});", MT, PN, sums));
+  // The late stage of an overlapped loop is issued here, after this one.
+  if (overlap && overlap->early == op)
+    markLateIssue(sums, MT, PN);
+  size_t drainFrom = body.size();
+  if (!overlap || overlap->early != op)
+    line(llvm::formatv("wgmma_drain<0, {0}, {1}>({2});", MT, PN, sums));
   // The A fragments' registers are read until the wait.
   if (!sharedA)
     line(llvm::formatv("wgmma_touch_a({0});", af));
+  if (late)
+    r.name = overlap->result.name;
   forEach(r, [&](ArrayRef<std::string> k) {
     line(llvm::formatv("{0}[{1}] = cvt<{2}>({3});", r.name, flat(r, k), cType(outElem),
                        sumAt(k)));
   });
+  if (late) {
+    // The wait and the copy go to the iteration's end.
+    overlap->drain = body.substr(drainFrom);
+    overlap->result = r;
+    body.resize(drainFrom);
+  }
   --indent;
   line("}");
   tiles[op->getResult(0)] = r;

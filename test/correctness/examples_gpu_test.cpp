@@ -342,7 +342,12 @@ std::vector<Case> cases() {
                 // k and v copied one or two key tiles ahead (kite.prefetch).
                 R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2})",
                 R"({"block_sizes":[1,128,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":3})",
-                R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false,"num_stages":2})"},
+                R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false,"num_stages":2})",
+                // The second product one key tile late (kite-overlap-products).
+                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
+                R"({"block_sizes":[1,128,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":3,"overlap_products":true})",
+                R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
+                R"({"block_sizes":[1,128,128],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})"},
                1.0, "attention_d128"});
   // Causal: key loops that end at the query tile's end, the mask an index
   // comparison made in the scores' layout; query and key tiles of equal and
@@ -359,7 +364,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,64,128],"num_warps":4,"tensor_cores":true,"wgmma":true})",
                 R"({"block_sizes":[1,128,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":3})",
                 R"({"block_sizes":[1,32,16],"num_warps":2,"tensor_cores":true})",
-                R"({"block_sizes":[1,16,16]})"},
+                R"({"block_sizes":[1,16,16]})",
+                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
+                R"({"block_sizes":[1,128,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":3,"overlap_products":true})"},
                1.0, "causal_attention_d128"});
   // Two chained products: the hidden dim's partial last tile is masked in
   // the second product's K.
@@ -376,7 +383,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"wgmma":true})",
                 R"({"block_sizes":[128,64],"num_warps":8,"tensor_cores":true,"wgmma":true})",
                 R"({"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2})",
-                R"({"block_sizes":[64,32],"num_warps":4,"tensor_cores":true,"num_stages":3})"},
+                R"({"block_sizes":[64,32],"num_warps":4,"tensor_cores":true,"num_stages":3})",
+                R"({"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
+                R"({"block_sizes":[128,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":3,"overlap_products":true})"},
                40.0});
   c.push_back({"welford", "welford", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
