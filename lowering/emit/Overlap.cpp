@@ -87,6 +87,46 @@ LogicalResult Emitter::emitLateStage(TileForOp loop, ArrayRef<Operation *> ops,
   return success();
 }
 
+/// The values the late stage of `loop` reads from the early one (and the
+/// carried values other than its own, slot `slot`): kept for an iteration.
+static SmallVector<Value> lateReads(TileForOp loop, ArrayRef<Operation *> lateOps,
+                                    int64_t slot) {
+  SmallVector<Value> cuts;
+  Block *body = loop.getBodyBlock();
+  Value ownArg = loop.getRegionIterArgs()[slot];
+  auto isLate = [](Operation *op) { return op->hasAttr(kLateAttrName); };
+  for (Operation *op : lateOps)
+    for (Value v : op->getOperands()) {
+      bool early = v.getParentBlock() == body &&
+                   (v.getDefiningOp() ? !isLate(v.getDefiningOp())
+                                      : v != ownArg && v != loop.getSpans()[0]);
+      if (early && !llvm::is_contained(cuts, v))
+        cuts.push_back(v);
+    }
+  return cuts;
+}
+
+LogicalResult Emitter::emitOverlapPrologue(const LoopVars &lv) {
+  // The early ring's tiles 0 .. ahead - 1 and the late ring's tiles
+  // -1 .. ahead - 2, in the order of each iteration's waits.
+  Operation *earlyLoad = prefetchedOperand[overlap->early];
+  Operation *lateLoad = prefetchedOperand[overlap->late];
+  int64_t ahead = prefetches[earlyLoad].stages - 1;
+  for (int64_t d = 0; d < ahead; ++d)
+    for (auto [load, tile] : {std::pair{earlyLoad, d}, std::pair{lateLoad, d - 1}}) {
+      if (tile >= 0) {
+        line(llvm::formatv("if ({0} < {1}) {{", tile, lv.count));
+        ++indent;
+        if (failed(emitPrefetchCopy(load, std::to_string(tile), std::to_string(tile))))
+          return failure();
+        --indent;
+        line("}");
+      }
+      line("cp_async_commit();");
+    }
+  return success();
+}
+
 LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   Block *bodyBlock = loop.getBodyBlock();
   Operation *yield = bodyBlock->getTerminator();
@@ -108,19 +148,7 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
       !prefetchedOperand.count(o.late))
     return loop.emitError() << "internal error: an overlapped loop without its two products";
 
-  // The values the late stage reads from the early one (and carried values
-  // other than its own), kept for one iteration.
-  SmallVector<Value> cuts;
-  Value ownArg = loop.getRegionIterArgs()[slotIndex];
-  auto isLate = [](Operation *op) { return op->hasAttr(kLateAttrName); };
-  for (Operation *op : lateOps)
-    for (Value v : op->getOperands()) {
-      bool early = v.getParentBlock() == bodyBlock &&
-                   (v.getDefiningOp() ? !isLate(v.getDefiningOp())
-                                      : v != ownArg && v != loop.getSpans()[0]);
-      if (early && !llvm::is_contained(cuts, v))
-        cuts.push_back(v);
-    }
+  SmallVector<Value> cuts = lateReads(loop, lateOps, slotIndex);
 
   SmallVector<Tile> carried = declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
   if (failed(emitSharedLhs(loop)))
@@ -136,23 +164,9 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
                      lv.upper, lv.lower, *bs - 1, *bs));
   loopVars[loop] = lv;
   o.iv = lv.iv;
-
-  // The first copies: the early ring's tiles 0 .. ahead - 1 and the late
-  // ring's tiles -1 .. ahead - 2, in the order of each iteration's waits.
-  Operation *earlyLoad = prefetchedOperand[o.early], *lateLoad = prefetchedOperand[o.late];
-  int64_t ahead = prefetches[earlyLoad].stages - 1;
-  for (int64_t d = 0; d < ahead; ++d)
-    for (auto [load, tile] : {std::pair{earlyLoad, d}, std::pair{lateLoad, d - 1}}) {
-      if (tile >= 0) {
-        line(llvm::formatv("if ({0} < {1}) {{", tile, lv.count));
-        ++indent;
-        if (failed(emitPrefetchCopy(load, std::to_string(tile), std::to_string(tile))))
-          return failure();
-        --indent;
-        line("}");
-      }
-      line("cp_async_commit();");
-    }
+  overlap = o;
+  if (failed(emitOverlapPrologue(lv)))
+    return failure();
 
   // Registers that live from one iteration to the next: the carries, the
   // late product's sums, A fragments and result.
