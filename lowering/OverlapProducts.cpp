@@ -39,6 +39,26 @@ bool kite::onWgmma(Operation *op) {
   return instr && instr.getValue() == kWgmma;
 }
 
+SmallVector<Value> kite::lateStageReads(TileForOp loop,
+                                        llvm::function_ref<bool(Operation *)> isLate,
+                                        int64_t slot) {
+  SmallVector<Value> reads;
+  Block *body = loop.getBodyBlock();
+  Value ownArg = loop.getRegionIterArgs()[slot];
+  for (Operation &op : body->without_terminator()) {
+    if (!isLate(&op))
+      continue;
+    for (Value v : op.getOperands()) {
+      bool early = v.getParentBlock() == body &&
+                   (v.getDefiningOp() ? !isLate(v.getDefiningOp())
+                                      : v != ownArg && v != loop.getSpans()[0]);
+      if (early && !llvm::is_contained(reads, v))
+        reads.push_back(v);
+    }
+  }
+  return reads;
+}
+
 namespace {
 
 /// The prefetched load whose tile is `product`'s right operand, or null.
@@ -92,16 +112,12 @@ llvm::SetVector<Operation *> lateStage(TileForOp loop) {
     // Its values reach only itself and, the product's, the carried slot;
     // what it reads from the rest of the body are tiles (emission keeps
     // them in registers for an iteration).
-    bool closed = llvm::all_of(stage, [&](Operation *op) {
+    auto isLate = [&](Operation *op) { return stage.contains(op); };
+    bool closed = llvm::all_of(lateStageReads(loop, isLate, i),
+                               [](Value v) { return isa<TileType>(v.getType()); });
+    closed &= llvm::all_of(stage, [&](Operation *op) {
       if (op->getNumRegions())
         return false;
-      for (Value v : op->getOperands()) {
-        bool fromBody = v.getParentBlock() == body &&
-                        (v.getDefiningOp() ? !stage.contains(v.getDefiningOp())
-                                           : v != loop.getSpans()[0]);
-        if (fromBody && !isa<TileType>(v.getType()))
-          return false;
-      }
       for (OpOperand &use : op->getUses()) {
         Operation *u = inBody(use.getOwner());
         if (u == yield ? op != late || use.getOperandNumber() != i : !stage.contains(u))

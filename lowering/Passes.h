@@ -58,6 +58,14 @@ constexpr llvm::StringLiteral kLateAttrName = "kite.late";
 /// True if kite-assign-layouts put product `op` on wgmma.
 bool onWgmma(mlir::Operation *op);
 
+/// The values the late stage (ops where `isLate`) of `loop`, whose own
+/// carried slot is `slot`, reads from the rest of the body: early values
+/// and the other carried ones (not the span), in order of first read. What
+/// emission keeps for an iteration; kite-overlap-products requires tiles.
+llvm::SmallVector<mlir::Value> lateStageReads(TileForOp loop,
+                                              llvm::function_ref<bool(mlir::Operation *)> isLate,
+                                              int64_t slot);
+
 /// True if a tensor-core product's right operand, of layout `b` and rank
 /// `rank`, is staged as N rows of K: its threads hold runs of 8 or more
 /// along K and none along N (a transposed tile, as attention's k^T), which

@@ -342,8 +342,6 @@ def KitePrintCuda : Pass<"kite-print-cuda", "::mlir::ModuleOp"> {
   ];
 }
 
-#endif // KITE_LOWERING_PASSES_TD
-
 def KiteOverlapProducts : Pass<"kite-overlap-products", "::mlir::ModuleOp"> {
   let summary = "Mark key loops whose last product runs one iteration late";
   let description = [{
@@ -379,3 +377,5 @@ def KiteOverlapProducts : Pass<"kite-overlap-products", "::mlir::ModuleOp"> {
     Test: test/lowering/kite-overlap-products.mlir
   }];
 }
+
+#endif // KITE_LOWERING_PASSES_TD

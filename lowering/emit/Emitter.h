@@ -149,6 +149,7 @@ struct Overlap {
   size_t issueAt = std::string::npos; // where in the body its issue goes
   int issueIndent = 0;
   bool withLate = false; // this iteration has a late stage
+  std::string lateSlot;  // while it is emitted: its operand's ring slot, awaited
 };
 
 /// Where an access copies to instead of registers (a prefetched load):
@@ -237,9 +238,6 @@ private:
   DenseMap<Operation *, LoopVars> loopVars;
   /// The loop kite-overlap-products split, while it is emitted.
   std::optional<Overlap> overlap;
-  /// Products whose prefetched operand's slot is already awaited: its
-  /// pointer.
-  DenseMap<Operation *, std::string> awaitedSlots;
   /// Set while a prefetched load's copy is emitted.
   std::optional<CopyTarget> copyTarget;
   std::vector<std::unique_ptr<Context>> contexts;
@@ -382,9 +380,11 @@ private:
   /// The copy of prefetched `load`'s tile at loop iteration `iteration` into
   /// ring slot `slot` (C++ expressions), as cp.async 16 bytes at a time.
   LogicalResult emitPrefetchCopy(Operation *load, StringRef iteration, StringRef slot);
-  /// Before a loop with prefetched loads (in prefetchLoops): the copies of its first
-  /// `stages - 1` iterations, one cp.async group per load and iteration.
-  LogicalResult emitPrefetchPrologue(Operation *loop);
+  /// Before a loop with prefetched `loads`: the copies of their first
+  /// `stages - 1` tiles (`behind`'s one tile later: tile -1 is none), one
+  /// cp.async group per load and iteration, in `loads`' order.
+  LogicalResult emitPrefetchPrologue(ArrayRef<Operation *> loads, const LoopVars &lv,
+                                     Operation *behind = nullptr);
   /// Before a tile loop (in sharedLhsLoops): its products' shared left
   /// operands written into their buffers, fenced for the async proxy.
   LogicalResult emitSharedLhs(Operation *loop);
@@ -404,8 +404,6 @@ private:
   /// A loop kite-overlap-products marked: its late stage one iteration
   /// behind the early one (Overlap.cpp).
   LogicalResult emitOverlappedLoop(TileForOp loop);
-  /// Before it: the first copies of its two rings.
-  LogicalResult emitOverlapPrologue(const LoopVars &lv);
   /// The late stage of the iteration before `iv`'s, in its own block: the
   /// loop's span and iteration redefined (shadowed) for it, its ring's slot
   /// awaited and refilled, then `ops` (none: only the ring's copies) with
@@ -413,9 +411,6 @@ private:
   LogicalResult emitLateStage(TileForOp loop, ArrayRef<Operation *> ops,
                               const DenseMap<Value, Tile> &carries, const SpanVars &span,
                               const LoopVars &lv);
-  /// At the early product's issue (emitWgmmaProduct): marks where the late
-  /// stage goes and emits the wait for the early product alone.
-  void markLateIssue(StringRef sums, int64_t MT, int64_t PN);
   /// The pointer to shared memory at `offset`, from kite_smem or (wgmma's
   /// swizzled buffers) its 1024-byte aligned base.
   std::string sharedAt(int64_t offset, bool aligned, StringRef type);

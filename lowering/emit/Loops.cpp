@@ -387,7 +387,7 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
     // Loads copied ahead (kite.prefetch; 1-D loops): their first tiles.
     if (prefetchLoops.count(loop)) {
       loopVars[loop] = LoopVars{lb, ub, it, count, *bs, lowC, upC};
-      if (failed(emitPrefetchPrologue(loop)))
+      if (failed(emitPrefetchPrologue(prefetchLoops.at(loop), loopVars[loop])))
         return failure();
     }
     line(llvm::formatv("for (i64 {0} = 0; {0} < {1}; ++{0}) {{", it, count));

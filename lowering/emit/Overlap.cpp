@@ -34,13 +34,6 @@ using namespace mlir;
 using namespace kite;
 using namespace kite::emit;
 
-void Emitter::markLateIssue(StringRef sums, int64_t MT, int64_t PN) {
-  overlap->issueAt = body.size();
-  overlap->issueIndent = indent;
-  line(llvm::formatv("wgmma_drain<{0}, {1}, {2}>({3});", overlap->withLate ? 1 : 0, MT, PN,
-                     sums));
-}
-
 LogicalResult Emitter::emitLateStage(TileForOp loop, ArrayRef<Operation *> ops,
                                      const DenseMap<Value, Tile> &carries,
                                      const SpanVars &span, const LoopVars &lv) {
@@ -63,7 +56,7 @@ LogicalResult Emitter::emitLateStage(TileForOp loop, ArrayRef<Operation *> ops,
   FailureOr<std::string> slot = awaitPrefetched(late, elem);
   if (failed(slot))
     return failure();
-  awaitedSlots[overlap->late] = *slot;
+  overlap->lateSlot = *slot;
   DenseMap<Value, Tile> saved;
   for (auto &[v, carry] : carries) {
     if (auto it = tiles.find(v); it != tiles.end())
@@ -79,51 +72,11 @@ LogicalResult Emitter::emitLateStage(TileForOp loop, ArrayRef<Operation *> ops,
     else
       tiles.erase(v);
   }
-  awaitedSlots.erase(overlap->late);
+  overlap->lateSlot.clear();
   --indent;
   line("}");
   --indent;
   line("}");
-  return success();
-}
-
-/// The values the late stage of `loop` reads from the early one (and the
-/// carried values other than its own, slot `slot`): kept for an iteration.
-static SmallVector<Value> lateReads(TileForOp loop, ArrayRef<Operation *> lateOps,
-                                    int64_t slot) {
-  SmallVector<Value> cuts;
-  Block *body = loop.getBodyBlock();
-  Value ownArg = loop.getRegionIterArgs()[slot];
-  auto isLate = [](Operation *op) { return op->hasAttr(kLateAttrName); };
-  for (Operation *op : lateOps)
-    for (Value v : op->getOperands()) {
-      bool early = v.getParentBlock() == body &&
-                   (v.getDefiningOp() ? !isLate(v.getDefiningOp())
-                                      : v != ownArg && v != loop.getSpans()[0]);
-      if (early && !llvm::is_contained(cuts, v))
-        cuts.push_back(v);
-    }
-  return cuts;
-}
-
-LogicalResult Emitter::emitOverlapPrologue(const LoopVars &lv) {
-  // The early ring's tiles 0 .. ahead - 1 and the late ring's tiles
-  // -1 .. ahead - 2, in the order of each iteration's waits.
-  Operation *earlyLoad = prefetchedOperand[overlap->early];
-  Operation *lateLoad = prefetchedOperand[overlap->late];
-  int64_t ahead = prefetches[earlyLoad].stages - 1;
-  for (int64_t d = 0; d < ahead; ++d)
-    for (auto [load, tile] : {std::pair{earlyLoad, d}, std::pair{lateLoad, d - 1}}) {
-      if (tile >= 0) {
-        line(llvm::formatv("if ({0} < {1}) {{", tile, lv.count));
-        ++indent;
-        if (failed(emitPrefetchCopy(load, std::to_string(tile), std::to_string(tile))))
-          return failure();
-        --indent;
-        line("}");
-      }
-      line("cp_async_commit();");
-    }
   return success();
 }
 
@@ -148,7 +101,8 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
       !prefetchedOperand.count(o.late))
     return loop.emitError() << "internal error: an overlapped loop without its two products";
 
-  SmallVector<Value> cuts = lateReads(loop, lateOps, slotIndex);
+  SmallVector<Value> cuts = lateStageReads(
+      loop, [](Operation *op) { return op->hasAttr(kLateAttrName); }, slotIndex);
 
   SmallVector<Tile> carried = declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
   if (failed(emitSharedLhs(loop)))
@@ -165,7 +119,9 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   loopVars[loop] = lv;
   o.iv = lv.iv;
   overlap = o;
-  if (failed(emitOverlapPrologue(lv)))
+  // The late ring's first copies are one tile behind the early ring's.
+  Operation *lateLoad = prefetchedOperand[o.late];
+  if (failed(emitPrefetchPrologue({prefetchedOperand[o.early], lateLoad}, lv, lateLoad)))
     return failure();
 
   // Registers that live from one iteration to the next: the carries, the
@@ -184,15 +140,15 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
     int64_t rank = resultType.getRank();
     auto [ctx, dims] = layoutOf(o.late->getResult(0));
     auto [lctx, ldims] = layoutOf(lhs);
-    o.result = declare(resultType.getElementType(), ctx, dims, "late");
-    int64_t MT = o.result.dims[rank - 2].regExtent / 2, PN = o.result.dims[rank - 1].padded;
+    Tile &r = overlap->result;
+    r = declare(resultType.getElementType(), ctx, dims, "late");
+    int64_t MT = r.dims[rank - 2].regExtent / 2, PN = r.dims[rank - 1].padded;
     int64_t PK = ldims[rank - 1].padded;
-    o.sums = fresh("lc");
-    o.af = fresh("laf");
-    line(llvm::formatv("float {0}[{1}][{2}];", o.sums, MT, PN / 2));
-    line(llvm::formatv("unsigned {0}[{1}][{2}][4];", o.af, PK / 16, MT));
+    overlap->sums = fresh("lc");
+    overlap->af = fresh("laf");
+    line(llvm::formatv("float {0}[{1}][{2}];", overlap->sums, MT, PN / 2));
+    line(llvm::formatv("unsigned {0}[{1}][{2}][4];", overlap->af, PK / 16, MT));
   }
-  overlap = o;
 
   // One iteration: tile `iv`'s early stage, with tile iv - 1's late stage
   // (`withLate`; else only its ring's copies) spliced in after the first

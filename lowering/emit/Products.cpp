@@ -328,18 +328,20 @@ LogicalResult Emitter::emitPrefetchCopy(Operation *load, StringRef iteration, St
   return r;
 }
 
-LogicalResult Emitter::emitPrefetchPrologue(Operation *loop) {
-  const SmallVector<Operation *> &loads = prefetchLoops.at(loop);
+LogicalResult Emitter::emitPrefetchPrologue(ArrayRef<Operation *> loads, const LoopVars &lv,
+                                            Operation *behind) {
   int64_t ahead = prefetches[loads.front()].stages - 1;
-  const LoopVars &lv = loopVars[loop];
   for (int64_t d = 0; d < ahead; ++d) {
     for (Operation *load : loads) {
-      line(llvm::formatv("if ({0} < {1}) {{", d, lv.count));
-      ++indent;
-      if (failed(emitPrefetchCopy(load, std::to_string(d), std::to_string(d))))
-        return failure();
-      --indent;
-      line("}");
+      int64_t tile = load == behind ? d - 1 : d;
+      if (tile >= 0) {
+        line(llvm::formatv("if ({0} < {1}) {{", tile, lv.count));
+        ++indent;
+        if (failed(emitPrefetchCopy(load, std::to_string(tile), std::to_string(tile))))
+          return failure();
+        --indent;
+        line("}");
+      }
       line("cp_async_commit();");
     }
   }
@@ -567,8 +569,8 @@ std::string Emitter::leftOperandElement(const Tile &a, int64_t rank, StringRef r
 LogicalResult Emitter::stageProductOperand(Operation *op, const Tile &b, int64_t rank,
                                            const StagedOperand &staged, bool wgmma,
                                            std::string &bs) {
-  if (auto awaited = awaitedSlots.find(op); awaited != awaitedSlots.end()) {
-    bs = awaited->second;
+  if (overlap && overlap->late == op && !overlap->lateSlot.empty()) {
+    bs = overlap->lateSlot;
     return success();
   }
   if (prefetchedOperand.count(op)) {
@@ -784,12 +786,16 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   --indent;
   line("}");
   line("wgmma_commit();");
-  // The late stage of an overlapped loop is issued here, after this one.
-  if (overlap && overlap->early == op)
-    markLateIssue(sums, MT, PN);
+  // An overlapped loop's late stage is issued here, after its first
+  // product, which is then waited for alone.
+  bool early = overlap && overlap->early == op;
+  if (early) {
+    overlap->issueAt = body.size();
+    overlap->issueIndent = indent;
+  }
   size_t drainFrom = body.size();
-  if (!overlap || overlap->early != op)
-    line(llvm::formatv("wgmma_drain<0, {0}, {1}>({2});", MT, PN, sums));
+  line(llvm::formatv("wgmma_drain<{0}, {1}, {2}>({3});", early && overlap->withLate ? 1 : 0, MT,
+                     PN, sums));
   // The A fragments' registers are read until the wait.
   if (!sharedA)
     line(llvm::formatv("wgmma_touch_a({0});", af));
