@@ -404,6 +404,9 @@ private:
   /// A loop kite-overlap-products marked: its late stage one iteration
   /// behind the early one (Overlap.cpp).
   LogicalResult emitOverlappedLoop(TileForOp loop);
+  /// Before it: the late product's sums, A fragments and result, which
+  /// live from one iteration to the next.
+  void declareLateProduct();
   /// The late stage of the iteration before `iv`'s, in its own block: the
   /// loop's span and iteration redefined (shadowed) for it, its ring's slot
   /// awaited and refilled, then `ops` (none: only the ring's copies) with

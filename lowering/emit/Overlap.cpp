@@ -80,6 +80,23 @@ LogicalResult Emitter::emitLateStage(TileForOp loop, ArrayRef<Operation *> ops,
   return success();
 }
 
+void Emitter::declareLateProduct() {
+  Operation *late = overlap->late;
+  auto resultType = cast<TileType>(late->getResult(0).getType());
+  Value lhs = late->getOperand(late->getNumOperands() - 2);
+  int64_t rank = resultType.getRank();
+  auto [ctx, dims] = layoutOf(late->getResult(0));
+  auto [lctx, ldims] = layoutOf(lhs);
+  Tile &r = overlap->result;
+  r = declare(resultType.getElementType(), ctx, dims, "late");
+  int64_t MT = r.dims[rank - 2].regExtent / 2, PN = r.dims[rank - 1].padded;
+  int64_t PK = ldims[rank - 1].padded;
+  overlap->sums = fresh("lc");
+  overlap->af = fresh("laf");
+  line(llvm::formatv("float {0}[{1}][{2}];", overlap->sums, MT, PN / 2));
+  line(llvm::formatv("unsigned {0}[{1}][{2}][4];", overlap->af, PK / 16, MT));
+}
+
 LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   Block *bodyBlock = loop.getBodyBlock();
   Operation *yield = bodyBlock->getTerminator();
@@ -124,8 +141,8 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   if (failed(emitPrefetchPrologue({prefetchedOperand[o.early], lateLoad}, lv, lateLoad)))
     return failure();
 
-  // Registers that live from one iteration to the next: the carries, the
-  // late product's sums, A fragments and result.
+  // Registers that live from one iteration to the next: the carries and
+  // the late product's.
   DenseMap<Value, Tile> carries;
   for (Value v : cuts) {
     auto type = dyn_cast<TileType>(v.getType());
@@ -134,21 +151,7 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
     auto [ctx, dims] = layoutOf(v);
     carries[v] = declare(type.getElementType(), ctx, dims, "late");
   }
-  {
-    auto resultType = cast<TileType>(o.late->getResult(0).getType());
-    Value lhs = o.late->getOperand(o.late->getNumOperands() - 2);
-    int64_t rank = resultType.getRank();
-    auto [ctx, dims] = layoutOf(o.late->getResult(0));
-    auto [lctx, ldims] = layoutOf(lhs);
-    Tile &r = overlap->result;
-    r = declare(resultType.getElementType(), ctx, dims, "late");
-    int64_t MT = r.dims[rank - 2].regExtent / 2, PN = r.dims[rank - 1].padded;
-    int64_t PK = ldims[rank - 1].padded;
-    overlap->sums = fresh("lc");
-    overlap->af = fresh("laf");
-    line(llvm::formatv("float {0}[{1}][{2}];", overlap->sums, MT, PN / 2));
-    line(llvm::formatv("unsigned {0}[{1}][{2}][4];", overlap->af, PK / 16, MT));
-  }
+  declareLateProduct();
 
   // One iteration: tile `iv`'s early stage, with tile iv - 1's late stage
   // (`withLate`; else only its ring's copies) spliced in after the first
