@@ -189,6 +189,49 @@ Bench rowBench(const std::string &name, const std::string &kernel, int64_t n, in
   return b;
 }
 
+/// Row scans: cumsum_rows (examples/cumsum.kite.cpp) of bf16 x [n, m],
+/// against torch.cumsum(x, 1).
+Bench scanBench(int64_t n, int64_t m) {
+  Bench b;
+  b.name = "cumsum";
+  b.file = "cumsum";
+  b.kernel = "cumsum_rows";
+  b.dtype = "bf16";
+  b.rows = n;
+  b.shape = std::to_string(n) + "x" + std::to_string(m);
+  b.bytes = 2.0 * n * m * 2;
+  b.inputs = [=] { return std::vector<DevArg>{DevArg{"x", randomDevice({n, m}, bf16, 31)}}; };
+  b.specs = {ArgSpec::tensor("x", bf16, {n, m}, {}, 16)};
+  b.configs = {""};
+  for (int w : {4, 8, 16, 32})
+    b.configs.push_back(R"({"block_sizes":[1],"num_warps":)" + std::to_string(w) + "}");
+  for (int w : {8, 16})
+    b.configs.push_back(R"({"block_sizes":[2],"num_warps":)" + std::to_string(w) + "}");
+  return b;
+}
+
+/// Inverted dropout (examples/random.kite.cpp) of bf16 x [n, m] with p =
+/// 0.1, against torch.nn.functional.dropout. The masks differ (another
+/// generator), so there is no cross-check of values.
+Bench dropoutBench(int64_t n, int64_t m) {
+  Bench b;
+  b.name = b.kernel = "dropout";
+  b.file = "random";
+  b.dtype = "bf16";
+  b.shape = std::to_string(n) + "x" + std::to_string(m);
+  b.bytes = 2.0 * n * m * 2;
+  b.inputs = [=] {
+    return std::vector<DevArg>{DevArg{"x", randomDevice({n, m}, bf16, 32)},
+                               DevArg{"p", std::nullopt, 0.1, DType::f64},
+                               DevArg{"seed", std::nullopt, 1234, DType::i64}};
+  };
+  b.specs = {ArgSpec::tensor("x", bf16, {n, m}, {}, 16), ArgSpec::scalar("p", DType::f64, 0.1),
+             ArgSpec::scalar("seed", DType::i64, 1234)};
+  b.configs = {"", R"({"block_sizes":[8,256],"num_warps":4})", R"({"block_sizes":[4,512],"num_warps":4})",
+               R"({"block_sizes":[16,256],"num_warps":8})"};
+  return b;
+}
+
 /// A bf16 matrix product: matmul or matmul_bias_relu (x [M, K], y [K, N],
 /// bias [N]) or bmm (a [B, M, K], b [B, K, N]). The shape text is
 /// "MxNxK", or "BxMxNxK" for bmm.
@@ -304,6 +347,10 @@ std::vector<Bench> benches() {
   b.push_back(productBench("bmm", 1024, 1024, 1024, 64));
   b.push_back(attentionBench(4, 32, 4096, 128));
   b.push_back(attentionBench(4, 32, 4096, 128, /*causal=*/true));
+  // Issue 25's operations.
+  b.push_back(scanBench(8192, 8192));
+  b.push_back(scanBench(4096, 32000));
+  b.push_back(dropoutBench(8192, 8192));
   return b;
 }
 
@@ -545,7 +592,10 @@ int main(int argc, char **argv) {
             kargs.emplace_back(*a.tensor);
           } else {
             specs.push_back(ArgSpec::scalar(a.name, a.scalarType, a.scalar));
-            kargs.emplace_back(a.scalar);
+            if (a.scalarType == DType::f64)
+              kargs.emplace_back(a.scalar);
+            else
+              kargs.emplace_back((int64_t)a.scalar);
           }
         }
         KernelSource source{nullptr, b.kernel, ir, "bench", b.file};

@@ -138,6 +138,8 @@ def main():
         "bmm": lambda a, b: torch.bmm(a, b),
         "attention": attention,
         "causal_attention": lambda q, k, v: attention(q, k, v, causal=True),
+        "cumsum": lambda x: torch.cumsum(x, dim=1),
+        "dropout": lambda x: F.dropout(x, 0.1, training=True),
     }
 
     def product_bench(name, m, n, k, batch=1):
@@ -192,6 +194,10 @@ def main():
                 product_bench("bmm", 1024, 1024, 1024, 64)]
     benches.append(attention_bench(4, 32, 4096, 128))
     benches.append(attention_bench(4, 32, 4096, 128, causal=True))
+    # Issue 25's operations (bench_examples.cpp's scanBench, dropoutBench).
+    benches += [("cumsum", f"{n}x{m}", (lambda n=n, m=m: (randn(n, m, dtype=bf16),)), fns["cumsum"])
+                for n, m in ((8192, 8192), (4096, 32000))]
+    benches.append(("dropout", "8192x8192", lambda: (randn(8192, 8192, dtype=bf16),), fns["dropout"]))
 
     samples = {}
     if args.check_against:

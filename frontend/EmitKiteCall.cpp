@@ -425,6 +425,25 @@ KernelEmitter::emitKiteCall(llvm::StringRef name,
   if (reduce && (arity(2) || arity(3)))
     return emitReduce(*reduce, args, call);
 
+  std::optional<kite::ScanKind> scan =
+      llvm::StringSwitch<std::optional<kite::ScanKind>>(name)
+          .Case("cumsum", kite::ScanKind::sum)
+          .Case("cumprod", kite::ScanKind::prod)
+          .Case("cummax", kite::ScanKind::max)
+          .Case("cummin", kite::ScanKind::min)
+          .Default(std::nullopt);
+  if (scan && arity(2))
+    return emitScan(*scan, args, call);
+
+  // The in-kernel draws take (seed, offsets); the host helpers of the same
+  // names take sizes first.
+  if ((name == "rand" || name == "randn" || name == "randint") && args.size() >= 2 &&
+      callee->getNumParams() >= 2 &&
+      callee->getParamDecl(1)->getType().getNonReferenceType().getUnqualifiedType()
+              .getAsString()
+              .find("Tensor") != std::string::npos)
+    return emitRandom(name, args, call);
+
   if ((name == "unsqueeze" || name == "squeeze" || name == "transpose" ||
        name == "permute" || name == "reshape" || name == "expand") &&
       !args.empty())
@@ -777,6 +796,94 @@ KernelEmitter::emitReduce(kite::ReduceKind kind,
       loc(call), tileType(ref, elem),
       kite::ReduceKindAttr::get(ctx_, kind), *v, b_.getI64IntegerAttr(*dim),
       keepdim ? b_.getUnitAttr() : mlir::UnitAttr()));
+}
+
+FailureOr<KValue>
+KernelEmitter::emitScan(kite::ScanKind kind, llvm::ArrayRef<const clang::Expr *> args,
+                        const clang::Expr *call) {
+  std::string opName = "cum" + kite::stringifyScanKind(kind).str();
+  FailureOr<Value> v = requireTile(args[0], opName);
+  if (failed(v))
+    return failure();
+  FailureOr<int64_t> dim = emitConstInt(args[1], "the dim of a scan");
+  if (failed(dim))
+    return failure();
+  std::optional<llvm::SmallVector<int64_t>> shape = shapeOf(v->getType());
+  if (shape) {
+    int64_t rank = shape->size();
+    if (*dim < -rank || *dim >= rank) {
+      diags_.report(args[1]->getSourceRange(), Diag::ReduceDimOutOfRange)
+          << ("'" + opName + "'") << *dim << rank;
+      return failure();
+    }
+  }
+  Type elem = kite::getElementTypeOrNull(v->getType());
+  if (elem && elem.isInteger() &&
+      (kind == kite::ScanKind::sum || kind == kite::ScanKind::prod))
+    elem = b_.getI64Type();
+  std::optional<llvm::ArrayRef<int64_t>> ref;
+  if (shape)
+    ref = llvm::ArrayRef<int64_t>(*shape);
+  return KValue::of(b_.create<kite::ScanOp>(loc(call), tileType(ref, elem),
+                                            kite::ScanKindAttr::get(ctx_, kind), *v,
+                                            b_.getI64IntegerAttr(*dim)));
+}
+
+FailureOr<KValue>
+KernelEmitter::emitRandom(llvm::StringRef name, llvm::ArrayRef<const clang::Expr *> args,
+                          const clang::Expr *call) {
+  mlir::Location l = loc(call);
+  if ((name == "randint") != (args.size() == 4)) {
+    diags_.report(call->getExprLoc(), Diag::UnsupportedKiteApi)
+        << ("kite::" + name.str()) << " with these arguments" << call->getSourceRange();
+    return failure();
+  }
+  FailureOr<Value> seed = emitI64(args[0]);
+  if (failed(seed))
+    return failure();
+  FailureOr<Value> offsets = requireTile(args[1], name);
+  if (failed(offsets))
+    return failure();
+  Type offElem = kite::getElementTypeOrNull(offsets->getType());
+  if (offElem && (!offElem.isInteger() || offElem.isInteger(1))) {
+    std::string what;
+    llvm::raw_string_ostream os(what);
+    os << "a tile of " << offElem;
+    diags_.report(args[1]->getSourceRange(), Diag::ExpectedKind)
+        << "an integer tile of offsets" << what;
+    return failure();
+  }
+  std::optional<llvm::SmallVector<int64_t>> shape = shapeOf(offsets->getType());
+  std::optional<llvm::ArrayRef<int64_t>> ref;
+  if (shape)
+    ref = llvm::ArrayRef<int64_t>(*shape);
+  kite::RandomKind kind = name == "rand"    ? kite::RandomKind::uniform
+                          : name == "randn" ? kite::RandomKind::normal
+                                            : kite::RandomKind::bits;
+  Type elem = kind == kite::RandomKind::bits ? Type(b_.getI64Type()) : Type(b_.getF32Type());
+  Value draw = b_.create<kite::RandomOp>(l, tileType(ref, elem),
+                                         kite::RandomKindAttr::get(ctx_, kind), *seed,
+                                         *offsets);
+  if (kind != kite::RandomKind::bits)
+    return KValue::of(draw);
+  // randint: low + bits % (high - low), the 63 bits being nonnegative.
+  FailureOr<Value> low = emitI64(args[2]);
+  FailureOr<Value> high = failed(low) ? FailureOr<Value>(failure()) : emitI64(args[3]);
+  if (failed(high))
+    return failure();
+  std::optional<int64_t> lo = constantInt(*low), hi = constantInt(*high);
+  if (lo && hi && *lo >= *hi) {
+    diags_.report(call->getSourceRange(), Diag::BadRandintRange) << *lo << *hi;
+    return failure();
+  }
+  Value span = b_.create<mlir::arith::SubIOp>(l, *high, *low);
+  FailureOr<Value> r = binaryValues(kite::BinaryKind::mod, draw, span, l, call);
+  if (failed(r))
+    return failure();
+  r = binaryValues(kite::BinaryKind::add, *r, *low, l, call);
+  if (failed(r))
+    return failure();
+  return KValue::of(*r);
 }
 
 FailureOr<llvm::SmallVector<int64_t>>

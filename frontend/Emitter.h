@@ -310,6 +310,14 @@ private:
   mlir::FailureOr<KValue> emitReduce(kite::ReduceKind kind,
                                      llvm::ArrayRef<const clang::Expr *> args,
                                      const clang::Expr *call);
+  /// cumsum, cumprod, cummax, cummin (v, dim).
+  mlir::FailureOr<KValue> emitScan(kite::ScanKind kind,
+                                   llvm::ArrayRef<const clang::Expr *> args,
+                                   const clang::Expr *call);
+  /// rand, randn (seed, offsets) and randint (seed, offsets, low, high).
+  mlir::FailureOr<KValue> emitRandom(llvm::StringRef name,
+                                     llvm::ArrayRef<const clang::Expr *> args,
+                                     const clang::Expr *call);
   /// Loads and stores: the tensor, index operands and layout of a subscript.
   struct Subscript {
     mlir::Value tensor;

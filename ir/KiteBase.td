@@ -82,6 +82,18 @@ def Kite_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
   let cppNamespace = "::kite";
 }
 
+def Kite_ScanKind : I32EnumAttr<"ScanKind", "inclusive scan", [
+  I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"prod", 1>,
+  I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"min", 3>]> {
+  let cppNamespace = "::kite";
+}
+
+def Kite_RandomKind : I32EnumAttr<"RandomKind", "counter-based random draw", [
+  I32EnumAttrCase<"uniform", 0>, I32EnumAttrCase<"normal", 1>,
+  I32EnumAttrCase<"bits", 2>]> {
+  let cppNamespace = "::kite";
+}
+
 def Kite_AtomicKind : I32EnumAttr<"AtomicKind", "atomic read-modify-write", [
   I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"max", 1>,
   I32EnumAttrCase<"min", 2>]> {

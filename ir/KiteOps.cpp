@@ -670,6 +670,18 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
+LogicalResult RandomOp::verify() {
+  Type off = getElementTypeOrNull(getOffsets().getType());
+  if (off && (!off.isInteger() || off.isInteger(1)))
+    return emitOpError() << "offsets must be integers, got " << getOffsets().getType();
+  std::optional<int64_t> rank = getRankOf(getOffsets().getType());
+  if (rank && failed(checkResultRank(*this, getType(), *rank)))
+    return failure();
+  Type elem = getKind() == RandomKind::bits ? Type(IntegerType::get(getContext(), 64))
+                                             : Type(Float32Type::get(getContext()));
+  return checkResultElement(*this, getType(), elem);
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and matmuls
 //===----------------------------------------------------------------------===//
@@ -696,6 +708,18 @@ LogicalResult ReduceOp::verify() {
     return checkResultElement(*this, getType(),
                               IntegerType::get(getContext(), 64));
   return success();
+}
+
+LogicalResult ScanOp::verify() {
+  auto type = cast<TileType>(getOperand().getType());
+  if (!type.hasRank())
+    return success();
+  if (type.getRank() == 0)
+    return emitOpError() << "cannot scan a rank-0 tile";
+  if (failed(normalizeDim(getDim(), type.getRank())))
+    return emitOpError() << "dimension " << getDim() << " is out of range for a tile of rank "
+                         << type.getRank();
+  return checkResultRank(*this, getType(), type.getRank());
 }
 
 namespace {

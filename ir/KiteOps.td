@@ -458,6 +458,27 @@ def Kite_WhereOp : Kite_Op<"where", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kite_RandomOp : Kite_Op<"random", [Pure]> {
+  let summary = "counter-based random numbers, one per offset";
+  let description = [{
+    `rand(seed, offsets)` (`uniform`, f32 in [0, 1)), `randn` (`normal`,
+    f32), and the 63 uniform bits `randint` reduces into its range (`bits`,
+    i64): Philox 4x32-10 of counter (offset, 0) under key `seed`, as
+    kite/random.hpp computes it in reference mode, so a value depends only
+    on (seed, offset).
+
+    ```mlir
+    %u = kite.random uniform %seed, %off : i64, !kite.tile<?x?xi64> -> !kite.tile<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Kite_RandomKind:$kind, AnyInteger:$seed, Kite_AnyTile:$offsets);
+  let results = (outs Kite_AnyTile:$result);
+  let assemblyFormat = [{
+    $kind $seed `,` $offsets attr-dict `:` type($seed) `,` type($offsets) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Kite_CastOp : Kite_Op<"cast", [Pure]> {
   let summary = "convert a tile to a dtype";
   let description = [{
@@ -516,6 +537,26 @@ def Kite_ReduceOp : Kite_Op<"reduce", [Pure]> {
   }];
   let arguments = (ins Kite_ReduceKind:$kind, Kite_AnyTile:$operand,
                        Kite_DimAttr:$dim, UnitAttr:$keepdim, UnitAttr:$local);
+  let results = (outs Kite_AnyTile:$result);
+  let assemblyFormat = "$kind $operand attr-dict `:` type($operand) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kite_ScanOp : Kite_Op<"scan", [Pure]> {
+  let summary = "an inclusive scan along one dimension";
+  let description = [{
+    `cumsum(v, dim)`, `cumprod`, `cummax`, `cummin`: element i of the
+    result combines elements 0..i of the operand along `dim`. Masked lanes
+    past the dimension's extent do not take part (they only follow the
+    valid ones). Sums and products of integers and booleans give `i64`;
+    otherwise the result keeps the operand's dtype, and 16-bit floats
+    accumulate in `f32`. `max`/`min` propagate NaN, as PyTorch's do.
+
+    ```mlir
+    %c = kite.scan sum %x {dim = 1 : i64} : !kite.tile<?x?xf32> -> !kite.tile<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Kite_ScanKind:$kind, Kite_AnyTile:$operand, Kite_DimAttr:$dim);
   let results = (outs Kite_AnyTile:$result);
   let assemblyFormat = "$kind $operand attr-dict `:` type($operand) `->` type($result)";
   let hasVerifier = 1;

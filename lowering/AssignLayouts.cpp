@@ -338,7 +338,7 @@ Value Assigner::convert(Value v, TileType type, Operation *user, OpBuilder &b) {
 /// An op remake may compute again: pure, one tile result, no regions.
 static bool cheapToRemake(Operation *op) {
   return isa_and_nonnull<SpanIndexOp, ArangeOp, FullOp, UnaryOp, BinaryOp, CompareOp, WhereOp,
-                         CastOp, ExpandOp, UnsqueezeOp, SqueezeOp, TransposeOp, PermuteOp,
+                         CastOp, RandomOp, ExpandOp, UnsqueezeOp, SqueezeOp, TransposeOp, PermuteOp,
                          ConvertLayoutOp>(op) &&
          op->getNumResults() == 1 && op->getNumRegions() == 0;
 }
@@ -766,7 +766,8 @@ LogicalResult Assigner::assignOp(Operation *op) {
       .Case([&](AtomicOp a) {
         return assignAccess(a, a.getTensor(), a.getSubscripts(), a.getMask(), a.getValue(), {});
       })
-      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, CastOp, ExpandOp>([&](Operation *e) {
+      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, CastOp, ExpandOp, RandomOp, ScanOp>(
+          [&](Operation *e) {
         assignElementwise(e);
         return success();
       })

@@ -237,6 +237,13 @@ private:
     if (auto w = dyn_cast<WhereOp>(op))
       return elementwise(w.getResult(),
                          {w.getCondition(), w.getTrueValue(), w.getFalseValue()});
+    if (auto rnd = dyn_cast<RandomOp>(op))
+      return elementwise(rnd.getResult(), rnd.getOffsets());
+    if (auto sc = dyn_cast<ScanOp>(op)) {
+      if (normalizeDim(sc.getDim(), rankOf(sc.getOperand())) == axes.lookup(sc.getOperand()))
+        return unsupported(op, "a scan along the dimension needs the whole row");
+      return elementwise(sc.getResult(), sc.getOperand());
+    }
     if (auto r = dyn_cast<ReduceOp>(op)) {
       int64_t axis = axes.lookup(r.getOperand());
       int64_t dim = normalizeDim(r.getDim(), rankOf(r.getOperand()));

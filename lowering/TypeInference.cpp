@@ -570,6 +570,11 @@ LogicalResult Inferrer::inferElementwise(Operation *op) {
         set(w.getResult(), *t);
         return success();
       })
+      .Case([&](RandomOp r) -> LogicalResult {
+        Type elem = r.getKind() == RandomKind::bits ? i64() : Type(Float32Type::get(ctx));
+        set(r.getResult(), makeTile(ctx, shapeOf(r.getOffsets().getType()), elem));
+        return success();
+      })
       .Case([&](CastOp c) -> LogicalResult {
         set(c.getResult(), makeTile(ctx, shapeOf(c.getSource().getType()),
                                     dtypeOf(c.getDtype())));
@@ -616,6 +621,18 @@ LogicalResult Inferrer::inferReductionOrProduct(Operation *op) {
           break;
         }
         set(r.getResult(), makeTile(ctx, shape, elem));
+        return success();
+      })
+      .Case([&](ScanOp c) -> LogicalResult {
+        std::optional<SmallVector<int64_t>> shape = shapeOf(c.getOperand().getType());
+        if (shape && !normDim(c.getDim(), shape->size()))
+          return c.emitError() << "dimension " << c.getDim()
+                               << " is out of range for a tile of rank " << shape->size();
+        Type elem = tileElem(c.getOperand().getType());
+        if (elem && categoryOf(elem) != Category::Float &&
+            (c.getKind() == ScanKind::sum || c.getKind() == ScanKind::prod))
+          elem = i64();
+        set(c.getResult(), makeTile(ctx, shape, elem));
         return success();
       })
       .Case([&](DotOp d) -> LogicalResult {
@@ -807,9 +824,9 @@ LogicalResult Inferrer::infer(Operation *op) {
           [&](Operation *o) { return inferControlFlow(o); })
       .Case<SpanIndexOp, LoadOp, StoreOp, AtomicOp>(
           [&](Operation *o) { return inferAccess(o); })
-      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, CastOp>(
+      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, CastOp, RandomOp>(
           [&](Operation *o) { return inferElementwise(o); })
-      .Case<ReduceOp, DotOp, AddmmOp, BmmOp, BaddbmmOp, MatmulOp>(
+      .Case<ReduceOp, ScanOp, DotOp, AddmmOp, BmmOp, BaddbmmOp, MatmulOp>(
           [&](Operation *o) { return inferReductionOrProduct(o); })
       .Case<FullOp, ArangeOp, UnsqueezeOp, SqueezeOp, TransposeOp, PermuteOp, ReshapeOp, ExpandOp, UnrealizedConversionCastOp>(
           [&](Operation *o) { return inferShapeOp(o); })

@@ -28,7 +28,8 @@
 //   Dim Dims, All all, NewAxis newaxis, Index
 //   empty zeros ones full(Dims, [value,] DType = f32), empty_like zeros_like
 //   ones_like full_like, arange(n) arange(b, e), from_vector<T>(values, sizes)
-//   randn rand randint (deterministic, seeded)
+//   randn rand randint (deterministic, seeded host tensors; with (seed,
+//   offsets): counter-based draws in kernels, kite/random.hpp)
 //   Range range(b, e), BlockSize block(n), register_block_size(n)
 //   register_block_size(lo, hi), specialize(v)
 //   tile(dim [, BlockSize], ...) up to 3-D, tile(std::vector<int64_t>)
@@ -39,6 +40,7 @@
 //   exp exp2 log log2 sqrt rsqrt abs sin cos tanh erf sigmoid relu silu gelu
 //   floor ceil pow maximum minimum clamp where
 //   sum mean amax amin prod argmax argmin (v, dim, keepdim = false)
+//   cumsum cumprod cummax cummin (v, dim)
 //   unsqueeze squeeze transpose permute reshape expand (free functions too)
 //   dot matmul addmm bmm baddbmm
 //   load(x, {idx...} [, mask]) store(x, {idx...}, v [, mask])
@@ -80,6 +82,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "random.hpp"
 
 #if defined(__clang__)
 #define KITE_KERNEL [[clang::annotate("kite_kernel")]]
@@ -582,6 +586,14 @@ Tensor randn(std::vector<int64_t> sizes, DType dtype = f32, uint64_t seed = 0);
 Tensor rand(std::vector<int64_t> sizes, DType dtype = f32, uint64_t seed = 0);
 Tensor randint(int64_t low, int64_t high, std::vector<int64_t> sizes, DType dtype = i64,
                uint64_t seed = 0);
+/// Counter-based random numbers, in kernels and in reference mode alike:
+/// one value per element of the integer tensor `offsets`, depending only on
+/// (seed, offset) (Philox 4x32-10, kite/random.hpp), so the same on the GPU,
+/// in reference mode and under every config. rand: f32 uniform in [0, 1);
+/// randn: f32 standard normal; randint: i64 uniform in [low, high).
+Tensor rand(int64_t seed, const Tensor &offsets);
+Tensor randn(int64_t seed, const Tensor &offsets);
+Tensor randint(int64_t seed, const Tensor &offsets, int64_t low, int64_t high);
 
 //===----------------------------------------------------------------------===//
 // Element-wise operations (PyTorch broadcasting and type promotion)
@@ -652,6 +664,13 @@ Tensor amin(const Tensor &x, int64_t dim, bool keepdim = false);
 Tensor prod(const Tensor &x, int64_t dim, bool keepdim = false);
 Tensor argmax(const Tensor &x, int64_t dim, bool keepdim = false);
 Tensor argmin(const Tensor &x, int64_t dim, bool keepdim = false);
+/// Inclusive scans along `dim` (torch.cumsum ...): sums and products of
+/// integers and booleans give i64, everything else keeps the dtype; cummax
+/// and cummin give the values (NaN propagates).
+Tensor cumsum(const Tensor &x, int64_t dim);
+Tensor cumprod(const Tensor &x, int64_t dim);
+Tensor cummax(const Tensor &x, int64_t dim);
+Tensor cummin(const Tensor &x, int64_t dim);
 
 Tensor unsqueeze(const Tensor &x, int64_t d);
 Tensor squeeze(const Tensor &x, int64_t d);
@@ -1759,6 +1778,50 @@ inline Tensor reduce(Red op, const Tensor &x, int64_t dim, bool keepdim) {
   return writeI(acc, outShape, rt);
 }
 
+enum class Scan { sum, prod, max, min };
+
+/// Inclusive scans; floats accumulate in double and each output rounds once.
+inline Tensor scan(Scan op, const Tensor &x, int64_t dim) {
+  static const char *const names[] = {"cumsum", "cumprod", "cummax", "cummin"};
+  const char *name = names[static_cast<int>(op)];
+  checkCpu(name, x);
+  int64_t rank = x.dim();
+  int64_t d = wrapDim(name, dim, rank);
+  Shape shape = rank == 0 ? Shape{1} : Access::sizes(x);
+  int64_t outer = 1, inner = 1, R = shape[d];
+  for (int64_t i = 0; i < d; ++i) outer *= shape[i];
+  for (size_t i = d + 1; i < shape.size(); ++i) inner *= shape[i];
+  Shape outShape = rank == 0 ? Shape{} : shape;
+  DType dt = x.dtype();
+  auto run = [&](auto &v, auto combine) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t r = 1; r < R; ++r)
+        for (int64_t i = 0; i < inner; ++i) {
+          auto &e = v[(o * R + r) * inner + i];
+          e = combine(v[(o * R + r - 1) * inner + i], e);
+        }
+  };
+  if (is_floating(dt)) {
+    std::vector<double> v = readF(name, x, dt, Access::sizes(x));
+    switch (op) {
+    case Scan::sum: run(v, [](double a, double b) { return a + b; }); break;
+    case Scan::prod: run(v, [](double a, double b) { return a * b; }); break;
+    case Scan::max: run(v, [](double a, double b) { return nanMax(a, b); }); break;
+    case Scan::min: run(v, [](double a, double b) { return nanMin(a, b); }); break;
+    }
+    return writeF(v, outShape, dt);
+  }
+  std::vector<int64_t> v = readI(name, x, dt, Access::sizes(x));
+  switch (op) {
+  case Scan::sum: run(v, [](int64_t a, int64_t b) { return wrapAdd(a, b); }); break;
+  case Scan::prod: run(v, [](int64_t a, int64_t b) { return wrapMul(a, b); }); break;
+  case Scan::max: run(v, [](int64_t a, int64_t b) { return std::max(a, b); }); break;
+  case Scan::min: run(v, [](int64_t a, int64_t b) { return std::min(a, b); }); break;
+  }
+  bool widen = op == Scan::sum || op == Scan::prod;
+  return writeI(v, outShape, widen ? DType::i64 : dt);
+}
+
 /// C[b] (+)= A[b] @ B[b] for row-major [batch, M, K] and [batch, K, N].
 template <class T>
 void mmBatched(const T *A, const T *B, T *C, int64_t batch, int64_t M, int64_t K, int64_t N) {
@@ -2837,6 +2900,45 @@ inline Tensor randint(int64_t low, int64_t high, std::vector<int64_t> sizes, DTy
   return detail::writeI(v, sizes, dtype);
 }
 
+namespace detail {
+/// The offsets of an in-kernel random draw, as uint64 counters.
+inline std::vector<int64_t> randomOffsets(const char *op, const Tensor &offsets) {
+  checkCpu(op, offsets);
+  if (is_floating(offsets.dtype()) || offsets.dtype() == DType::boolean)
+    fail(op, "the offsets must be an integer tensor, got " + describe(offsets));
+  return readI(op, offsets, DType::i64, Access::sizes(offsets));
+}
+} // namespace detail
+
+inline Tensor rand(int64_t seed, const Tensor &offsets) {
+  std::vector<int64_t> off = detail::randomOffsets("rand", offsets);
+  std::vector<double> v(off.size());
+  for (size_t i = 0; i < off.size(); ++i)
+    v[i] = random::uniform(uint64_t(seed), uint64_t(off[i]));
+  return detail::writeF(v, detail::Access::sizes(offsets), DType::f32);
+}
+
+inline Tensor randn(int64_t seed, const Tensor &offsets) {
+  std::vector<int64_t> off = detail::randomOffsets("randn", offsets);
+  std::vector<double> v(off.size());
+  for (size_t i = 0; i < off.size(); ++i)
+    v[i] = random::normal(uint64_t(seed), uint64_t(off[i]));
+  return detail::writeF(v, detail::Access::sizes(offsets), DType::f32);
+}
+
+inline Tensor randint(int64_t seed, const Tensor &offsets, int64_t low, int64_t high) {
+  std::vector<int64_t> off = detail::randomOffsets("randint", offsets);
+  if (high <= low)
+    detail::fail("randint", "needs low < high, got [" + std::to_string(low) + ", " +
+                                std::to_string(high) + ")");
+  uint64_t span = uint64_t(high) - uint64_t(low);
+  std::vector<int64_t> v(off.size());
+  for (size_t i = 0; i < off.size(); ++i)
+    v[i] = int64_t(uint64_t(low) +
+                   uint64_t(random::bits63(uint64_t(seed), uint64_t(off[i]))) % span);
+  return detail::writeI(v, detail::Access::sizes(offsets), DType::i64);
+}
+
 //===----------------------------------------------------------------------===//
 // Element-wise operations
 //===----------------------------------------------------------------------===//
@@ -2935,6 +3037,10 @@ inline Tensor argmax(const Tensor &x, int64_t dim, bool keepdim) {
 inline Tensor argmin(const Tensor &x, int64_t dim, bool keepdim) {
   return detail::reduce(detail::Red::argmin, x, dim, keepdim);
 }
+inline Tensor cumsum(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::sum, x, dim); }
+inline Tensor cumprod(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::prod, x, dim); }
+inline Tensor cummax(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::max, x, dim); }
+inline Tensor cummin(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::min, x, dim); }
 
 inline Tensor unsqueeze(const Tensor &x, int64_t d) { return x.unsqueeze(d); }
 inline Tensor squeeze(const Tensor &x, int64_t d) { return x.squeeze(d); }

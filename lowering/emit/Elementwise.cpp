@@ -1,8 +1,8 @@
 //===- Elementwise.cpp - elementwise and shape ops --------------------------===//
 //
 // This file implements the dispatch over tile ops and the elementwise
-// ones: unary and binary math, comparisons, where, casts, full, arange,
-// span indices, and shape ops (unsqueeze, squeeze, transpose, permute,
+// ones: unary and binary math, comparisons, where, casts, random draws,
+// full, arange, span indices, and shape ops (unsqueeze, squeeze, transpose, permute,
 // expand, reshape).
 //
 //===----------------------------------------------------------------------===//
@@ -104,6 +104,17 @@ LogicalResult Emitter::emitOp(Operation *op) {
             getElementTypeOrNull(c.getType()));
       })
       .Case([&](ReduceOp r) { return emitReduce(r); })
+      .Case([&](ScanOp s) { return emitScan(s); })
+      .Case([&](RandomOp r) {
+        static const char *fns[] = {"k_rand_uniform", "k_rand_normal", "k_rand_bits"};
+        std::string fn = fns[(int)r.getKind()];
+        return emitElementwise(
+            r, {r.getSeed(), r.getOffsets()},
+            [&](ArrayRef<std::string> a) {
+              return llvm::formatv("{0}(cvt<i64>({1}), cvt<i64>({2}))", fn, a[0], a[1]).str();
+            },
+            getElementTypeOrNull(r.getType()));
+      })
       .Case([&](DotOp d) { return emitMatmul(d, {}, d.getLhs(), d.getRhs(), 2); })
       .Case([&](AddmmOp d) { return emitMatmul(d, d.getAcc(), d.getLhs(), d.getRhs(), 2); })
       .Case([&](BmmOp d) { return emitMatmul(d, {}, d.getLhs(), d.getRhs(), 3); })

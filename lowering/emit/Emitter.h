@@ -477,6 +477,7 @@ private:
   LogicalResult emitTensorOp(Operation *op);
   LogicalResult emitSpanOp(Operation *op);
   LogicalResult emitUnary(UnaryOp op);
+  LogicalResult emitScan(ScanOp op);
   LogicalResult emitBinary(BinaryOp op);
   LogicalResult emitReduce(ReduceOp op);
   LogicalResult emitMatmul(Operation *op, Value acc, Value lhs, Value rhs,

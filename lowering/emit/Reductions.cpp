@@ -1,7 +1,8 @@
-//===- Reductions.cpp - reductions ------------------------------------------===//
+//===- Reductions.cpp - reductions and scans --------------------------------===//
 //
-// This file implements reductions along one dim: a thread's own elements,
-// then warp shuffles, or shared memory across warps.
+// This file implements reductions along one dim (a thread's own elements,
+// then warp shuffles, or shared memory across warps) and scans along one
+// dim (the same steps, with prefixes instead of totals).
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +98,86 @@ LogicalResult Emitter::emitReduce(ReduceOp op) {
                        out));
   });
   if (crossThread && !inWarp)
+    line("__syncthreads();");
+  tiles[op.getResult()] = r;
+  return success();
+}
+
+/// A scan along one dim. Along it a thread holds chunks of `vec` contiguous
+/// elements, chunk j of every thread before chunk j + 1 of any (the blocked
+/// layout); so it scans each chunk in registers, takes the exclusive scan
+/// of the chunk's last values across the dim's threads
+/// (thread_scan_exclusive), and carries the totals of the chunks before.
+LogicalResult Emitter::emitScan(ScanOp op) {
+  Tile src = tiles[op.getOperand()];
+  int64_t rank = src.rank();
+  int64_t dim = op.getDim() < 0 ? op.getDim() + rank : op.getDim();
+  Type outElem = getElementTypeOrNull(op.getType());
+  Tile r = declare(outElem, src.ctx, src.dims);
+  std::string acc = computeType(outElem);
+  std::string opName;
+  switch (op.getKind()) {
+  case ScanKind::sum: opName = "SumOp"; break;
+  case ScanKind::prod: opName = "ProdOp"; break;
+  case ScanKind::max: opName = "MaxOp"; break;
+  case ScanKind::min: opName = "MinOp"; break;
+  }
+  const Dim &sd = src.dims[dim];
+  int64_t cd = sd.ctxDim, P = sd.regExtent;
+  int64_t T = cd >= 0 ? src.ctx->tpd[cd] : 1, S = cd >= 0 ? src.ctx->tstride[cd] : 1;
+  // One thread along the dim holds it contiguously: one chunk.
+  int64_t V = T == 1 ? P : std::min<int64_t>(src.ctx->vec[cd], P);
+  bool acrossWarps = T > 1 && S * T > 32;
+  std::string scratch = "(" + acc + "*)nullptr";
+  if (acrossWarps) {
+    scratch = fresh("s");
+    line(llvm::formatv("{0}* {1} = {2};", acc, scratch, smem(acc, numThreads)));
+  }
+  // The other dims: one scan per element of them.
+  Tile lines = src;
+  lines.dims[dim] = Dim();
+  forEach(lines, [&](ArrayRef<std::string> k) {
+    std::string sc = fresh("sc"), rv = fresh("r");
+    SmallVector<std::string> sk(k.begin(), k.end());
+    sk[dim] = rv;
+    line(llvm::formatv("{0} {1}[{2}];", acc, sc, P));
+    line("#pragma unroll");
+    line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", rv, P));
+    ++indent;
+    std::string elem = llvm::formatv("cvt<{0}>({1})", acc, at(src, sk, 0));
+    if (!sd.extent.empty())
+      elem = llvm::formatv("{0} < {1} ? {2} : {3}::identity<{4}>()", coord(src, dim, rv),
+                           sd.extent, elem, opName, acc);
+    std::string e = fresh("e");
+    line(llvm::formatv("{0} {1} = {2};", acc, e, elem));
+    line(llvm::formatv("if ({0} % {1} != 0) {4} = {2}::combine({3}[{0} - 1], {4});", rv, V,
+                       opName, sc, e));
+    line(llvm::formatv("{0}[{1}] = {2};", sc, rv, e));
+    --indent;
+    line("}");
+    if (T > 1) {
+      std::string carry = fresh("cy"), j = fresh("j"), u = fresh("u"), total = fresh("tot"),
+                  before = fresh("pre");
+      line(llvm::formatv("{0} {1} = {2}::identity<{0}>();", acc, carry, opName));
+      line("#pragma unroll");
+      line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", j, P / V));
+      ++indent;
+      line(llvm::formatv("{0} {10}, {11} = {1}::combine({2}, thread_scan_exclusive<{1}, {3}, "
+                         "{4}>({5}[{6} * {7} + {8}], {10}, {9}));",
+                         acc, opName, carry, S, T, sc, j, V, V - 1, scratch, total, before));
+      line("#pragma unroll");
+      line(llvm::formatv("for (int {4} = 0; {4} < {0}; ++{4}) {1}[{2} * {0} + {4}] = "
+                         "{3}::combine({5}, {1}[{2} * {0} + {4}]);",
+                         V, sc, j, opName, u, before));
+      line(llvm::formatv("{0} = {1}::combine({0}, {2});", carry, opName, total));
+      --indent;
+      line("}");
+    }
+    line("#pragma unroll");
+    line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {2}[{3}] = cvt<{4}>({5}[{0}]);", rv,
+                       P, r.name, flat(r, sk), cType(outElem), sc));
+  });
+  if (acrossWarps)
     line("__syncthreads();");
   tiles[op.getResult()] = r;
   return success();

@@ -18,6 +18,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kite/random.hpp"
+
 namespace kite_device {
 
 /// The library's version, so generated code can check what it was emitted
@@ -420,6 +422,82 @@ __device__ __forceinline__ T block_reduce(T v, T *scratch) {
       r = warp_reduce<Op, Stride, InWarp>(r);
   }
   return r;
+}
+
+//===----------------------------------------------------------------------===//
+// Scans across threads
+//===----------------------------------------------------------------------===//
+
+template <class T> __device__ __forceinline__ T shfl_up(T v, int delta) {
+  return __shfl_up_sync(0xffffffffu, v, delta);
+}
+template <class T> __device__ __forceinline__ T shfl_idx(T v, int lane) {
+  return __shfl_sync(0xffffffffu, v, lane);
+}
+
+/// The exclusive scan of `v` over the `Count` threads along one dim of a
+/// tile (thread-index stride `Stride`) that share the tile's other
+/// coordinates, in the order of their coordinate along the dim; `total`
+/// gets the combination of all `Count`. Within a warp by shuffles
+/// (Kogge-Stone), across warps through `scratch` (blockDim.x elements):
+/// each warp's last lane of a group publishes its inclusive value, and
+/// every thread combines those of the warps before its own. Every thread
+/// of the block must call it.
+template <class Op, int Stride, int Count, class T>
+__device__ __forceinline__ T thread_scan_exclusive(T v, T &total, T *scratch) {
+  constexpr int InWarp = Stride >= 32 ? 1 : (Stride * Count <= 32 ? Count : 32 / Stride);
+  constexpr int Across = Count / InWarp;
+  const int tid = threadIdx.x;
+  const int along = (tid / Stride) % Count; // this thread's coordinate along the dim
+  const int inWarp = along % InWarp;
+  T incl = v;
+#pragma unroll
+  for (int k = 1; k < InWarp; k *= 2) {
+    T y = shfl_up(incl, k * Stride);
+    if (inWarp >= k)
+      incl = Op::combine(y, incl);
+  }
+  T excl = Op::template identity<T>();
+  T warpTotal = incl;
+  if constexpr (InWarp > 1) {
+    T y = shfl_up(incl, Stride);
+    if (inWarp > 0)
+      excl = y;
+    warpTotal = shfl_idx(incl, (tid % 32) + (InWarp - 1 - inWarp) * Stride);
+  }
+  if constexpr (Across == 1) {
+    total = warpTotal;
+    return excl;
+  } else {
+    const int warp = along / InWarp;
+    __syncthreads();
+    scratch[tid] = warpTotal;
+    __syncthreads();
+    T before = Op::template identity<T>(), all = Op::template identity<T>();
+#pragma unroll
+    for (int u = 0; u < Across; ++u) {
+      T w = scratch[tid + (u * InWarp + InWarp - 1 - along) * Stride];
+      if (u < warp)
+        before = Op::combine(before, w);
+      all = Op::combine(all, w);
+    }
+    total = all;
+    return Op::combine(before, excl);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Random numbers (kite/random.hpp: the same bits as reference mode)
+//===----------------------------------------------------------------------===//
+
+__device__ __forceinline__ float k_rand_uniform(i64 seed, i64 offset) {
+  return kite::random::uniform((unsigned long long)seed, (unsigned long long)offset);
+}
+__device__ __forceinline__ float k_rand_normal(i64 seed, i64 offset) {
+  return kite::random::normal((unsigned long long)seed, (unsigned long long)offset);
+}
+__device__ __forceinline__ i64 k_rand_bits(i64 seed, i64 offset) {
+  return kite::random::bits63((unsigned long long)seed, (unsigned long long)offset);
 }
 
 } // namespace kite_device

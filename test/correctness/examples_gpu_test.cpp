@@ -28,6 +28,7 @@
 #include "../../examples/bmm.kite.cpp"
 #include "../../examples/causal_attention.kite.cpp"
 #include "../../examples/cross_entropy.kite.cpp"
+#include "../../examples/cumsum.kite.cpp"
 #include "../../examples/embedding.kite.cpp"
 #include "../../examples/exp.kite.cpp"
 #include "../../examples/layernorm.kite.cpp"
@@ -35,6 +36,7 @@
 #include "../../examples/matmul.kite.cpp"
 #include "../../examples/matmul_bias_relu.kite.cpp"
 #include "../../examples/mlp.kite.cpp"
+#include "../../examples/random.kite.cpp"
 #include "../../examples/rmsnorm.kite.cpp"
 #include "../../examples/softmax.kite.cpp"
 #include "../../examples/sum.kite.cpp"
@@ -69,6 +71,7 @@ struct Case {
   std::vector<std::string> configs;
   double scale = 1.0; // typical output magnitude for the tolerance
   std::string label;  // the test's name, if not the kernel's
+  bool exact = false; // outputs must match reference mode bit for bit
 };
 
 Arg T(std::string name, Tensor t) { return Arg{std::move(name), std::move(t)}; }
@@ -387,6 +390,67 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
                 R"({"block_sizes":[128,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":3,"overlap_products":true})"},
                40.0});
+  // Scans: whole rows (shuffles within a warp with inner_threads 32 or one
+  // warp, shared memory across warps otherwise), column tiles with a carry,
+  // the running max of bf16 with NaNs in it (exact).
+  const std::vector<std::string> rowScanConfigs = {
+      "", R"({"block_sizes":[1],"num_warps":1})", R"({"block_sizes":[2],"num_warps":2})",
+      R"({"block_sizes":[1],"num_warps":8})", R"({"block_sizes":[4],"num_warps":16})",
+      R"({"block_sizes":[8],"num_warps":4,"inner_threads":32})",
+      R"({"block_sizes":[2],"num_warps":4,"inner_threads":8})",
+      R"({"block_sizes":[3],"num_warps":4,"inner_threads":64})"};
+  c.push_back({"cumsum", "cumsum_rows", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({13, n}, bf, s))}; },
+               [](const std::vector<Arg> &a) { return one(cumsum_rows(*a[0].tensor)); },
+               rowScanConfigs, 64.0});
+  c.push_back({"cumsum", "cumsum_long", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({13, n}, f, s))}; },
+               [](const std::vector<Arg> &a) { return one(cumsum_long(*a[0].tensor)); },
+               {"", R"({"block_sizes":[1,1]})", R"({"block_sizes":[2,64],"num_warps":1})",
+                R"({"block_sizes":[4,256],"num_warps":4})", R"({"block_sizes":[8,1024],"num_warps":8})",
+                R"({"block_sizes":[16,32],"num_warps":4})"},
+               64.0});
+  c.push_back({"cumsum", "cummax_rows", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 Tensor x = randn({13, n}, bf, s);
+                 x.data<bfloat16>()[5 * n + n / 2] = bfloat16(NAN);
+                 return std::vector<Arg>{T("x", x)};
+               },
+               [](const std::vector<Arg> &a) { return one(cummax_rows(*a[0].tensor)); },
+               rowScanConfigs, 1.0, "", /*exact=*/true});
+  // Random numbers: the same bits as reference mode under every config.
+  c.push_back({"random", "random_draws", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 // Offsets past 32 bits, negative ones, and repeats.
+                 Tensor off = randint(-(int64_t(1) << 40), int64_t(1) << 40, {n, 37}, DType::i64, s);
+                 return std::vector<Arg>{T("offsets", off), S("seed", double(s * 977 + 3), DType::i64)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return many(random_draws(*a[0].tensor, (int64_t)a[1].scalar));
+               },
+               {"", R"({"block_sizes":[1,1]})", R"({"block_sizes":[8,32],"num_warps":2})",
+                R"({"block_sizes":[64,64],"num_warps":8})", R"({"block_sizes":[2,128],"num_warps":1})"},
+               1.0, "", /*exact=*/true});
+  c.push_back({"random", "dropout", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 129}, bf, s)), S("p", 0.25, DType::f64),
+                                         S("seed", double(s), DType::i64)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(dropout(*a[0].tensor, a[1].scalar, (int64_t)a[2].scalar));
+               },
+               {"", R"({"block_sizes":[1,1]})", R"({"block_sizes":[8,32],"num_warps":2})",
+                R"({"block_sizes":[16,64],"num_warps":8})", R"({"block_sizes":[4,128],"num_warps":4})"}});
+  c.push_back({"random", "add_noise", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n * 3}, f, s)), S("sigma", 0.5, DType::f64),
+                                         S("seed", double(s), DType::i64)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(add_noise(*a[0].tensor, a[1].scalar, (int64_t)a[2].scalar));
+               },
+               {"", R"({"block_sizes":[1]})", R"({"block_sizes":[32],"num_warps":1})",
+                R"({"block_sizes":[256]})", R"({"block_sizes":[1024],"num_warps":8})"}});
   c.push_back({"welford", "welford", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({11, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
@@ -552,6 +616,8 @@ TEST_P(ExampleTest, MatchesReferenceOnGpu) {
         Tolerance tol = kite_test::toleranceFor(expected[i].dtype(), c.scale);
         if (expected[i].dtype() == DType::f32 && c.file != "add")
           tol = {2e-4, 2e-4 * c.scale}; // reductions in another order
+        if (c.exact)
+          tol = {0, 0};
         EXPECT_TRUE(allClose(host, expected[i], tol)) << "output " << i;
       }
     }

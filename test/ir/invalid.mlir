@@ -363,3 +363,35 @@ func.func @convert_changes_shape(%x: !kite.tile<4x256xf32, #kite.blocked<shape =
   %y = kite.convert_layout %x : !kite.tile<4x256xf32, #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0, 1]>> -> !kite.tile<4x128xf32, #kite.blocked<shape = [4, 128], vec = [1, 4], threads = [4, 32], dims = [0, 1]>>
   return
 }
+
+// -----
+
+func.func @scan_dim(%v: !kite.tile<?x?xf32>) {
+  // expected-error @+1 {{dimension -3 is out of range for a tile of rank 2}}
+  %r = kite.scan sum %v {dim = -3 : i64} : !kite.tile<?x?xf32> -> !kite.tile<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @scan_rank(%v: !kite.tile<?x?xf32>) {
+  // expected-error @+1 {{result should have rank 2}}
+  %r = kite.scan max %v {dim = 1 : i64} : !kite.tile<?x?xf32> -> !kite.tile<?xf32>
+  return
+}
+
+// -----
+
+func.func @random_float_offsets(%seed: i64, %v: !kite.tile<?xf32>) {
+  // expected-error @+1 {{offsets must be integers}}
+  %r = kite.random uniform %seed, %v : i64, !kite.tile<?xf32> -> !kite.tile<?xf32>
+  return
+}
+
+// -----
+
+func.func @random_bits_dtype(%seed: i64, %v: !kite.tile<?xi64>) {
+  // expected-error @+1 {{result element type}}
+  %r = kite.random bits %seed, %v : i64, !kite.tile<?xi64> -> !kite.tile<?xf32>
+  return
+}

@@ -141,3 +141,17 @@ func.func @layouts(%x: !kite.tile<4x256xf32, #kite.blocked<shape = [4, 256], vec
   %c = kite.convert_layout %s : !kite.tile<4xf32, #kite.blocked<shape = [4, 256], vec = [1, 4], threads = [2, 64], dims = [0]>> -> !kite.tile<4xf32, #kite.blocked<shape = [4], vec = [4], threads = [1], dims = [0]>>
   return
 }
+
+// Scans and random draws.
+// CHECK-LABEL: func.func @scan_and_random
+func.func @scan_and_random(%x: !kite.tile<?x?xbf16>, %seed: i64, %off: !kite.tile<?x?xi64>) {
+  // CHECK: kite.scan sum %{{.*}} {dim = 1 : i64} : !kite.tile<?x?xbf16> -> !kite.tile<?x?xbf16>
+  %c = kite.scan sum %x {dim = 1 : i64} : !kite.tile<?x?xbf16> -> !kite.tile<?x?xbf16>
+  // CHECK: kite.scan min %{{.*}} {dim = -1 : i64}
+  %m = kite.scan min %x {dim = -1 : i64} : !kite.tile<?x?xbf16> -> !kite.tile<?x?xbf16>
+  // CHECK: kite.random normal %{{.*}}, %{{.*}} : i64, !kite.tile<?x?xi64> -> !kite.tile<?x?xf32>
+  %z = kite.random normal %seed, %off : i64, !kite.tile<?x?xi64> -> !kite.tile<?x?xf32>
+  // CHECK: kite.random bits
+  %b = kite.random bits %seed, %off : i64, !kite.tile<?x?xi64> -> !kite.tile<?x?xi64>
+  return
+}

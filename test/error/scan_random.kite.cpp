@@ -1,0 +1,25 @@
+// RUN: not kite compile %s --emit=ir 2>&1 | FileCheck %s
+#include <kite/kite.hpp>
+using namespace kite;
+
+KITE_KERNEL void scan_past_rank(Tensor x) {
+  for (auto tm : tile(x.size(0))) {
+    auto acc = zeros({tm}, f32);
+    // CHECK: [[@LINE+1]]:25: error: 'cumsum' over dim 1, but the value has rank 1
+    x[tm] = cumsum(acc, 1);
+  }
+}
+
+KITE_KERNEL void float_offsets(Tensor x, int64_t seed) {
+  for (auto tm : tile(x.size(0))) {
+    auto f = zeros({tm}, f32);
+    // CHECK: [[@LINE+1]]:24: error: expected an integer tile of offsets here, but this is a tile of f32
+    x[tm] = rand(seed, f);
+  }
+}
+
+KITE_KERNEL void empty_range(Tensor x, int64_t seed) {
+  for (auto tm : tile(x.size(0)))
+    // CHECK: [[@LINE+1]]:13: error: randint needs low < high, got [4, 4)
+    x[tm] = randint(seed, tm.index(), 4, 4);
+}

@@ -1,0 +1,101 @@
+//===- cumsum_test.cpp - Reference mode of examples/cumsum.kite.cpp -------===//
+//
+// This file implements the reference-mode tests of the scan examples (whole
+// rows, column tiles with a carried total, the running max) against plain
+// loops in double, and of the scan operations themselves: dtypes, dims,
+// NaN propagation and errors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../examples/cumsum.kite.cpp"
+
+#include "compare.hpp"
+
+#include <cmath>
+
+using namespace kite_test;
+
+namespace {
+
+/// Running sums (or maxima) of each row of `x`, in double.
+std::vector<double> referenceRowScan(const Tensor &x, bool max) {
+  int64_t n = x.size(0), m = x.size(1);
+  auto v = x.to_doubles();
+  std::vector<double> out(v.size());
+  for (int64_t i = 0; i < n; ++i) {
+    double acc = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      double e = v[i * m + j];
+      if (j == 0)
+        acc = e;
+      else if (max)
+        acc = (std::isnan(acc) || std::isnan(e)) ? NAN : std::max(acc, e);
+      else
+        acc += e;
+      out[i * m + j] = acc;
+    }
+  }
+  return out;
+}
+
+const std::vector<std::pair<int64_t, int64_t>> kShapes = {
+    {1, 1}, {7, 1000}, {1000, 7}, {3, 4097}, {129, 33}};
+const std::vector<BlockSizes> kSettings = {{1}, {7}, {64}};
+
+TEST(CumsumReference, RowsMatchPlainLoops) {
+  for (DType dtype : {f32, bf16}) {
+    for (auto [n, m] : kShapes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + formatSizes({n, m}));
+      auto x = randn({n, m}, dtype, 21);
+      // Running sums of standard normals grow like sqrt(m).
+      auto tol = toleranceFor(dtype, std::sqrt(double(m)));
+      checkAtBlockSizes(
+          kSettings, [&] { return cumsum_rows(x); }, dtype, {n, m}, referenceRowScan(x, false),
+          tol, tol);
+      checkAtBlockSizes(
+          kSettings, [&] { return cumsum_long(x); }, dtype, {n, m}, referenceRowScan(x, false),
+          tol, tol);
+    }
+  }
+}
+
+TEST(CumsumReference, CummaxPropagatesNan) {
+  auto x = randn({5, 300}, f32, 3);
+  x.data<float>()[2 * 300 + 100] = NAN;
+  auto got = cummax_rows(x);
+  auto expected = referenceRowScan(x, true);
+  EXPECT_TRUE(allClose(got, f32, {5, 300}, expected, {0, 0}));
+  auto v = got.to_doubles();
+  EXPECT_FALSE(std::isnan(v[2 * 300 + 99]));
+  EXPECT_TRUE(std::isnan(v[2 * 300 + 100]));
+  EXPECT_TRUE(std::isnan(v[2 * 300 + 299]));
+  EXPECT_FALSE(std::isnan(v[3 * 300 + 299]));
+}
+
+TEST(CumsumReference, ScanDtypesAndDims) {
+  auto i = from_vector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto s = cumsum(i, 1);
+  EXPECT_EQ(s.dtype(), i64); // as torch.cumsum of an integer tensor
+  EXPECT_EQ(s.to_doubles(), (std::vector<double>{1, 3, 6, 4, 9, 15}));
+  EXPECT_EQ(cumsum(i, 0).to_doubles(), (std::vector<double>{1, 2, 3, 5, 7, 9}));
+  EXPECT_EQ(cumsum(i, -2).to_doubles(), (std::vector<double>{1, 2, 3, 5, 7, 9}));
+  EXPECT_EQ(cumprod(i, 1).to_doubles(), (std::vector<double>{1, 2, 6, 4, 20, 120}));
+  auto b = from_vector<bool>({true, false, true}, {3});
+  EXPECT_EQ(cumsum(b, 0).dtype(), i64);
+  EXPECT_EQ(cumsum(b, 0).to_doubles(), (std::vector<double>{1, 1, 2}));
+  auto f = from_vector<float>({3, 1, 4, 1, 5, 9, 2, 6}, {8});
+  EXPECT_EQ(cummax(f, 0).to_doubles(), (std::vector<double>{3, 3, 4, 4, 5, 9, 9, 9}));
+  EXPECT_EQ(cummin(f, 0).to_doubles(), (std::vector<double>{3, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(cummax(i, 1).dtype(), i32);
+  auto h = from_vector<float>({1, 2, 3}, {3}).to(bf16);
+  EXPECT_EQ(cumsum(h, 0).dtype(), bf16);
+  EXPECT_THROW(cumsum(f, 1), Error);
+  try {
+    cumsum(f, 2);
+    FAIL() << "no error";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("cumsum"), std::string::npos) << e.what();
+  }
+}
+
+} // namespace
