@@ -232,6 +232,59 @@ Bench dropoutBench(int64_t n, int64_t m) {
   return b;
 }
 
+/// A histogram (examples/histogram.kite.cpp) of n int32 values into
+/// `bins` bins, against torch.bincount(x, minlength=bins).
+Bench histogramBench(int64_t n, int64_t bins) {
+  Bench b;
+  b.name = b.file = b.kernel = "histogram";
+  b.dtype = "i32";
+  b.shape = std::to_string(n) + " into " + std::to_string(bins);
+  b.bytes = 4.0 * n;
+  b.inputs = [=] {
+    return std::vector<DevArg>{DevArg{"x", randomDevice({n}, DType::i32, 33, bins)},
+                               DevArg{"bins", std::nullopt, double(bins), DType::i64}};
+  };
+  b.specs = {ArgSpec::tensor("x", DType::i32, {n}, {}, 16),
+             ArgSpec::scalar("bins", DType::i64, double(bins))};
+  b.intRanges["x"] = {0, bins};
+  b.configs = {"", R"({"block_sizes":[1024],"privatize_atomics":false})"};
+  for (const char *pid : {"persistent_interleaved", "persistent_blocked"})
+    for (int bs : {2048, 8192})
+      for (int w : {4, 8, 16})
+        b.configs.push_back(R"({"block_sizes":[)" + std::to_string(bs) + R"(],"num_warps":)" +
+                            std::to_string(w) + R"(,"pid_type":")" + pid + "\"}");
+  return b;
+}
+
+/// Row sorts (sort_rows, descending) and top-k (topk_rows, k given) of x
+/// [n, m] (examples/topk.kite.cpp), against torch.sort(x, 1, descending)
+/// and torch.topk(x, k, 1).
+Bench sortBench(int64_t n, int64_t m, DType dtype, int64_t k) {
+  Bench b;
+  b.name = k ? "topk" : "sort";
+  b.file = "topk";
+  b.kernel = k ? "topk_rows" : "sort_rows";
+  b.dtype = dtype_name(dtype);
+  b.rows = n;
+  b.shape = std::to_string(n) + "x" + std::to_string(m) + " " + b.dtype +
+            (k ? " k" + std::to_string(k) : "");
+  int64_t out = k ? k : m;
+  b.bytes = double(n) * m * element_size(dtype) + double(n) * out * (element_size(dtype) + 8);
+  b.inputs = [=] {
+    std::vector<DevArg> in = {DevArg{"x", randomDevice({n, m}, dtype, 34)}};
+    if (k)
+      in.push_back(DevArg{"k_", std::nullopt, double(k), DType::i64});
+    return in;
+  };
+  b.specs = {ArgSpec::tensor("x", dtype, {n, m}, {}, 16)};
+  if (k)
+    b.specs.push_back(ArgSpec::scalar("k_", DType::i64, double(k)));
+  b.configs = {""};
+  for (int w : {4, 8, 16, 32})
+    b.configs.push_back(R"({"block_sizes":[1],"num_warps":)" + std::to_string(w) + "}");
+  return b;
+}
+
 /// A bf16 matrix product: matmul or matmul_bias_relu (x [M, K], y [K, N],
 /// bias [N]) or bmm (a [B, M, K], b [B, K, N]). The shape text is
 /// "MxNxK", or "BxMxNxK" for bmm.
@@ -351,6 +404,13 @@ std::vector<Bench> benches() {
   b.push_back(scanBench(8192, 8192));
   b.push_back(scanBench(4096, 32000));
   b.push_back(dropoutBench(8192, 8192));
+  b.push_back(histogramBench(16 << 20, 256));
+  for (auto [n, m] : {std::pair<int64_t, int64_t>{8192, 8192}, {4096, 32000}})
+    for (DType dt : {bf16, f32}) {
+      b.push_back(sortBench(n, m, dt, 0));
+      for (int64_t k : {8, 64})
+        b.push_back(sortBench(n, m, dt, k));
+    }
   return b;
 }
 

@@ -140,6 +140,9 @@ def main():
         "causal_attention": lambda q, k, v: attention(q, k, v, causal=True),
         "cumsum": lambda x: torch.cumsum(x, dim=1),
         "dropout": lambda x: F.dropout(x, 0.1, training=True),
+        "histogram": lambda x: torch.bincount(x, minlength=256),
+        # Values only (both compute the indices too), for the cross-checks.
+        "sort": lambda x: torch.sort(x, dim=1, descending=True).values,
     }
 
     def product_bench(name, m, n, k, batch=1):
@@ -198,6 +201,17 @@ def main():
     benches += [("cumsum", f"{n}x{m}", (lambda n=n, m=m: (randn(n, m, dtype=bf16),)), fns["cumsum"])
                 for n, m in ((8192, 8192), (4096, 32000))]
     benches.append(("dropout", "8192x8192", lambda: (randn(8192, 8192, dtype=bf16),), fns["dropout"]))
+    for n, m in ((8192, 8192), (4096, 32000)):
+        for dt, dname in ((bf16, "bf16"), (f32, "f32")):
+            benches.append(("sort", f"{n}x{m} {dname}", (lambda n=n, m=m, dt=dt: (randn(n, m, dtype=dt),)),
+                            fns["sort"]))
+            for k in (8, 64):
+                benches.append(("topk", f"{n}x{m} {dname} k{k}",
+                                (lambda n=n, m=m, dt=dt: (randn(n, m, dtype=dt),)),
+                                (lambda x, k=k: torch.topk(x, k, dim=1).values)))
+    benches.append(("histogram", f"{16 << 20} into 256",
+                    lambda: (torch.randint(0, 256, (16 << 20,), device=dev, dtype=torch.int32,
+                                           generator=g),), fns["histogram"]))
 
     samples = {}
     if args.check_against:
@@ -218,7 +232,7 @@ def main():
         "copy": {"bytes": nbytes, "ms": copy_ms, "gbps": copy_gbps},
         "kernels": [],
     }
-    dtypes = {"add": "f32", "sum": "f32"}
+    dtypes = {"add": "f32", "sum": "f32", "histogram": "i32"}
     torch_dtypes = {"bf16": bf16, "f16": torch.float16, "f32": f32, "f64": torch.float64,
                     "i8": torch.int8, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
 

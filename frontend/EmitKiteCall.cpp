@@ -435,6 +435,9 @@ KernelEmitter::emitKiteCall(llvm::StringRef name,
   if (scan && arity(2))
     return emitScan(*scan, args, call);
 
+  if ((name == "sort" && (arity(2) || arity(3))) || (name == "topk" && (arity(3) || arity(4))))
+    return emitSort(name, args, call);
+
   // The in-kernel draws take (seed, offsets); the host helpers of the same
   // names take sizes first.
   if ((name == "rand" || name == "randn" || name == "randint") && args.size() >= 2 &&
@@ -827,6 +830,62 @@ KernelEmitter::emitScan(kite::ScanKind kind, llvm::ArrayRef<const clang::Expr *>
   return KValue::of(b_.create<kite::ScanOp>(loc(call), tileType(ref, elem),
                                             kite::ScanKindAttr::get(ctx_, kind), *v,
                                             b_.getI64IntegerAttr(*dim)));
+}
+
+FailureOr<KValue>
+KernelEmitter::emitSort(llvm::StringRef name, llvm::ArrayRef<const clang::Expr *> args,
+                        const clang::Expr *call) {
+  bool isTopk = name == "topk";
+  FailureOr<Value> v = requireTile(args[0], name);
+  if (failed(v))
+    return failure();
+  // k: a constant here, or a value specialization makes one.
+  Value kValue;
+  std::optional<int64_t> k;
+  if (isTopk) {
+    FailureOr<Value> kv = emitI64(args[1]);
+    if (failed(kv))
+      return failure();
+    kValue = *kv;
+    k = constantInt(kValue);
+  }
+  size_t dimArg = isTopk ? 2 : 1;
+  FailureOr<int64_t> dim = emitConstInt(args[dimArg], "the dim of a sort");
+  if (failed(dim))
+    return failure();
+  bool descending = isTopk;
+  if (args.size() > dimArg + 1) {
+    FailureOr<int64_t> flag =
+        emitConstInt(args[dimArg + 1], isTopk ? "largest" : "descending");
+    if (failed(flag))
+      return failure();
+    descending = *flag != 0;
+  }
+  std::optional<llvm::SmallVector<int64_t>> shape = shapeOf(v->getType());
+  if (shape) {
+    int64_t rank = shape->size();
+    if (*dim < -rank || *dim >= rank) {
+      diags_.report(args[dimArg]->getSourceRange(), Diag::ReduceDimOutOfRange)
+          << ("'" + name.str() + "'") << *dim << rank;
+      return failure();
+    }
+    int64_t d = *dim < 0 ? *dim + rank : *dim;
+    if (k && (*k < 0 || ((*shape)[d] != mlir::ShapedType::kDynamic && *k > (*shape)[d]))) {
+      diags_.report(args[1]->getSourceRange(), Diag::TopkOutOfRange) << *k << (*shape)[d];
+      return failure();
+    }
+    if (isTopk)
+      (*shape)[d] = k ? *k : mlir::ShapedType::kDynamic;
+  }
+  std::optional<llvm::ArrayRef<int64_t>> ref;
+  if (shape)
+    ref = llvm::ArrayRef<int64_t>(*shape);
+  Type elem = kite::getElementTypeOrNull(v->getType());
+  auto op = b_.create<kite::SortOp>(
+      loc(call), tileType(ref, elem), tileType(ref, b_.getI64Type()), *v, kValue,
+      b_.getI64IntegerAttr(*dim), descending ? b_.getUnitAttr() : mlir::UnitAttr());
+  return KValue::aggregate(KValue::Kind::Tuple,
+                           {KValue::of(op.getValues()), KValue::of(op.getIndices())});
 }
 
 FailureOr<KValue>

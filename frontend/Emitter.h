@@ -314,6 +314,11 @@ private:
   mlir::FailureOr<KValue> emitScan(kite::ScanKind kind,
                                    llvm::ArrayRef<const clang::Expr *> args,
                                    const clang::Expr *call);
+  /// sort(v, dim, descending) and topk(v, k, dim, largest): a tuple of the
+  /// values and their positions.
+  mlir::FailureOr<KValue> emitSort(llvm::StringRef name,
+                                   llvm::ArrayRef<const clang::Expr *> args,
+                                   const clang::Expr *call);
   /// rand, randn (seed, offsets) and randint (seed, offsets, low, high).
   mlir::FailureOr<KValue> emitRandom(llvm::StringRef name,
                                      llvm::ArrayRef<const clang::Expr *> args,

@@ -8,6 +8,7 @@
 
 #include "ir/KiteDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
@@ -720,6 +721,39 @@ LogicalResult ScanOp::verify() {
     return emitOpError() << "dimension " << getDim() << " is out of range for a tile of rank "
                          << type.getRank();
   return checkResultRank(*this, getType(), type.getRank());
+}
+
+/// The value of `k` of a top-k, where it is a constant.
+static std::optional<int64_t> constantK(Value k) {
+  llvm::APInt v;
+  if (k && matchPattern(k, m_ConstantInt(&v)))
+    return v.getSExtValue();
+  return std::nullopt;
+}
+
+LogicalResult SortOp::verify() {
+  auto type = cast<TileType>(getOperand().getType());
+  std::optional<int64_t> k = constantK(getK());
+  if (k && *k < 0)
+    return emitOpError() << "k must be at least 0, got " << *k;
+  if (failed(checkResultElement(*this, getIndices().getType(), IntegerType::get(getContext(), 64))))
+    return failure();
+  if (failed(checkResultElement(*this, getValues().getType(), getElementTypeOrNull(type))))
+    return failure();
+  if (!type.hasRank())
+    return success();
+  if (type.getRank() == 0)
+    return emitOpError() << "cannot sort a rank-0 tile";
+  FailureOr<int64_t> d = normalizeDim(getDim(), type.getRank());
+  if (failed(d))
+    return emitOpError() << "dimension " << getDim() << " is out of range for a tile of rank "
+                         << type.getRank();
+  if (k && type.hasStaticShape() && type.getShape()[*d] < *k)
+    return emitOpError() << "k = " << *k << " is more than the " << type.getShape()[*d]
+                         << " elements along dimension " << *d;
+  if (failed(checkResultRank(*this, getValues().getType(), type.getRank())))
+    return failure();
+  return checkResultRank(*this, getIndices().getType(), type.getRank());
 }
 
 namespace {

@@ -562,6 +562,31 @@ def Kite_ScanOp : Kite_Op<"scan", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kite_SortOp : Kite_Op<"sort", [Pure]> {
+  let summary = "a sort along one dimension, or its first k";
+  let description = [{
+    `sort(v, dim, descending)` and, with `k`, `topk(v, k, dim, largest)`
+    (`descending` for the largest): the values in order and their i64
+    positions along `dim` within the tile. The order is stable (equal
+    values by position) and NaN is the largest value, as PyTorch orders
+    them. Lanes past the dimension's extent sort after every valid one.
+    With `k` (an i64 that specialization makes a constant: a literal or a
+    `specialize`d argument), both results have `k` elements along `dim`.
+
+    ```mlir
+    %v, %i = kite.sort %x top %k {dim = 1 : i64, descending}
+        : !kite.tile<4x1024xf32> -> !kite.tile<4x8xf32>, !kite.tile<4x8xi64>
+    ```
+  }];
+  let arguments = (ins Kite_AnyTile:$operand, Optional<I64>:$k, Kite_DimAttr:$dim,
+                       UnitAttr:$descending);
+  let results = (outs Kite_AnyTile:$values, Kite_AnyTile:$indices);
+  let assemblyFormat = [{
+    $operand (`top` $k^)? attr-dict `:` type($operand) `->` type($values) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
 class Kite_MatmulLikeOp<string mnemonic> : Kite_Op<mnemonic, [Pure]> {
   let results = (outs Kite_AnyTile:$result);
   let hasVerifier = 1;

@@ -775,6 +775,16 @@ LogicalResult Assigner::assignOp(Operation *op) {
         assignReduce(r);
         return success();
       })
+      .Case([&](SortOp s) {
+        // The operand's layout, or (top-k: fewer elements along the dim) a
+        // fresh one; the values and positions alike.
+        BlockedLayoutAttr l = layoutOf(s.getOperand());
+        if (s.getK())
+          l = layoutFor(paddedShape(s.getValues().getType()));
+        setLayout(s.getValues(), l);
+        setLayout(s.getIndices(), l);
+        return success();
+      })
       .Case<UnsqueezeOp, SqueezeOp, TransposeOp, PermuteOp, ReshapeOp>(
           [&](Operation *s) { return assignShape(s); })
       .Case<DotOp, BmmOp, MatmulOp>([&](Operation *) {

@@ -36,6 +36,8 @@ std::string Config::toJson() const {
     j["fast_math"] = true;
   if (streaming)
     j["streaming"] = true;
+  if (!privatize_atomics)
+    j["privatize_atomics"] = false;
   if (l2_hints != "none")
     j["l2_hints"] = l2_hints;
   if (early_loads)
@@ -150,6 +152,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.fast_math = value.get<bool>();
       else if (key == "streaming")
         c.streaming = value.get<bool>();
+      else if (key == "privatize_atomics")
+        c.privatize_atomics = value.get<bool>();
       else if (key == "l2_hints")
         c.l2_hints = value.get<std::string>();
       else if (key == "early_loads")
@@ -176,8 +180,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         error = "unknown config key '" + key +
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
-                "streaming, l2_hints, early_loads, tensor_cores, wgmma, warp_specialize, "
-                "overlap_products, min_programs_per_sm)";
+                "streaming, privatize_atomics, l2_hints, early_loads, tensor_cores, wgmma, "
+                "warp_specialize, overlap_products, min_programs_per_sm)";
         return failure();
       }
     } catch (const json::exception &e) {

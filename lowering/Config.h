@@ -46,6 +46,13 @@ struct Config {
   /// exp on f32 through the hardware's approximate exp2 (`__expf`, as
   /// Triton's tl.exp), about 2 ulp plus the rounding of x * log2(e).
   bool fast_math = false;
+  /// Atomic adds into a small tensor (up to 48 KB, e.g. a histogram's
+  /// bins) gather in a shared-memory copy per program, zeroed at the start
+  /// and added to the tensor once at the end (only the elements that
+  /// changed), instead of one global atomic per lane. For 32- and 64-bit
+  /// integers and floats; a tensor that is also loaded or stored keeps
+  /// global atomics.
+  bool privatize_atomics = true;
   /// Vector loads and stores of tensors with the streaming cache operator
   /// (.cs, evict first): for data touched once; it can cost the L2 hits of
   /// a looped reduction's later passes.

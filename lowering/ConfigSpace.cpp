@@ -217,6 +217,12 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,
                                "exp on f32 by the approximate hardware exp2 (the tuner keeps "
                                "it only if the outputs match the default config's)"));
+  bool atomicAdds = false;
+  kernel.walk([&](AtomicOp a) { atomicAdds |= a.getKind() == AtomicKind::add; });
+  if (atomicAdds)
+    params.push_back(parameter("privatize_atomics", std::nullopt, {false, true}, true,
+                               "atomic adds into a small tensor gathered per program in "
+                               "shared memory and added once at its end"));
   params.push_back(parameter("streaming", std::nullopt, {false, true}, false,
                              "vector loads and stores with the streaming cache operator "
                              "(.cs, evict first), for data touched once"));

@@ -30,8 +30,9 @@
 
 #include "lowering/EmitCuda.h"
 #include "lowering/emit/Emitter.h"
-#include "lowering/TypeInference.h"
 
+#include "lowering/TypeInference.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace kite;
@@ -59,6 +60,12 @@ FailureOr<CudaKernel> Emitter::run() {
   minPrograms = config.min_programs_per_sm;
   // Every type must be static by now.
   WalkResult walk = kernel.walk([&](Operation *op) {
+    if (auto sort = dyn_cast<SortOp>(op); sort && sort.getK() &&
+                                          !matchPattern(sort.getK(), m_Constant())) {
+      op->emitError() << "topk needs k to be a compile-time constant: a literal, or a "
+                         "kernel argument marked with specialize(k)";
+      return WalkResult::interrupt();
+    }
     for (Type t : op->getResultTypes()) {
       if (auto tile = dyn_cast<TileType>(t);
           tile && (!tile.hasStaticShape() || !tile.hasElementType())) {

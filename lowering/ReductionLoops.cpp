@@ -239,6 +239,14 @@ private:
                          {w.getCondition(), w.getTrueValue(), w.getFalseValue()});
     if (auto rnd = dyn_cast<RandomOp>(op))
       return elementwise(rnd.getResult(), rnd.getOffsets());
+    if (auto so = dyn_cast<SortOp>(op)) {
+      int64_t axis = axes.lookup(so.getOperand());
+      if (normalizeDim(so.getDim(), rankOf(so.getOperand())) == axis)
+        return unsupported(op, "a sort along the dimension needs the whole row");
+      axes[so.getValues()] = axis;
+      axes[so.getIndices()] = axis;
+      return success();
+    }
     if (auto sc = dyn_cast<ScanOp>(op)) {
       if (normalizeDim(sc.getDim(), rankOf(sc.getOperand())) == axes.lookup(sc.getOperand()))
         return unsupported(op, "a scan along the dimension needs the whole row");

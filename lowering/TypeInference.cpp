@@ -10,6 +10,7 @@
 #include "lowering/TypeInference.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
@@ -623,6 +624,23 @@ LogicalResult Inferrer::inferReductionOrProduct(Operation *op) {
         set(r.getResult(), makeTile(ctx, shape, elem));
         return success();
       })
+      .Case([&](SortOp c) -> LogicalResult {
+        std::optional<SmallVector<int64_t>> shape = shapeOf(c.getOperand().getType());
+        if (shape) {
+          std::optional<int64_t> d = normDim(c.getDim(), shape->size());
+          if (!d)
+            return c.emitError() << "dimension " << c.getDim()
+                                 << " is out of range for a tile of rank " << shape->size();
+          if (Value k = c.getK()) {
+            llvm::APInt v;
+            (*shape)[*d] = matchPattern(k, m_ConstantInt(&v)) ? v.getSExtValue()
+                                                               : ShapedType::kDynamic;
+          }
+        }
+        set(c.getValues(), makeTile(ctx, shape, tileElem(c.getOperand().getType())));
+        set(c.getIndices(), makeTile(ctx, shape, i64()));
+        return success();
+      })
       .Case([&](ScanOp c) -> LogicalResult {
         std::optional<SmallVector<int64_t>> shape = shapeOf(c.getOperand().getType());
         if (shape && !normDim(c.getDim(), shape->size()))
@@ -826,7 +844,7 @@ LogicalResult Inferrer::infer(Operation *op) {
           [&](Operation *o) { return inferAccess(o); })
       .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, CastOp, RandomOp>(
           [&](Operation *o) { return inferElementwise(o); })
-      .Case<ReduceOp, ScanOp, DotOp, AddmmOp, BmmOp, BaddbmmOp, MatmulOp>(
+      .Case<ReduceOp, ScanOp, SortOp, DotOp, AddmmOp, BmmOp, BaddbmmOp, MatmulOp>(
           [&](Operation *o) { return inferReductionOrProduct(o); })
       .Case<FullOp, ArangeOp, UnsqueezeOp, SqueezeOp, TransposeOp, PermuteOp, ReshapeOp, ExpandOp, UnrealizedConversionCastOp>(
           [&](Operation *o) { return inferShapeOp(o); })

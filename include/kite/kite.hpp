@@ -40,7 +40,8 @@
 //   exp exp2 log log2 sqrt rsqrt abs sin cos tanh erf sigmoid relu silu gelu
 //   floor ceil pow maximum minimum clamp where
 //   sum mean amax amin prod argmax argmin (v, dim, keepdim = false)
-//   cumsum cumprod cummax cummin (v, dim)
+//   cumsum cumprod cummax cummin (v, dim), sort(v, dim, descending) topk(v, k, dim,
+//   largest) (values and i64 positions)
 //   unsqueeze squeeze transpose permute reshape expand (free functions too)
 //   dot matmul addmm bmm baddbmm
 //   load(x, {idx...} [, mask]) store(x, {idx...}, v [, mask])
@@ -61,6 +62,7 @@
 #ifndef KITE_KITE_HPP
 #define KITE_KITE_HPP
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -74,6 +76,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <source_location>
 #include <stdexcept>
 #include <string>
@@ -671,6 +674,14 @@ Tensor cumsum(const Tensor &x, int64_t dim);
 Tensor cumprod(const Tensor &x, int64_t dim);
 Tensor cummax(const Tensor &x, int64_t dim);
 Tensor cummin(const Tensor &x, int64_t dim);
+/// Sorts along `dim` (torch.sort(x, dim, descending, stable=True)): the
+/// values and their i64 positions along `dim`. NaN is the largest value;
+/// equal values keep their order.
+std::tuple<Tensor, Tensor> sort(const Tensor &x, int64_t dim, bool descending = false);
+/// The `k` largest (or smallest) along `dim`, sorted, with their positions
+/// (torch.topk(x, k, dim, largest, sorted=True); ties: the lower position
+/// first).
+std::tuple<Tensor, Tensor> topk(const Tensor &x, int64_t k, int64_t dim, bool largest = true);
 
 Tensor unsqueeze(const Tensor &x, int64_t d);
 Tensor squeeze(const Tensor &x, int64_t d);
@@ -1820,6 +1831,66 @@ inline Tensor scan(Scan op, const Tensor &x, int64_t dim) {
   }
   bool widen = op == Scan::sum || op == Scan::prod;
   return writeI(v, outShape, widen ? DType::i64 : dt);
+}
+
+/// The first `k` of each line along `dim` in sorted order (k = the
+/// dim's size: a full sort), values and positions.
+inline std::tuple<Tensor, Tensor> sortImpl(const char *name, const Tensor &x, int64_t dim,
+                                           bool descending, std::optional<int64_t> topK) {
+  checkCpu(name, x);
+  int64_t rank = x.dim();
+  int64_t d = wrapDim(name, dim, rank);
+  Shape shape = rank == 0 ? Shape{1} : Access::sizes(x);
+  int64_t outer = 1, inner = 1, R = shape[d];
+  for (int64_t i = 0; i < d; ++i) outer *= shape[i];
+  for (size_t i = d + 1; i < shape.size(); ++i) inner *= shape[i];
+  int64_t k = topK.value_or(R);
+  if (k < 0 || k > R)
+    fail(name, "k = " + std::to_string(k) + " is out of range for dimension " +
+                   std::to_string(d) + " of size " + std::to_string(R) + " (tensor " +
+                   describe(x) + ")");
+  Shape outShape = shape;
+  outShape[d] = k;
+  if (rank == 0) outShape = {};
+  DType dt = x.dtype();
+  std::vector<int64_t> order(R), pos(outer * k * inner);
+  auto run = [&](const auto &v, auto &out) {
+    using V = std::decay_t<decltype(v[0])>;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        auto at = [&](int64_t r) { return v[(o * R + r) * inner + i]; };
+        for (int64_t r = 0; r < R; ++r) order[r] = r;
+        // NaN is the largest value; stable: equal values by position.
+        auto before = [&](int64_t a, int64_t b) {
+          V x = at(a), y = at(b);
+          if constexpr (std::is_floating_point_v<V>) {
+            bool nx = std::isnan(x), ny = std::isnan(y);
+            if (nx || ny)
+              return nx != ny ? (descending ? nx : ny) : a < b;
+          }
+          if (x != y)
+            return descending ? x > y : x < y;
+          return a < b;
+        };
+        std::sort(order.begin(), order.end(), before);
+        for (int64_t r = 0; r < k; ++r) {
+          size_t at_ = (o * k + r) * inner + i;
+          out[at_] = at(order[r]);
+          pos[at_] = order[r];
+        }
+      }
+  };
+  Tensor values;
+  if (is_floating(dt)) {
+    std::vector<double> v = readF(name, x, dt, Access::sizes(x)), out(pos.size());
+    run(v, out);
+    values = writeF(out, outShape, dt);
+  } else {
+    std::vector<int64_t> v = readI(name, x, dt, Access::sizes(x)), out(pos.size());
+    run(v, out);
+    values = writeI(out, outShape, dt);
+  }
+  return {values, writeI(pos, outShape, DType::i64)};
 }
 
 /// C[b] (+)= A[b] @ B[b] for row-major [batch, M, K] and [batch, K, N].
@@ -3041,6 +3112,12 @@ inline Tensor cumsum(const Tensor &x, int64_t dim) { return detail::scan(detail:
 inline Tensor cumprod(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::prod, x, dim); }
 inline Tensor cummax(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::max, x, dim); }
 inline Tensor cummin(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::min, x, dim); }
+inline std::tuple<Tensor, Tensor> sort(const Tensor &x, int64_t dim, bool descending) {
+  return detail::sortImpl("sort", x, dim, descending, std::nullopt);
+}
+inline std::tuple<Tensor, Tensor> topk(const Tensor &x, int64_t k, int64_t dim, bool largest) {
+  return detail::sortImpl("topk", x, dim, largest, k);
+}
 
 inline Tensor unsqueeze(const Tensor &x, int64_t d) { return x.unsqueeze(d); }
 inline Tensor squeeze(const Tensor &x, int64_t d) { return x.squeeze(d); }

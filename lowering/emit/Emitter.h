@@ -4,7 +4,8 @@
 // by the files of lowering/emit/, one per concern: layouts and conversions
 // (Layouts.cpp), loops and the program structure (Loops.cpp), memory
 // accesses (Memory.cpp), elementwise and shape ops (Elementwise.cpp),
-// scalars (Scalars.cpp), reductions (Reductions.cpp) and matrix products
+// scalars (Scalars.cpp), reductions and scans (Reductions.cpp), sorts
+// (Sort.cpp) and matrix products
 // (Products.cpp). Private to lowering/.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +22,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -206,6 +208,20 @@ private:
   bool fastMath = false;
   /// The config's streaming: vector loads and stores evict first.
   bool streaming = false;
+  /// Tensors whose atomic adds gather in shared memory (privatize_atomics),
+  /// by pointer expression: the buffer, its element type and span.
+  struct PrivateTarget {
+    std::string buf;
+    Type elem;
+    int64_t span = 0;
+  };
+  std::map<std::string, PrivateTarget> privates;
+  /// Chooses the private targets and reserves their buffers below
+  /// sharedBase; then zeroes them (before the program loop) and adds them
+  /// to their tensors (after it).
+  void planPrivateAtomics();
+  void openPrivateAtomics();
+  void flushPrivateAtomics();
   bool tensorCores = false;
   /// The config's min_programs_per_sm (__launch_bounds__'s second value).
   int64_t minPrograms = 1;
@@ -478,6 +494,7 @@ private:
   LogicalResult emitSpanOp(Operation *op);
   LogicalResult emitUnary(UnaryOp op);
   LogicalResult emitScan(ScanOp op);
+  LogicalResult emitSort(SortOp op);
   LogicalResult emitBinary(BinaryOp op);
   LogicalResult emitReduce(ReduceOp op);
   LogicalResult emitMatmul(Operation *op, Value acc, Value lhs, Value rhs,

@@ -103,6 +103,8 @@ LogicalResult Emitter::emitTopLevelLoops() {
   const std::vector<std::vector<int64_t>> &loopOrders = config.loop_orders;
   const std::vector<int64_t> &l2Groupings = config.l2_groupings;
   const std::string &pidType = config.pid_type;
+  planPrivateAtomics();
+  openPrivateAtomics();
   FailureOr<int> closeLoops = openProgramLoop(pidType, totalPrograms, loops.size(),
                                               loops.front().counts);
   if (failed(closeLoops))
@@ -122,6 +124,7 @@ LogicalResult Emitter::emitTopLevelLoops() {
     --indent;
     line("}");
   }
+  flushPrivateAtomics();
   result.numPrograms = result.grid[0] * result.grid[1] * result.grid[2];
   return success();
 }

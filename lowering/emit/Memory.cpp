@@ -526,6 +526,9 @@ void Emitter::emitAccessElement(const Access &a, ArrayRef<std::string> k,
                        ? at(*valueTile, k, t.rank() - valueTile->rank())
                        : scalar(value);
   std::string stmt;
+  if (atomic)
+    if (auto it = privates.find(ref.ptr); it != privates.end())
+      ptr = llvm::formatv("{0}[{1}]", it->second.buf, offset);
   if (!atomic)
     stmt = llvm::formatv("{0} = cvt<{1}>({2});", ptr, cType(ref.elem), v);
   else {
@@ -535,4 +538,89 @@ void Emitter::emitAccessElement(const Access &a, ArrayRef<std::string> k,
     stmt = llvm::formatv("{0}(&{1}, cvt<{2}>({3}));", fn, ptr, cType(ref.elem), v);
   }
   line(cond.empty() ? stmt : llvm::formatv("if ({0}) {1}", cond, stmt).str());
+}
+
+//===----------------------------------------------------------------------===//
+// Private atomics
+//===----------------------------------------------------------------------===//
+
+/// The most shared memory the private copies of atomic targets may take.
+constexpr int64_t kMaxPrivateBytes = 48 * 1024;
+
+void Emitter::planPrivateAtomics() {
+  if (!config.privatize_atomics)
+    return;
+  // Per tensor pointer: its span, and whether anything but an atomic add
+  // of a privatizable type touches it.
+  std::map<std::string, std::pair<int64_t, bool>> seen;
+  std::map<std::string, Type> elems;
+  auto spanOf = [](const TensorRef &r) -> int64_t {
+    int64_t span = 1;
+    for (auto [size, stride] : llvm::zip(r.sizes, r.strides)) {
+      if (size <= 0 || stride < 0)
+        return -1;
+      span += (size - 1) * stride;
+    }
+    return span;
+  };
+  kernel.walk([&](Operation *op) {
+    Value tensor;
+    bool privatizable = false;
+    if (auto a = dyn_cast<AtomicOp>(op)) {
+      tensor = a.getTensor();
+      Type e = tensors.count(tensor) ? tensors[tensor].elem : Type();
+      privatizable = a.getKind() == AtomicKind::add && e &&
+                     (e.isInteger(32) || e.isInteger(64) || e.isF32() || e.isF64());
+    } else if (auto l = dyn_cast<LoadOp>(op)) {
+      tensor = l.getTensor();
+    } else if (auto st = dyn_cast<StoreOp>(op)) {
+      tensor = st.getTensor();
+    }
+    if (!tensor || !tensors.count(tensor))
+      return;
+    const TensorRef &ref = tensors[tensor];
+    auto &[span, bad] = seen[ref.ptr];
+    int64_t s = spanOf(ref);
+    bad |= !privatizable || s < 0;
+    span = std::max(span, s);
+    elems[ref.ptr] = ref.elem;
+  });
+  int64_t total = 0;
+  for (auto &[ptr, info] : seen) {
+    auto [span, bad] = info;
+    int64_t bytes = span * elementBytes(elems[ptr]);
+    if (bad || total + bytes > kMaxPrivateBytes)
+      continue;
+    total += bytes;
+    sharedBase = llvm::alignTo(sharedBase, 16);
+    PrivateTarget p;
+    p.buf = fresh("kite_private");
+    p.elem = elems[ptr];
+    p.span = span;
+    std::string type = cType(p.elem);
+    line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2}); // atomic adds "
+                       "into {3}, gathered here",
+                       type, p.buf, sharedBase, ptr));
+    sharedBase += llvm::alignTo(bytes, 16);
+    sharedBytes = std::max(sharedBytes, sharedBase);
+    privates[ptr] = p;
+  }
+}
+
+void Emitter::openPrivateAtomics() {
+  for (auto &[ptr, p] : privates)
+    line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) {2}[i] = cvt<{3}>(0);",
+                       p.span, numThreads, p.buf, cType(p.elem)));
+  if (!privates.empty())
+    line("__syncthreads();");
+}
+
+void Emitter::flushPrivateAtomics() {
+  if (privates.empty())
+    return;
+  line("__syncthreads();");
+  for (auto &[ptr, p] : privates)
+    line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) if ({2}[i] != cvt<{3}>(0)) "
+                       "atomic_add(&{4}[i], {2}[i]);",
+                       p.span, numThreads, p.buf, cType(p.elem), ptr));
 }

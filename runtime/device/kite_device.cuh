@@ -487,6 +487,60 @@ __device__ __forceinline__ T thread_scan_exclusive(T v, T &total, T *scratch) {
 }
 
 //===----------------------------------------------------------------------===//
+// Sorts
+//===----------------------------------------------------------------------===//
+
+/// True if key `a` at position `pa` goes before key `b` at position `pb`:
+/// positions at or past `valid` (masked lanes) after every other, NaN the
+/// largest value, ties by position (a stable order).
+template <bool Desc, class K, class P>
+__device__ __forceinline__ bool sort_before(K a, P pa, K b, P pb, int valid) {
+  bool va = (int)pa < valid, vb = (int)pb < valid;
+  if (va != vb)
+    return va;
+  if (va) {
+    typedef typename Compute<K>::type C;
+    C x = cvt<C>(a), y = cvt<C>(b);
+    bool nx = k_isnan(x), ny = k_isnan(y);
+    if (nx != ny)
+      return Desc ? nx : ny;
+    if (!nx && x != y)
+      return Desc ? x > y : x < y;
+  }
+  return pa < pb;
+}
+
+/// Sorts `lines` lines of `L` (a power of two) keys in shared memory, each
+/// with its positions, by a bitonic network over all the program's threads
+/// (sort_before's order). Every thread of the program must call it; the
+/// keys are visible to all of them when it returns.
+template <bool Desc, class K, class P>
+__device__ void bitonic_sort_lines(K *keys, P *pos, int lines, int L, int valid) {
+  const int half = L / 2, pairs = lines * half;
+  for (int k = 2; k <= L; k *= 2) {
+    for (int j = k / 2; j > 0; j /= 2) {
+      for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+        int line = p / half, q = p % half;
+        int i = (q / j) * 2 * j + q % j; // the lower of the pair, within the line
+        int a = line * L + i, b = a + j;
+        K ka = keys[a], kb = keys[b];
+        P pa = pos[a], pb = pos[b];
+        bool up = (i & k) == 0;
+        bool swap = up ? sort_before<Desc>(kb, pb, ka, pa, valid)
+                       : sort_before<Desc>(ka, pa, kb, pb, valid);
+        if (swap) {
+          keys[a] = kb;
+          keys[b] = ka;
+          pos[a] = pb;
+          pos[b] = pa;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Random numbers (kite/random.hpp: the same bits as reference mode)
 //===----------------------------------------------------------------------===//
 

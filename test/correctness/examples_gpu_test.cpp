@@ -31,6 +31,7 @@
 #include "../../examples/cumsum.kite.cpp"
 #include "../../examples/embedding.kite.cpp"
 #include "../../examples/exp.kite.cpp"
+#include "../../examples/histogram.kite.cpp"
 #include "../../examples/layernorm.kite.cpp"
 #include "../../examples/long_sum.kite.cpp"
 #include "../../examples/matmul.kite.cpp"
@@ -41,6 +42,7 @@
 #include "../../examples/softmax.kite.cpp"
 #include "../../examples/sum.kite.cpp"
 #include "../../examples/swiglu.kite.cpp"
+#include "../../examples/topk.kite.cpp"
 #include "../../examples/welford.kite.cpp"
 
 // The captured IR of every example file, by file stem (generated at build
@@ -451,6 +453,45 @@ std::vector<Case> cases() {
                },
                {"", R"({"block_sizes":[1]})", R"({"block_sizes":[32],"num_warps":1})",
                 R"({"block_sizes":[256]})", R"({"block_sizes":[1024],"num_warps":8})"}});
+  // Atomic adds into few bins: private copies in shared memory (default),
+  // global atomics, persistent programs that flush once.
+  c.push_back({"histogram", "histogram", {1, 7, 1000, 40097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randint(-3, 259, {n}, DType::i32, s)),
+                                         S("bins", 256, DType::i64)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(histogram(*a[0].tensor, (int64_t)a[1].scalar));
+               },
+               {"", R"({"block_sizes":[1024],"privatize_atomics":false})",
+                R"({"block_sizes":[64],"num_warps":1})",
+                R"({"block_sizes":[4096],"num_warps":8,"pid_type":"persistent_interleaved"})",
+                R"({"block_sizes":[256],"num_warps":2,"pid_type":"persistent_blocked"})"},
+               1.0, "", /*exact=*/true});
+  // Sorts and top-k: ties (values rounded to quarters) and a NaN, exact.
+  auto sortRows = [](int64_t rows, int64_t n, DType dtype, uint64_t s) {
+    Tensor x = randn({rows, n}, DType::f32, s);
+    float *p = x.data<float>();
+    for (int64_t i = 0; i < rows * n; ++i)
+      p[i] = std::round(p[i] * 4) / 4;
+    p[(rows / 2) * n + n / 3] = NAN;
+    return x.to(dtype);
+  };
+  const std::vector<std::string> sortConfigs = {
+      "", R"({"block_sizes":[1],"num_warps":1})", R"({"block_sizes":[2],"num_warps":8})",
+      R"({"block_sizes":[4],"num_warps":4})", R"({"block_sizes":[1],"num_warps":32})"};
+  c.push_back({"topk", "sort_rows", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", sortRows(13, n, f, s))}; },
+               [](const std::vector<Arg> &a) { return many(sort_rows(*a[0].tensor)); },
+               sortConfigs, 1.0, "", /*exact=*/true});
+  c.push_back({"topk", "topk_rows", {8, 9, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", sortRows(11, n, bf, s)), S("k_", 8, DType::i64)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return many(topk_rows(*a[0].tensor, (int64_t)a[1].scalar));
+               },
+               sortConfigs, 1.0, "", /*exact=*/true});
   c.push_back({"welford", "welford", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({11, n}, bf, s)), T("weight", randn({n}, bf, s + 1)),
