@@ -3,7 +3,8 @@
 // This file implements kite.sort: the tile goes to shared memory as lines
 // along the sorted dim (values and positions), a bitonic network over all
 // the program's threads orders each line (bitonic_sort_lines in
-// kite_device.cuh: stable, NaN largest, masked lanes last), and the result
+// kite_device.cuh: stable, NaN largest, masked lanes last; for a top-k,
+// bitonic_topk_lines sorts chunks of k and merges them), and the result
 // tiles read back the first k of each line.
 //
 //===----------------------------------------------------------------------===//
@@ -53,8 +54,18 @@ LogicalResult Emitter::emitSort(SortOp op) {
                        flat(src, k), positions, pos, coord(src, dim, k[dim])));
   });
   line("__syncthreads();");
-  line(llvm::formatv("bitonic_sort_lines<{0}>({1}, {2}, {3}, {4}, {5});",
-                     op.getDescending() ? "true" : "false", keys, positions, lines, L, valid));
+  // A top-k sorts chunks of the next power of two at least k and merges
+  // them; a sort, whole lines.
+  int64_t K = L;
+  if (op.getK())
+    K = std::max<int64_t>(1, paddedSize(cast<TileType>(op.getValues().getType()).getShape()[dim]));
+  if (K < L)
+    line(llvm::formatv("bitonic_topk_lines<{0}>({1}, {2}, {3}, {4}, {5}, {6});",
+                       op.getDescending() ? "true" : "false", keys, positions, lines, L, K,
+                       valid));
+  else
+    line(llvm::formatv("bitonic_sort_lines<{0}>({1}, {2}, {3}, {4}, {5});",
+                       op.getDescending() ? "true" : "false", keys, positions, lines, L, valid));
   auto result = [&](Value v, Type elem, bool isPos) {
     auto [ctx, dims] = layoutOf(v);
     for (int64_t i = 0; i < rank; ++i)

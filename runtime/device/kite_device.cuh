@@ -540,6 +540,64 @@ __device__ void bitonic_sort_lines(K *keys, P *pos, int lines, int L, int valid)
   }
 }
 
+/// The first `K` (a power of two, at most `L`) of each line in
+/// sort_before's order, sorted, at the line's start: each chunk of K is
+/// sorted, then chunks merge in pairs, keeping the better K of the two (the
+/// better of element e of one and element K-1-e of the other is a bitonic
+/// sequence holding them) and sorting those, until one chunk is left. That
+/// is (L/2) log2(K)(log2(K)+1)/2 + about L log2(K) comparisons a line,
+/// against (L/2) log2(L)(log2(L)+1)/2 for a whole sort. Every thread of the
+/// program must call it.
+template <bool Desc, class K_, class P>
+__device__ void bitonic_topk_lines(K_ *keys, P *pos, int lines, int L, int K, int valid) {
+  const int half = L / 2, pairs = lines * half;
+  auto exchange = [&](int a, int b, bool up) {
+    K_ ka = keys[a], kb = keys[b];
+    P pa = pos[a], pb = pos[b];
+    if (up ? sort_before<Desc>(kb, pb, ka, pa, valid) : sort_before<Desc>(ka, pa, kb, pb, valid)) {
+      keys[a] = kb;
+      keys[b] = ka;
+      pos[a] = pb;
+      pos[b] = pa;
+    }
+  };
+  // Every chunk of K sorted, all the same way.
+  for (int k = 2; k <= K; k *= 2) {
+    for (int j = k / 2; j > 0; j /= 2) {
+      for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+        int line = p / half, q = p % half;
+        int i = (q / j) * 2 * j + q % j;
+        exchange(line * L + i, line * L + i + j, k == K || (i & k) == 0);
+      }
+      __syncthreads();
+    }
+  }
+  // Chunks `spacing` K apart merge in pairs into the first of each pair.
+  for (int spacing = 1; spacing * K < L; spacing *= 2) {
+    const int merged = L / (2 * spacing * K); // pairs a line
+    const int picks = lines * merged * K;
+    for (int p = threadIdx.x; p < picks; p += blockDim.x) {
+      int line = p / (merged * K), c = (p / K) % merged, e = p % K;
+      int a = line * L + 2 * c * spacing * K + e;
+      int b = line * L + (2 * c + 1) * spacing * K + (K - 1 - e);
+      if (sort_before<Desc>(keys[b], pos[b], keys[a], pos[a], valid)) {
+        keys[a] = keys[b];
+        pos[a] = pos[b];
+      }
+    }
+    __syncthreads();
+    for (int j = K / 2; j > 0; j /= 2) {
+      for (int p = threadIdx.x; p < lines * merged * (K / 2); p += blockDim.x) {
+        int line = p / (merged * (K / 2)), c = (p / (K / 2)) % merged, q = p % (K / 2);
+        int i = (q / j) * 2 * j + q % j;
+        int base = line * L + 2 * c * spacing * K;
+        exchange(base + i, base + i + j, true);
+      }
+      __syncthreads();
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Random numbers (kite/random.hpp: the same bits as reference mode)
 //===----------------------------------------------------------------------===//

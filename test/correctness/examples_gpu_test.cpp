@@ -39,6 +39,7 @@
 #include "../../examples/mlp.kite.cpp"
 #include "../../examples/random.kite.cpp"
 #include "../../examples/rmsnorm.kite.cpp"
+#include "../../examples/sampling.kite.cpp"
 #include "../../examples/softmax.kite.cpp"
 #include "../../examples/sum.kite.cpp"
 #include "../../examples/swiglu.kite.cpp"
@@ -490,6 +491,19 @@ std::vector<Case> cases() {
                },
                [](const std::vector<Arg> &a) {
                  return many(topk_rows(*a[0].tensor, (int64_t)a[1].scalar));
+               },
+               sortConfigs, 1.0, "", /*exact=*/true});
+  // The top-k sampler: topk, softmax, cumsum, rand and a search in one
+  // kernel; the tokens match reference mode exactly.
+  c.push_back({"sampling", "sample_topk", {64, 100, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("logits", randn({37, n}, bf, s)), S("k_", 50, DType::i64),
+                                         S("temperature", 0.8, DType::f64),
+                                         S("seed", double(s), DType::i64)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(sample_topk(*a[0].tensor, (int64_t)a[1].scalar, a[2].scalar,
+                                        (int64_t)a[3].scalar));
                },
                sortConfigs, 1.0, "", /*exact=*/true});
   c.push_back({"welford", "welford", {1, 7, 1000, 4097},
