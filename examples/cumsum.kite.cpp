@@ -2,7 +2,8 @@
 // a whole row in registers per tile of rows (torch.cumsum(x, 1)).
 // `cumsum_long` streams column tiles of a tunable width and carries each
 // row's running total from one tile to the next, so rows of any length fit.
-// `cummax_rows` is the running maximum (NaN propagates, as in PyTorch).
+// `cummax_rows` is the running maximum and where it was found, as
+// torch.cummax (NaN propagates).
 #include <kite/kite.hpp>
 using namespace kite;
 
@@ -27,9 +28,13 @@ KITE_KERNEL Tensor cumsum_long(Tensor x) {
   return out;
 }
 
-KITE_KERNEL Tensor cummax_rows(Tensor x) {
-  auto out = empty_like(x);
-  for (auto tm : tile(x.size(0)))
-    out[tm, all] = cummax(x[tm, all], 1);
-  return out;
+KITE_KERNEL std::tuple<Tensor, Tensor> cummax_rows(Tensor x) {
+  auto values = empty_like(x);
+  auto indices = empty({x.size(0), x.size(1)}, i64);
+  for (auto tm : tile(x.size(0))) {
+    auto [v, i] = cummax(x[tm, all], 1);
+    values[tm, all] = v;
+    indices[tm, all] = i;
+  }
+  return {values, indices};
 }

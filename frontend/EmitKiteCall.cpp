@@ -827,9 +827,15 @@ KernelEmitter::emitScan(kite::ScanKind kind, llvm::ArrayRef<const clang::Expr *>
   std::optional<llvm::ArrayRef<int64_t>> ref;
   if (shape)
     ref = llvm::ArrayRef<int64_t>(*shape);
-  return KValue::of(b_.create<kite::ScanOp>(loc(call), tileType(ref, elem),
-                                            kite::ScanKindAttr::get(ctx_, kind), *v,
-                                            b_.getI64IntegerAttr(*dim)));
+  // cummax and cummin also give positions (torch.cummax's (values, indices)).
+  bool withIndices = kind == kite::ScanKind::max || kind == kite::ScanKind::min;
+  auto op = b_.create<kite::ScanOp>(
+      loc(call), tileType(ref, elem), withIndices ? tileType(ref, b_.getI64Type()) : Type(),
+      kite::ScanKindAttr::get(ctx_, kind), *v, b_.getI64IntegerAttr(*dim));
+  if (!withIndices)
+    return KValue::of(op.getResult());
+  return KValue::aggregate(KValue::Kind::Tuple,
+                           {KValue::of(op.getResult()), KValue::of(op.getIndices())});
 }
 
 FailureOr<KValue>

@@ -720,7 +720,16 @@ LogicalResult ScanOp::verify() {
   if (failed(normalizeDim(getDim(), type.getRank())))
     return emitOpError() << "dimension " << getDim() << " is out of range for a tile of rank "
                          << type.getRank();
-  return checkResultRank(*this, getType(), type.getRank());
+  if (failed(checkResultRank(*this, getResult().getType(), type.getRank())))
+    return failure();
+  if (Value idx = getIndices()) {
+    if (getKind() == ScanKind::sum || getKind() == ScanKind::prod)
+      return emitOpError() << "only max and min scans give indices";
+    if (failed(checkResultElement(*this, idx.getType(), IntegerType::get(getContext(), 64))))
+      return failure();
+    return checkResultRank(*this, idx.getType(), type.getRank());
+  }
+  return success();
 }
 
 /// The value of `k` of a top-k, where it is a constant.

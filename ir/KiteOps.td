@@ -550,15 +550,21 @@ def Kite_ScanOp : Kite_Op<"scan", [Pure]> {
     past the dimension's extent do not take part (they only follow the
     valid ones). Sums and products of integers and booleans give `i64`;
     otherwise the result keeps the operand's dtype, and 16-bit floats
-    accumulate in `f32`. `max`/`min` propagate NaN, as PyTorch's do.
+    accumulate in `f32`. `max`/`min` propagate NaN, as PyTorch's do, and
+    may also give the i64 position of each running extreme (`indices`:
+    torch.cummax's; a tie or a later NaN takes the later position).
 
     ```mlir
     %c = kite.scan sum %x {dim = 1 : i64} : !kite.tile<?x?xf32> -> !kite.tile<?x?xf32>
+    %m, %i = kite.scan max %x {dim = 1 : i64}
+        : !kite.tile<?x?xf32> -> !kite.tile<?x?xf32>, !kite.tile<?x?xi64>
     ```
   }];
   let arguments = (ins Kite_ScanKind:$kind, Kite_AnyTile:$operand, Kite_DimAttr:$dim);
-  let results = (outs Kite_AnyTile:$result);
-  let assemblyFormat = "$kind $operand attr-dict `:` type($operand) `->` type($result)";
+  let results = (outs Kite_AnyTile:$result, Optional<Kite_AnyTile>:$indices);
+  let assemblyFormat = [{
+    $kind $operand attr-dict `:` type($operand) `->` type($result) (`,` type($indices)^)?
+  }];
   let hasVerifier = 1;
 }
 

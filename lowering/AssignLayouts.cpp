@@ -766,9 +766,16 @@ LogicalResult Assigner::assignOp(Operation *op) {
       .Case([&](AtomicOp a) {
         return assignAccess(a, a.getTensor(), a.getSubscripts(), a.getMask(), a.getValue(), {});
       })
-      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, CastOp, ExpandOp, RandomOp, ScanOp>(
+      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, CastOp, ExpandOp, RandomOp>(
           [&](Operation *e) {
         assignElementwise(e);
+        return success();
+      })
+      .Case([&](ScanOp s) {
+        // The operand's layout, for the values and positions alike.
+        setLayout(s.getResult(), layoutOf(s.getOperand()));
+        if (Value idx = s.getIndices())
+          setLayout(idx, layoutOf(s.getOperand()));
         return success();
       })
       .Case([&](ReduceOp r) {

@@ -250,6 +250,8 @@ private:
     if (auto sc = dyn_cast<ScanOp>(op)) {
       if (normalizeDim(sc.getDim(), rankOf(sc.getOperand())) == axes.lookup(sc.getOperand()))
         return unsupported(op, "a scan along the dimension needs the whole row");
+      if (Value idx = sc.getIndices())
+        axes[idx] = axes.lookup(sc.getOperand());
       return elementwise(sc.getResult(), sc.getOperand());
     }
     if (auto r = dyn_cast<ReduceOp>(op)) {

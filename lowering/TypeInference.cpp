@@ -651,6 +651,8 @@ LogicalResult Inferrer::inferReductionOrProduct(Operation *op) {
             (c.getKind() == ScanKind::sum || c.getKind() == ScanKind::prod))
           elem = i64();
         set(c.getResult(), makeTile(ctx, shape, elem));
+        if (Value idx = c.getIndices())
+          set(idx, makeTile(ctx, shape, i64()));
         return success();
       })
       .Case([&](DotOp d) -> LogicalResult {

@@ -668,12 +668,14 @@ Tensor prod(const Tensor &x, int64_t dim, bool keepdim = false);
 Tensor argmax(const Tensor &x, int64_t dim, bool keepdim = false);
 Tensor argmin(const Tensor &x, int64_t dim, bool keepdim = false);
 /// Inclusive scans along `dim` (torch.cumsum ...): sums and products of
-/// integers and booleans give i64, everything else keeps the dtype; cummax
-/// and cummin give the values (NaN propagates).
+/// integers and booleans give i64, everything else keeps the dtype. cummax
+/// and cummin give the running extremes and their i64 positions, as
+/// torch.cummax: NaN propagates, and a tie or a later NaN takes the later
+/// position.
 Tensor cumsum(const Tensor &x, int64_t dim);
 Tensor cumprod(const Tensor &x, int64_t dim);
-Tensor cummax(const Tensor &x, int64_t dim);
-Tensor cummin(const Tensor &x, int64_t dim);
+std::tuple<Tensor, Tensor> cummax(const Tensor &x, int64_t dim);
+std::tuple<Tensor, Tensor> cummin(const Tensor &x, int64_t dim);
 /// Sorts along `dim` (torch.sort(x, dim, descending, stable=True)): the
 /// values and their i64 positions along `dim`. NaN is the largest value;
 /// equal values keep their order.
@@ -1831,6 +1833,56 @@ inline Tensor scan(Scan op, const Tensor &x, int64_t dim) {
   }
   bool widen = op == Scan::sum || op == Scan::prod;
   return writeI(v, outShape, widen ? DType::i64 : dt);
+}
+
+/// cummax (`isMax`) or cummin: the running extremes and their positions.
+inline std::tuple<Tensor, Tensor> scanWithIndices(bool isMax, const Tensor &x, int64_t dim) {
+  const char *name = isMax ? "cummax" : "cummin";
+  checkCpu(name, x);
+  int64_t rank = x.dim();
+  int64_t d = wrapDim(name, dim, rank);
+  Shape shape = rank == 0 ? Shape{1} : Access::sizes(x);
+  int64_t outer = 1, inner = 1, R = shape[d];
+  for (int64_t i = 0; i < d; ++i) outer *= shape[i];
+  for (size_t i = d + 1; i < shape.size(); ++i) inner *= shape[i];
+  Shape outShape = rank == 0 ? Shape{} : shape;
+  DType dt = x.dtype();
+  std::vector<int64_t> pos(outer * R * inner);
+  auto run = [&](auto &v) {
+    using V = std::decay_t<decltype(v[0])>;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        V best{};
+        int64_t at = -1;
+        for (int64_t r = 0; r < R; ++r) {
+          size_t k = (o * R + r) * inner + i;
+          V e = v[k];
+          bool take = at < 0;
+          if constexpr (std::is_floating_point_v<V>)
+            take = take || std::isnan(e) ||
+                   (!std::isnan(best) && (isMax ? e >= best : e <= best));
+          else
+            take = take || (isMax ? e >= best : e <= best);
+          if (take) {
+            best = e;
+            at = r;
+          }
+          v[k] = best;
+          pos[k] = at;
+        }
+      }
+  };
+  Tensor values;
+  if (is_floating(dt)) {
+    std::vector<double> v = readF(name, x, dt, Access::sizes(x));
+    run(v);
+    values = writeF(v, outShape, dt);
+  } else {
+    std::vector<int64_t> v = readI(name, x, dt, Access::sizes(x));
+    run(v);
+    values = writeI(v, outShape, dt);
+  }
+  return {values, writeI(pos, outShape, DType::i64)};
 }
 
 /// The first `k` of each line along `dim` in sorted order (k = the
@@ -3110,8 +3162,12 @@ inline Tensor argmin(const Tensor &x, int64_t dim, bool keepdim) {
 }
 inline Tensor cumsum(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::sum, x, dim); }
 inline Tensor cumprod(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::prod, x, dim); }
-inline Tensor cummax(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::max, x, dim); }
-inline Tensor cummin(const Tensor &x, int64_t dim) { return detail::scan(detail::Scan::min, x, dim); }
+inline std::tuple<Tensor, Tensor> cummax(const Tensor &x, int64_t dim) {
+  return detail::scanWithIndices(true, x, dim);
+}
+inline std::tuple<Tensor, Tensor> cummin(const Tensor &x, int64_t dim) {
+  return detail::scanWithIndices(false, x, dim);
+}
 inline std::tuple<Tensor, Tensor> sort(const Tensor &x, int64_t dim, bool descending) {
   return detail::sortImpl("sort", x, dim, descending, std::nullopt);
 }

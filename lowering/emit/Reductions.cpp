@@ -112,15 +112,20 @@ LogicalResult Emitter::emitScan(ScanOp op) {
   Tile src = tiles[op.getOperand()];
   int64_t rank = src.rank();
   int64_t dim = op.getDim() < 0 ? op.getDim() + rank : op.getDim();
-  Type outElem = getElementTypeOrNull(op.getType());
+  Type outElem = getElementTypeOrNull(op.getResult().getType());
   Tile r = declare(outElem, src.ctx, src.dims);
-  std::string acc = computeType(outElem);
+  std::optional<Tile> idx;
+  if (op.getIndices())
+    idx = declare(IntegerType::get(op.getContext(), 64), src.ctx, src.dims);
+  std::string value = computeType(outElem);
+  // With positions, the scan runs over (value, position) pairs.
+  std::string acc = idx ? "ArgPair<" + value + ">" : value;
   std::string opName;
   switch (op.getKind()) {
   case ScanKind::sum: opName = "SumOp"; break;
   case ScanKind::prod: opName = "ProdOp"; break;
-  case ScanKind::max: opName = "MaxOp"; break;
-  case ScanKind::min: opName = "MinOp"; break;
+  case ScanKind::max: opName = idx ? "CumArgOp<true>" : "MaxOp"; break;
+  case ScanKind::min: opName = idx ? "CumArgOp<false>" : "MinOp"; break;
   }
   const Dim &sd = src.dims[dim];
   int64_t cd = sd.ctxDim, P = sd.regExtent;
@@ -131,7 +136,8 @@ LogicalResult Emitter::emitScan(ScanOp op) {
   std::string scratch = "(" + acc + "*)nullptr";
   if (acrossWarps) {
     scratch = fresh("s");
-    line(llvm::formatv("{0}* {1} = {2};", acc, scratch, smem(acc, numThreads)));
+    line(llvm::formatv("{0}* {1} = {2};", acc, scratch,
+                       smem(acc, numThreads, idx ? 16 : 8)));
   }
   // The other dims: one scan per element of them.
   Tile lines = src;
@@ -144,10 +150,13 @@ LogicalResult Emitter::emitScan(ScanOp op) {
     line("#pragma unroll");
     line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", rv, P));
     ++indent;
-    std::string elem = llvm::formatv("cvt<{0}>({1})", acc, at(src, sk, 0));
+    std::string c = coord(src, dim, rv);
+    std::string elem = llvm::formatv("cvt<{0}>({1})", value, at(src, sk, 0));
+    if (idx)
+      elem = llvm::formatv("ArgPair<{0}>{{{1}, (i64)({2})}", value, elem, c);
     if (!sd.extent.empty())
-      elem = llvm::formatv("{0} < {1} ? {2} : {3}::identity<{4}>()", coord(src, dim, rv),
-                           sd.extent, elem, opName, acc);
+      elem = llvm::formatv("{0} < {1} ? {2} : {3}::identity<{4}>()", c, sd.extent, elem, opName,
+                           acc);
     std::string e = fresh("e");
     line(llvm::formatv("{0} {1} = {2};", acc, e, elem));
     line(llvm::formatv("if ({0} % {1} != 0) {4} = {2}::combine({3}[{0} - 1], {4});", rv, V,
@@ -174,11 +183,19 @@ LogicalResult Emitter::emitScan(ScanOp op) {
       line("}");
     }
     line("#pragma unroll");
-    line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {2}[{3}] = cvt<{4}>({5}[{0}]);", rv,
-                       P, r.name, flat(r, sk), cType(outElem), sc));
+    line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", rv, P));
+    ++indent;
+    line(llvm::formatv("{0}[{1}] = cvt<{2}>({3}[{4}]{5});", r.name, flat(r, sk), cType(outElem),
+                       sc, rv, idx ? ".value" : ""));
+    if (idx)
+      line(llvm::formatv("{0}[{1}] = {2}[{3}].index;", idx->name, flat(*idx, sk), sc, rv));
+    --indent;
+    line("}");
   });
   if (acrossWarps)
     line("__syncthreads();");
   tiles[op.getResult()] = r;
+  if (idx)
+    tiles[op.getIndices()] = *idx;
   return success();
 }

@@ -434,6 +434,37 @@ template <class T> __device__ __forceinline__ T shfl_up(T v, int delta) {
 template <class T> __device__ __forceinline__ T shfl_idx(T v, int lane) {
   return __shfl_sync(0xffffffffu, v, lane);
 }
+template <class T> __device__ __forceinline__ ArgPair<T> shfl_up(ArgPair<T> v, int delta) {
+  return ArgPair<T>{__shfl_up_sync(0xffffffffu, v.value, delta),
+                    __shfl_up_sync(0xffffffffu, v.index, delta)};
+}
+template <class T> __device__ __forceinline__ ArgPair<T> shfl_idx(ArgPair<T> v, int lane) {
+  return ArgPair<T>{__shfl_sync(0xffffffffu, v.value, lane),
+                    __shfl_sync(0xffffffffu, v.index, lane)};
+}
+
+/// The running extreme of cummax/cummin with its position, as PyTorch
+/// keeps it: `combine(earlier, later)` takes the later one if it is NaN, or
+/// if the earlier is not NaN and the later is at least as large (small);
+/// the identity (position -1) is no element. It is the maximum by (NaN,
+/// value, position), so it is associative.
+template <bool IsMax> struct CumArgOp {
+  template <class P> static __device__ __forceinline__ P identity() {
+    P p;
+    p.value = 0;
+    p.index = -1;
+    return p;
+  }
+  template <class P> static __device__ __forceinline__ P combine(P a, P b) {
+    if (b.index < 0)
+      return a;
+    if (a.index < 0)
+      return b;
+    bool later = k_isnan(b.value) ||
+                 (!k_isnan(a.value) && (IsMax ? b.value >= a.value : b.value <= a.value));
+    return later ? b : a;
+  }
+};
 
 /// The exclusive scan of `v` over the `Count` threads along one dim of a
 /// tile (thread-index stride `Stride`) that share the tile's other

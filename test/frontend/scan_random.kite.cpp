@@ -6,7 +6,7 @@ using namespace kite;
 // CHECK-LABEL: func.func @scans(
 // CHECK: kite.scan sum %{{.*}} {dim = 1 : i64} : !kite.tile<?x?xf32> -> !kite.tile<?x?xf32>
 // CHECK: kite.scan prod %{{.*}} {dim = 0 : i64}
-// CHECK: kite.scan max %{{.*}} {dim = -1 : i64}
+// CHECK: kite.scan max %{{.*}} {dim = -1 : i64} : !kite.tile<?x?xf32> -> !kite.tile<?x?xf32>, !kite.tile<?x?xi64>
 // CHECK: kite.scan min %{{.*}} {dim = 1 : i64}
 // CHECK: kite.scan sum %{{.*}} {dim = 1 : i64} : !kite.tile<?x?xi32> -> !kite.tile<?x?xi64>
 KITE_KERNEL void scans(Tensor x) {
@@ -14,8 +14,8 @@ KITE_KERNEL void scans(Tensor x) {
     auto a = zeros({tm, tn}, f32);
     auto s1 = cumsum(a, 1);
     auto s2 = cumprod(a, 0);
-    auto s3 = cummax(a, -1);
-    auto s4 = cummin(a, 1);
+    auto [s3, i3] = cummax(a, -1);
+    auto [s4, i4] = cummin(a, 1);
     auto s5 = cumsum(a.to(i32), 1);
   }
 }

@@ -395,3 +395,11 @@ func.func @random_bits_dtype(%seed: i64, %v: !kite.tile<?xi64>) {
   %r = kite.random bits %seed, %v : i64, !kite.tile<?xi64> -> !kite.tile<?xf32>
   return
 }
+
+// -----
+
+func.func @scan_sum_indices(%v: !kite.tile<?x?xf32>) {
+  // expected-error @+1 {{only max and min scans give indices}}
+  %r, %i = kite.scan sum %v {dim = 1 : i64} : !kite.tile<?x?xf32> -> !kite.tile<?x?xf32>, !kite.tile<?x?xi64>
+  return
+}

@@ -147,8 +147,10 @@ func.func @layouts(%x: !kite.tile<4x256xf32, #kite.blocked<shape = [4, 256], vec
 func.func @scan_and_random(%x: !kite.tile<?x?xbf16>, %seed: i64, %off: !kite.tile<?x?xi64>) {
   // CHECK: kite.scan sum %{{.*}} {dim = 1 : i64} : !kite.tile<?x?xbf16> -> !kite.tile<?x?xbf16>
   %c = kite.scan sum %x {dim = 1 : i64} : !kite.tile<?x?xbf16> -> !kite.tile<?x?xbf16>
-  // CHECK: kite.scan min %{{.*}} {dim = -1 : i64}
+  // CHECK: kite.scan min %{{.*}} {dim = -1 : i64} : !kite.tile<?x?xbf16> -> !kite.tile<?x?xbf16>{{$}}
   %m = kite.scan min %x {dim = -1 : i64} : !kite.tile<?x?xbf16> -> !kite.tile<?x?xbf16>
+  // CHECK: kite.scan max %{{.*}} {dim = 1 : i64} : !kite.tile<?x?xbf16> -> !kite.tile<?x?xbf16>, !kite.tile<?x?xi64>
+  %mv, %mi = kite.scan max %x {dim = 1 : i64} : !kite.tile<?x?xbf16> -> !kite.tile<?x?xbf16>, !kite.tile<?x?xi64>
   // CHECK: kite.random normal %{{.*}}, %{{.*}} : i64, !kite.tile<?x?xi64> -> !kite.tile<?x?xf32>
   %z = kite.random normal %seed, %off : i64, !kite.tile<?x?xi64> -> !kite.tile<?x?xf32>
   // CHECK: kite.random bits

@@ -62,9 +62,18 @@ TEST(CumsumReference, RowsMatchPlainLoops) {
 TEST(CumsumReference, CummaxPropagatesNan) {
   auto x = randn({5, 300}, f32, 3);
   x.data<float>()[2 * 300 + 100] = NAN;
-  auto got = cummax_rows(x);
+  auto [got, where] = cummax_rows(x);
   auto expected = referenceRowScan(x, true);
   EXPECT_TRUE(allClose(got, f32, {5, 300}, expected, {0, 0}));
+  auto w = where.to_doubles(), xv = x.to_doubles();
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = 0; j < 300; ++j) {
+      int64_t at = int64_t(w[i * 300 + j]);
+      ASSERT_TRUE(at >= 0 && at <= j);
+      double v = xv[i * 300 + at], e = expected[i * 300 + j];
+      EXPECT_TRUE(v == e || (std::isnan(v) && std::isnan(e))) << i << ", " << j;
+    }
+  EXPECT_EQ(w[2 * 300 + 299], 100); // the NaN, from where it appears
   auto v = got.to_doubles();
   EXPECT_FALSE(std::isnan(v[2 * 300 + 99]));
   EXPECT_TRUE(std::isnan(v[2 * 300 + 100]));
@@ -84,9 +93,16 @@ TEST(CumsumReference, ScanDtypesAndDims) {
   EXPECT_EQ(cumsum(b, 0).dtype(), i64);
   EXPECT_EQ(cumsum(b, 0).to_doubles(), (std::vector<double>{1, 1, 2}));
   auto f = from_vector<float>({3, 1, 4, 1, 5, 9, 2, 6}, {8});
-  EXPECT_EQ(cummax(f, 0).to_doubles(), (std::vector<double>{3, 3, 4, 4, 5, 9, 9, 9}));
-  EXPECT_EQ(cummin(f, 0).to_doubles(), (std::vector<double>{3, 1, 1, 1, 1, 1, 1, 1}));
-  EXPECT_EQ(cummax(i, 1).dtype(), i32);
+  auto [mx, mxAt] = cummax(f, 0);
+  EXPECT_EQ(mx.to_doubles(), (std::vector<double>{3, 3, 4, 4, 5, 9, 9, 9}));
+  EXPECT_EQ(mxAt.to_doubles(), (std::vector<double>{0, 0, 2, 2, 4, 5, 5, 5}));
+  auto [mn, mnAt] = cummin(f, 0);
+  EXPECT_EQ(mn.to_doubles(), (std::vector<double>{3, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(mnAt.to_doubles(), (std::vector<double>{0, 1, 1, 3, 3, 3, 3, 3})); // ties: the later
+  EXPECT_EQ(mnAt.dtype(), i64);
+  EXPECT_EQ(std::get<0>(cummax(i, 1)).dtype(), i32);
+  auto nans = from_vector<float>({1, NAN, 2, NAN, 0}, {5});
+  EXPECT_EQ(std::get<1>(cummax(nans, 0)).to_doubles(), (std::vector<double>{0, 1, 1, 3, 3}));
   auto h = from_vector<float>({1, 2, 3}, {3}).to(bf16);
   EXPECT_EQ(cumsum(h, 0).dtype(), bf16);
   EXPECT_THROW(cumsum(f, 1), Error);
