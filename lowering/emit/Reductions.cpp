@@ -105,9 +105,10 @@ LogicalResult Emitter::emitReduce(ReduceOp op) {
 
 /// A scan along one dim. Along it a thread holds chunks of `vec` contiguous
 /// elements, chunk j of every thread before chunk j + 1 of any (the blocked
-/// layout); so it scans each chunk in registers, takes the exclusive scan
-/// of the chunk's last values across the dim's threads
-/// (thread_scan_exclusive), and carries the totals of the chunks before.
+/// layout); so it scans each chunk in registers, takes the exclusive scans
+/// of the chunks' last values across the dim's threads, all chunks in one
+/// round (thread_scan_exclusive), and carries the totals of the chunks
+/// before.
 LogicalResult Emitter::emitScan(ScanOp op) {
   Tile src = tiles[op.getOperand()];
   int64_t rank = src.rank();
@@ -132,12 +133,13 @@ LogicalResult Emitter::emitScan(ScanOp op) {
   int64_t T = cd >= 0 ? src.ctx->tpd[cd] : 1, S = cd >= 0 ? src.ctx->tstride[cd] : 1;
   // One thread along the dim holds it contiguously: one chunk.
   int64_t V = T == 1 ? P : std::min<int64_t>(src.ctx->vec[cd], P);
+  int64_t J = P / V; // chunks a thread holds along the dim
   bool acrossWarps = T > 1 && S * T > 32;
   std::string scratch = "(" + acc + "*)nullptr";
   if (acrossWarps) {
     scratch = fresh("s");
     line(llvm::formatv("{0}* {1} = {2};", acc, scratch,
-                       smem(acc, numThreads, idx ? 16 : 8)));
+                       smem(acc, numThreads * J, idx ? 16 : 8)));
   }
   // The other dims: one scan per element of them.
   Tile lines = src;
@@ -165,20 +167,27 @@ LogicalResult Emitter::emitScan(ScanOp op) {
     --indent;
     line("}");
     if (T > 1) {
+      // The chunks' last values, scanned across the threads all at once;
+      // then each chunk adds the chunks before it and its exclusive prefix.
       std::string carry = fresh("cy"), j = fresh("j"), u = fresh("u"), total = fresh("tot"),
-                  before = fresh("pre");
+                  ends = fresh("ends"), before = fresh("pre");
+      line(llvm::formatv("{0} {1}[{2}], {3}[{2}];", acc, ends, J, total));
+      line("#pragma unroll");
+      line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {2}[{0}] = {3}[{0} * {4} + {5}];",
+                         j, J, ends, sc, V, V - 1));
+      line(llvm::formatv("thread_scan_exclusive<{0}, {1}, {2}>({3}, {4}, {5});", opName, S, T,
+                         ends, total, scratch));
       line(llvm::formatv("{0} {1} = {2}::identity<{0}>();", acc, carry, opName));
       line("#pragma unroll");
-      line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", j, P / V));
+      line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", j, J));
       ++indent;
-      line(llvm::formatv("{0} {10}, {11} = {1}::combine({2}, thread_scan_exclusive<{1}, {3}, "
-                         "{4}>({5}[{6} * {7} + {8}], {10}, {9}));",
-                         acc, opName, carry, S, T, sc, j, V, V - 1, scratch, total, before));
+      line(llvm::formatv("{0} {1} = {2}::combine({3}, {4}[{5}]);", acc, before, opName, carry,
+                         ends, j));
       line("#pragma unroll");
       line(llvm::formatv("for (int {4} = 0; {4} < {0}; ++{4}) {1}[{2} * {0} + {4}] = "
                          "{3}::combine({5}, {1}[{2} * {0} + {4}]);",
                          V, sc, j, opName, u, before));
-      line(llvm::formatv("{0} = {1}::combine({0}, {2});", carry, opName, total));
+      line(llvm::formatv("{0} = {1}::combine({0}, {2}[{3}]);", carry, opName, total, j));
       --indent;
       line("}");
     }

@@ -466,54 +466,69 @@ template <bool IsMax> struct CumArgOp {
   }
 };
 
-/// The exclusive scan of `v` over the `Count` threads along one dim of a
-/// tile (thread-index stride `Stride`) that share the tile's other
-/// coordinates, in the order of their coordinate along the dim; `total`
-/// gets the combination of all `Count`. Within a warp by shuffles
-/// (Kogge-Stone), across warps through `scratch` (blockDim.x elements):
-/// each warp's last lane of a group publishes its inclusive value, and
-/// every thread combines those of the warps before its own. Every thread
-/// of the block must call it.
-template <class Op, int Stride, int Count, class T>
-__device__ __forceinline__ T thread_scan_exclusive(T v, T &total, T *scratch) {
+/// The exclusive scans of `v[0..N)` (N independent scans, e.g. one per
+/// chunk a thread holds) over the `Count` threads along one dim of a tile
+/// (thread-index stride `Stride`) that share the tile's other coordinates,
+/// in the order of their coordinate along the dim, into `v`; `total[c]`
+/// gets the combination of all `Count` of scan c. Within a warp by shuffles
+/// (Kogge-Stone, the N scans interleaved), across warps through `scratch`
+/// (N * blockDim.x elements) in one round: each warp publishes its
+/// inclusive values, and every thread combines those of the warps before
+/// its own. Every thread of the block must call it.
+template <class Op, int Stride, int Count, int N, class T>
+__device__ __forceinline__ void thread_scan_exclusive(T (&v)[N], T (&total)[N], T *scratch) {
   constexpr int InWarp = Stride >= 32 ? 1 : (Stride * Count <= 32 ? Count : 32 / Stride);
   constexpr int Across = Count / InWarp;
   const int tid = threadIdx.x;
   const int along = (tid / Stride) % Count; // this thread's coordinate along the dim
   const int inWarp = along % InWarp;
-  T incl = v;
 #pragma unroll
   for (int k = 1; k < InWarp; k *= 2) {
-    T y = shfl_up(incl, k * Stride);
-    if (inWarp >= k)
-      incl = Op::combine(y, incl);
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+      T y = shfl_up(v[c], k * Stride);
+      if (inWarp >= k)
+        v[c] = Op::combine(y, v[c]);
+    }
   }
-  T excl = Op::template identity<T>();
-  T warpTotal = incl;
-  if constexpr (InWarp > 1) {
-    T y = shfl_up(incl, Stride);
-    if (inWarp > 0)
-      excl = y;
-    warpTotal = shfl_idx(incl, (tid % 32) + (InWarp - 1 - inWarp) * Stride);
+  // v holds the inclusive scans within the warp.
+  T warpTotal[N];
+#pragma unroll
+  for (int c = 0; c < N; ++c) {
+    warpTotal[c] = v[c];
+    if constexpr (InWarp > 1) {
+      T y = shfl_up(v[c], Stride);
+      warpTotal[c] = shfl_idx(v[c], (tid % 32) + (InWarp - 1 - inWarp) * Stride);
+      v[c] = inWarp > 0 ? y : Op::template identity<T>();
+    } else {
+      v[c] = Op::template identity<T>();
+    }
   }
   if constexpr (Across == 1) {
-    total = warpTotal;
-    return excl;
+#pragma unroll
+    for (int c = 0; c < N; ++c)
+      total[c] = warpTotal[c];
   } else {
     const int warp = along / InWarp;
+    const int nthreads = blockDim.x;
     __syncthreads();
-    scratch[tid] = warpTotal;
-    __syncthreads();
-    T before = Op::template identity<T>(), all = Op::template identity<T>();
 #pragma unroll
-    for (int u = 0; u < Across; ++u) {
-      T w = scratch[tid + (u * InWarp + InWarp - 1 - along) * Stride];
-      if (u < warp)
-        before = Op::combine(before, w);
-      all = Op::combine(all, w);
+    for (int c = 0; c < N; ++c)
+      scratch[c * nthreads + tid] = warpTotal[c];
+    __syncthreads();
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+      T before = Op::template identity<T>(), all = Op::template identity<T>();
+#pragma unroll
+      for (int u = 0; u < Across; ++u) {
+        T w = scratch[c * nthreads + tid + (u * InWarp + InWarp - 1 - along) * Stride];
+        if (u < warp)
+          before = Op::combine(before, w);
+        all = Op::combine(all, w);
+      }
+      total[c] = all;
+      v[c] = Op::combine(before, v[c]);
     }
-    total = all;
-    return Op::combine(before, excl);
   }
 }
 
