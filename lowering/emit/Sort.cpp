@@ -59,13 +59,13 @@ LogicalResult Emitter::emitSort(SortOp op) {
   int64_t K = L;
   if (op.getK())
     K = std::max<int64_t>(1, paddedSize(cast<TileType>(op.getValues().getType()).getShape()[dim]));
+  std::string desc = op.getDescending() ? "true" : "false";
   if (K < L)
-    line(llvm::formatv("bitonic_topk_lines<{0}>({1}, {2}, {3}, {4}, {5}, {6});",
-                       op.getDescending() ? "true" : "false", keys, positions, lines, L, K,
-                       valid));
+    line(llvm::formatv("bitonic_topk_lines<{0}, {1}, {2}, {3}, {4}>({5}, {6}, {7});", desc, L, K,
+                       lines, numThreads, keys, positions, valid));
   else
-    line(llvm::formatv("bitonic_sort_lines<{0}>({1}, {2}, {3}, {4}, {5});",
-                       op.getDescending() ? "true" : "false", keys, positions, lines, L, valid));
+    line(llvm::formatv("bitonic_sort_lines<{0}, {1}, {2}, {3}>({4}, {5}, {6});", desc, L, lines,
+                       numThreads, keys, positions, valid));
   auto result = [&](Value v, Type elem, bool isPos) {
     auto [ctx, dims] = layoutOf(v);
     for (int64_t i = 0; i < rank; ++i)

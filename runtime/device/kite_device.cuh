@@ -556,37 +556,44 @@ __device__ __forceinline__ bool sort_before(K a, P pa, K b, P pb, int valid) {
   return pa < pb;
 }
 
-/// Sorts `lines` lines of `L` (a power of two) keys in shared memory, each
-/// with its positions, by a bitonic network over all the program's threads
-/// (sort_before's order). Every thread of the program must call it; the
-/// keys are visible to all of them when it returns.
+/// Compare-exchanges the keys (and positions) at `a` and `b`: afterwards
+/// the one at `a` goes first in sort_before's order if `up`, else second.
 template <bool Desc, class K, class P>
-__device__ void bitonic_sort_lines(K *keys, P *pos, int lines, int L, int valid) {
-  const int half = L / 2, pairs = lines * half;
-  for (int k = 2; k <= L; k *= 2) {
-    for (int j = k / 2; j > 0; j /= 2) {
-      for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+__device__ __forceinline__ void sort_exchange(K *keys, P *pos, int a, int b, bool up, int valid) {
+  K ka = keys[a], kb = keys[b];
+  P pa = pos[a], pb = pos[b];
+  if (up ? sort_before<Desc>(kb, pb, ka, pa, valid) : sort_before<Desc>(ka, pa, kb, pb, valid)) {
+    keys[a] = kb;
+    keys[b] = ka;
+    pos[a] = pb;
+    pos[b] = pa;
+  }
+}
+
+/// Sorts `Lines` lines of `L` (a power of two) keys in shared memory, each
+/// with its positions, by a bitonic network over the program's `Threads`
+/// threads (sort_before's order). The sizes are constants and the strides
+/// powers of two, so pair indices are shifts and masks. Every thread of
+/// the program must call it; the keys are visible to all of them when it
+/// returns.
+template <bool Desc, int L, int Lines, int Threads, class K, class P>
+__device__ void bitonic_sort_lines(K *keys, P *pos, int valid) {
+  constexpr int half = L / 2, pairs = Lines * half;
+  for (int lk = 1; (1 << lk) <= L; ++lk) {
+    for (int lj = lk - 1; lj >= 0; --lj) {
+      const int j = 1 << lj;
+      for (int p = threadIdx.x; p < pairs; p += Threads) {
         int line = p / half, q = p % half;
-        int i = (q / j) * 2 * j + q % j; // the lower of the pair, within the line
-        int a = line * L + i, b = a + j;
-        K ka = keys[a], kb = keys[b];
-        P pa = pos[a], pb = pos[b];
-        bool up = (i & k) == 0;
-        bool swap = up ? sort_before<Desc>(kb, pb, ka, pa, valid)
-                       : sort_before<Desc>(ka, pa, kb, pb, valid);
-        if (swap) {
-          keys[a] = kb;
-          keys[b] = ka;
-          pos[a] = pb;
-          pos[b] = pa;
-        }
+        int i = ((q >> lj) << (lj + 1)) | (q & (j - 1)); // the lower of the pair
+        sort_exchange<Desc>(keys, pos, line * L + i, line * L + i + j, ((i >> lk) & 1) == 0,
+                            valid);
       }
       __syncthreads();
     }
   }
 }
 
-/// The first `K` (a power of two, at most `L`) of each line in
+/// The first `K` (a power of two, less than `L`) of each line in
 /// sort_before's order, sorted, at the line's start: each chunk of K is
 /// sorted, then chunks merge in pairs, keeping the better K of the two (the
 /// better of element e of one and element K-1-e of the other is a bitonic
@@ -594,35 +601,28 @@ __device__ void bitonic_sort_lines(K *keys, P *pos, int lines, int L, int valid)
 /// is (L/2) log2(K)(log2(K)+1)/2 + about L log2(K) comparisons a line,
 /// against (L/2) log2(L)(log2(L)+1)/2 for a whole sort. Every thread of the
 /// program must call it.
-template <bool Desc, class K_, class P>
-__device__ void bitonic_topk_lines(K_ *keys, P *pos, int lines, int L, int K, int valid) {
-  const int half = L / 2, pairs = lines * half;
-  auto exchange = [&](int a, int b, bool up) {
-    K_ ka = keys[a], kb = keys[b];
-    P pa = pos[a], pb = pos[b];
-    if (up ? sort_before<Desc>(kb, pb, ka, pa, valid) : sort_before<Desc>(ka, pa, kb, pb, valid)) {
-      keys[a] = kb;
-      keys[b] = ka;
-      pos[a] = pb;
-      pos[b] = pa;
-    }
-  };
+template <bool Desc, int L, int K, int Lines, int Threads, class K_, class P>
+__device__ void bitonic_topk_lines(K_ *keys, P *pos, int valid) {
+  constexpr int half = L / 2, pairs = Lines * half;
   // Every chunk of K sorted, all the same way.
-  for (int k = 2; k <= K; k *= 2) {
-    for (int j = k / 2; j > 0; j /= 2) {
-      for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+  for (int lk = 1; (1 << lk) <= K; ++lk) {
+    for (int lj = lk - 1; lj >= 0; --lj) {
+      const int j = 1 << lj;
+      for (int p = threadIdx.x; p < pairs; p += Threads) {
         int line = p / half, q = p % half;
-        int i = (q / j) * 2 * j + q % j;
-        exchange(line * L + i, line * L + i + j, k == K || (i & k) == 0);
+        int i = ((q >> lj) << (lj + 1)) | (q & (j - 1));
+        sort_exchange<Desc>(keys, pos, line * L + i, line * L + i + j,
+                            (1 << lk) == K || ((i >> lk) & 1) == 0, valid);
       }
       __syncthreads();
     }
   }
   // Chunks `spacing` K apart merge in pairs into the first of each pair.
-  for (int spacing = 1; spacing * K < L; spacing *= 2) {
-    const int merged = L / (2 * spacing * K); // pairs a line
-    const int picks = lines * merged * K;
-    for (int p = threadIdx.x; p < picks; p += blockDim.x) {
+  for (int ls = 0; (K << ls) < L; ++ls) {
+    const int spacing = 1 << ls;
+    const int merged = L / (2 * K * spacing); // pairs a line
+    const int picks = Lines * merged * K;
+    for (int p = threadIdx.x; p < picks; p += Threads) {
       int line = p / (merged * K), c = (p / K) % merged, e = p % K;
       int a = line * L + 2 * c * spacing * K + e;
       int b = line * L + (2 * c + 1) * spacing * K + (K - 1 - e);
@@ -632,12 +632,13 @@ __device__ void bitonic_topk_lines(K_ *keys, P *pos, int lines, int L, int K, in
       }
     }
     __syncthreads();
-    for (int j = K / 2; j > 0; j /= 2) {
-      for (int p = threadIdx.x; p < lines * merged * (K / 2); p += blockDim.x) {
+    for (int lj = __ffs(K) - 2; lj >= 0; --lj) {
+      const int j = 1 << lj;
+      for (int p = threadIdx.x; p < Lines * merged * (K / 2); p += Threads) {
         int line = p / (merged * (K / 2)), c = (p / (K / 2)) % merged, q = p % (K / 2);
-        int i = (q / j) * 2 * j + q % j;
+        int i = ((q >> lj) << (lj + 1)) | (q & (j - 1));
         int base = line * L + 2 * c * spacing * K;
-        exchange(base + i, base + i + j, true);
+        sort_exchange<Desc>(keys, pos, base + i, base + i + j, true, valid);
       }
       __syncthreads();
     }
