@@ -570,93 +570,25 @@ __device__ __forceinline__ void sort_exchange(K *keys, P *pos, int a, int b, boo
   }
 }
 
-/// The stages `lj` = ljTop..0 of bitonic pass `lk` on a block of `B`
-/// consecutive keys held in registers, the block starting at `start`
-/// within its line (a multiple of B): every pair of those stages lies in
-/// the block (2^ljTop < B). Called with constant `lk` and `ljTop` (after
-/// unrolling), the arrays stay in registers.
-template <bool Desc, int B, class K, class P>
-__device__ __forceinline__ void sort_block_stages(K (&k)[B], P (&p)[B], int lk, int ljTop,
-                                                  int start, int valid) {
-#pragma unroll
-  for (int lj = ljTop; lj >= 0; --lj) {
-    const int j = 1 << lj;
-#pragma unroll
-    for (int q = 0; q < B / 2; ++q) {
-      int i = ((q >> lj) << (lj + 1)) | (q & (j - 1));
-      bool up = (((start + i) >> lk) & 1) == 0;
-      K ka = k[i], kb = k[i + j];
-      P pa = p[i], pb = p[i + j];
-      if (up ? sort_before<Desc>(kb, pb, ka, pa, valid) : sort_before<Desc>(ka, pa, kb, pb, valid)) {
-        k[i] = kb;
-        k[i + j] = ka;
-        p[i] = pb;
-        p[i + j] = pa;
-      }
-    }
-  }
-}
-
 /// Sorts `Lines` lines of `L` (a power of two) keys in shared memory, each
 /// with its positions, by a bitonic network over the program's `Threads`
-/// threads (sort_before's order). Stages whose pairs lie within a block of
-/// B consecutive keys (B = the keys a thread holds, 2 to 32) run on the
-/// block in one thread's registers, without barriers: all of a block's
-/// first log2(B) passes, and the last log2(B) stages of every later pass;
-/// the others exchange through shared memory, a barrier each (for L = 8192
-/// on 256 threads, 44 barriers instead of 91). The sizes are constants and
-/// strides powers of two (shifts and masks). Every thread of the program
-/// must call it; the keys are visible to all of them when it returns.
+/// threads (sort_before's order). The sizes are constants and the strides
+/// powers of two, so pair indices are shifts and masks. Every thread of
+/// the program must call it; the keys are visible to all of them when it
+/// returns.
 template <bool Desc, int L, int Lines, int Threads, class K, class P>
 __device__ void bitonic_sort_lines(K *keys, P *pos, int valid) {
-  if constexpr (L >= 2) {
-    constexpr int half = L / 2, pairs = Lines * half, total = L * Lines;
-    // B: a power of two, at most 32, the keys a thread holds and a line.
-    constexpr int PerThread = total / Threads;
-    constexpr int Cap = PerThread < L ? PerThread : L;
-    constexpr int LogB = Cap >= 32 ? 5 : Cap >= 16 ? 4 : Cap >= 8 ? 3 : Cap >= 4 ? 2 : 1;
-    constexpr int B = 1 << LogB;
-    constexpr int blocks = total / B;
-    // Loads each of this thread's blocks, runs `stages` on it, stores it.
-    auto onBlocks = [&](auto stages) {
-      for (int b = threadIdx.x; b < blocks; b += Threads) {
-        K k[B];
-        P p[B];
-#pragma unroll
-        for (int e = 0; e < B; ++e) {
-          k[e] = keys[b * B + e];
-          p[e] = pos[b * B + e];
-        }
-        stages(k, p, (b * B) % L);
-#pragma unroll
-        for (int e = 0; e < B; ++e) {
-          keys[b * B + e] = k[e];
-          pos[b * B + e] = p[e];
-        }
+  constexpr int half = L / 2, pairs = Lines * half;
+  for (int lk = 1; (1 << lk) <= L; ++lk) {
+    for (int lj = lk - 1; lj >= 0; --lj) {
+      const int j = 1 << lj;
+      for (int p = threadIdx.x; p < pairs; p += Threads) {
+        int line = p / half, q = p % half;
+        int i = ((q >> lj) << (lj + 1)) | (q & (j - 1)); // the lower of the pair
+        sort_exchange<Desc>(keys, pos, line * L + i, line * L + i + j, ((i >> lk) & 1) == 0,
+                            valid);
       }
       __syncthreads();
-    };
-    // The first log2(B) passes: each block sorted, alternately up and down.
-    onBlocks([&](K (&k)[B], P (&p)[B], int start) {
-#pragma unroll
-      for (int lk = 1; lk <= LogB; ++lk)
-        sort_block_stages<Desc>(k, p, lk, lk - 1, start, valid);
-    });
-    for (int lk = LogB + 1; (1 << lk) <= L; ++lk) {
-      // Strides of B and more across threads, then the rest in registers.
-      for (int lj = lk - 1; lj >= LogB; --lj) {
-        const int j = 1 << lj;
-        for (int p = threadIdx.x; p < pairs; p += Threads) {
-          int line = p / half, q = p % half;
-          int i = ((q >> lj) << (lj + 1)) | (q & (j - 1)); // the lower of the pair
-          sort_exchange<Desc>(keys, pos, line * L + i, line * L + i + j, ((i >> lk) & 1) == 0,
-                              valid);
-        }
-        __syncthreads();
-      }
-      onBlocks([&](K (&k)[B], P (&p)[B], int start) {
-        sort_block_stages<Desc>(k, p, lk, LogB - 1, start, valid);
-      });
     }
   }
 }
