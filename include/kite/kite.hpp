@@ -1682,11 +1682,16 @@ template <Arithmetic S> Tensor scalarTensor(S v, DType dt) {
 // Internals: reductions and matmul
 //===----------------------------------------------------------------------===//
 
-enum class Red { sum, mean, amax, amin, prod, argmax, argmin };
-
-inline Tensor reduce(Red op, const Tensor &x, int64_t dim, bool keepdim) {
-  static const char *const names[] = {"sum", "mean", "amax", "amin", "prod", "argmax", "argmin"};
-  const char *name = names[static_cast<int>(op)];
+/// `x` as lines along `dim` (checked, negative counted from the end): its
+/// rank, the dim, its shape (a 0-d tensor as [1]), and `outer` lines
+/// before `inner` ones of `R` elements each; element r of line (o, i) is
+/// at (o * R + r) * inner + i.
+struct LinesAlong {
+  int64_t rank, d;
+  Shape shape;
+  int64_t outer, inner, R;
+};
+inline LinesAlong linesAlong(const char *name, const Tensor &x, int64_t dim) {
   checkCpu(name, x);
   int64_t rank = x.dim();
   int64_t d = wrapDim(name, dim, rank);
@@ -1694,6 +1699,15 @@ inline Tensor reduce(Red op, const Tensor &x, int64_t dim, bool keepdim) {
   int64_t outer = 1, inner = 1, R = shape[d];
   for (int64_t i = 0; i < d; ++i) outer *= shape[i];
   for (size_t i = d + 1; i < shape.size(); ++i) inner *= shape[i];
+  return {rank, d, shape, outer, inner, R};
+}
+
+enum class Red { sum, mean, amax, amin, prod, argmax, argmin };
+
+inline Tensor reduce(Red op, const Tensor &x, int64_t dim, bool keepdim) {
+  static const char *const names[] = {"sum", "mean", "amax", "amin", "prod", "argmax", "argmin"};
+  const char *name = names[static_cast<int>(op)];
+  auto [rank, d, shape, outer, inner, R] = linesAlong(name, x, dim);
   Shape outShape = shape;
   if (keepdim)
     outShape[d] = 1;
@@ -1791,19 +1805,14 @@ inline Tensor reduce(Red op, const Tensor &x, int64_t dim, bool keepdim) {
   return writeI(acc, outShape, rt);
 }
 
-enum class Scan { sum, prod, max, min };
+enum class Scan { sum, prod };
 
-/// Inclusive scans; floats accumulate in double and each output rounds once.
+/// Inclusive sums and products (cummax and cummin: scanWithIndices);
+/// floats accumulate in double and each output rounds once.
 inline Tensor scan(Scan op, const Tensor &x, int64_t dim) {
-  static const char *const names[] = {"cumsum", "cumprod", "cummax", "cummin"};
+  static const char *const names[] = {"cumsum", "cumprod"};
   const char *name = names[static_cast<int>(op)];
-  checkCpu(name, x);
-  int64_t rank = x.dim();
-  int64_t d = wrapDim(name, dim, rank);
-  Shape shape = rank == 0 ? Shape{1} : Access::sizes(x);
-  int64_t outer = 1, inner = 1, R = shape[d];
-  for (int64_t i = 0; i < d; ++i) outer *= shape[i];
-  for (size_t i = d + 1; i < shape.size(); ++i) inner *= shape[i];
+  auto [rank, d, shape, outer, inner, R] = linesAlong(name, x, dim);
   Shape outShape = rank == 0 ? Shape{} : shape;
   DType dt = x.dtype();
   auto run = [&](auto &v, auto combine) {
@@ -1816,35 +1825,24 @@ inline Tensor scan(Scan op, const Tensor &x, int64_t dim) {
   };
   if (is_floating(dt)) {
     std::vector<double> v = readF(name, x, dt, Access::sizes(x));
-    switch (op) {
-    case Scan::sum: run(v, [](double a, double b) { return a + b; }); break;
-    case Scan::prod: run(v, [](double a, double b) { return a * b; }); break;
-    case Scan::max: run(v, [](double a, double b) { return nanMax(a, b); }); break;
-    case Scan::min: run(v, [](double a, double b) { return nanMin(a, b); }); break;
-    }
+    if (op == Scan::sum)
+      run(v, [](double a, double b) { return a + b; });
+    else
+      run(v, [](double a, double b) { return a * b; });
     return writeF(v, outShape, dt);
   }
   std::vector<int64_t> v = readI(name, x, dt, Access::sizes(x));
-  switch (op) {
-  case Scan::sum: run(v, [](int64_t a, int64_t b) { return wrapAdd(a, b); }); break;
-  case Scan::prod: run(v, [](int64_t a, int64_t b) { return wrapMul(a, b); }); break;
-  case Scan::max: run(v, [](int64_t a, int64_t b) { return std::max(a, b); }); break;
-  case Scan::min: run(v, [](int64_t a, int64_t b) { return std::min(a, b); }); break;
-  }
-  bool widen = op == Scan::sum || op == Scan::prod;
-  return writeI(v, outShape, widen ? DType::i64 : dt);
+  if (op == Scan::sum)
+    run(v, [](int64_t a, int64_t b) { return wrapAdd(a, b); });
+  else
+    run(v, [](int64_t a, int64_t b) { return wrapMul(a, b); });
+  return writeI(v, outShape, DType::i64); // integer sums and products widen
 }
 
 /// cummax (`isMax`) or cummin: the running extremes and their positions.
 inline std::tuple<Tensor, Tensor> scanWithIndices(bool isMax, const Tensor &x, int64_t dim) {
   const char *name = isMax ? "cummax" : "cummin";
-  checkCpu(name, x);
-  int64_t rank = x.dim();
-  int64_t d = wrapDim(name, dim, rank);
-  Shape shape = rank == 0 ? Shape{1} : Access::sizes(x);
-  int64_t outer = 1, inner = 1, R = shape[d];
-  for (int64_t i = 0; i < d; ++i) outer *= shape[i];
-  for (size_t i = d + 1; i < shape.size(); ++i) inner *= shape[i];
+  auto [rank, d, shape, outer, inner, R] = linesAlong(name, x, dim);
   Shape outShape = rank == 0 ? Shape{} : shape;
   DType dt = x.dtype();
   std::vector<int64_t> pos(outer * R * inner);
@@ -1889,13 +1887,7 @@ inline std::tuple<Tensor, Tensor> scanWithIndices(bool isMax, const Tensor &x, i
 /// dim's size: a full sort), values and positions.
 inline std::tuple<Tensor, Tensor> sortImpl(const char *name, const Tensor &x, int64_t dim,
                                            bool descending, std::optional<int64_t> topK) {
-  checkCpu(name, x);
-  int64_t rank = x.dim();
-  int64_t d = wrapDim(name, dim, rank);
-  Shape shape = rank == 0 ? Shape{1} : Access::sizes(x);
-  int64_t outer = 1, inner = 1, R = shape[d];
-  for (int64_t i = 0; i < d; ++i) outer *= shape[i];
-  for (size_t i = d + 1; i < shape.size(); ++i) inner *= shape[i];
+  auto [rank, d, shape, outer, inner, R] = linesAlong(name, x, dim);
   int64_t k = topK.value_or(R);
   if (k < 0 || k > R)
     fail(name, "k = " + std::to_string(k) + " is out of range for dimension " +
