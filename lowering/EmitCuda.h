@@ -14,7 +14,10 @@
 #include "ir/KiteDialect.h"
 #include "lowering/LaunchArg.h"
 
+#include <kite/launch_expr.hpp>
+
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,15 +28,19 @@ struct CudaKernel {
   struct Output {
     std::string name;
     std::string dtype; // the language's name: f16 bf16 f32 f64 i8 i32 i64 bool
-    llvm::SmallVector<int64_t> sizes;
+    llvm::SmallVector<int64_t> sizes; // ShapedType::kDynamic: computed at launch
     bool zeroed = false;
+    /// One per dynamic size, in order: how the launch computes it.
+    std::vector<LaunchExpr> sizeExprs;
   };
   /// A kernel parameter: the data pointer of argument/output `index`, the
   /// value of scalar argument `index`, or a tensor map (for TMA copies)
   /// over tensor argument `index`, which the runtime encodes at launch.
   struct Param {
-    enum class Kind { ArgData, OutputData, ArgScalar, ArgTensorMap } kind;
+    enum class Kind { ArgData, OutputData, ArgScalar, ArgTensorMap, ArgSize } kind;
     unsigned index;
+    /// ArgSize: the dim of tensor argument `index` whose size (an i64) this is.
+    unsigned dim = 0;
     /// ArgTensorMap: the parameter's name, the copy box (elements per dim,
     /// outermost first) and the swizzle (0 none .. 3 128-byte).
     std::string name = {};
@@ -51,6 +58,9 @@ struct CudaKernel {
   std::string source; // CUDA C++
   int64_t numPrograms = 1;           // grid[0] * grid[1] * grid[2]
   std::array<int64_t, 3> grid = {1, 1, 1};
+  /// Where the number of programs depends on sizes taken at launch: how the
+  /// launch computes grid[0] (`grid` then holds [1, 1, 1]).
+  std::optional<LaunchExpr> gridExpr;
   /// A persistent pid_type: the kernel loops over grid[0] program ids by
   /// gridDim.x, so any grid runs them all; a plan launches as many programs
   /// as the SMs hold at once (KernelPlan::persistent).

@@ -53,7 +53,16 @@ std::string LaunchArg::str() const {
   os << name << "=" << dtypeName(dtype);
   if (isTensor) {
     os << "[";
-    llvm::interleave(sizes, os, ",");
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (d)
+        os << ",";
+      if (!isDynamic(d))
+        os << sizes[d];
+      else if (divisors[d] == 1)
+        os << "?";
+      else
+        os << "?" << divisors[d];
+    }
     os << "]";
     if (!strides.empty() && !isContiguous()) {
       os << ":strides[";
@@ -79,7 +88,8 @@ namespace {
 /// Parses `[a,b,c]` at the front of `text`, consuming it; on failure,
 /// `error` says what is wrong (`what` names the list: "sizes", "strides").
 bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out,
-                  const std::string &what, std::string &error) {
+                  const std::string &what, std::string &error,
+                  llvm::SmallVectorImpl<int64_t> *divisors = nullptr) {
   if (!text.consume_front("[")) {
     error = "expected '[' to start the " + what;
     return false;
@@ -97,6 +107,20 @@ bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out,
   body.split(parts, ',');
   for (llvm::StringRef p : parts) {
     int64_t v;
+    llvm::StringRef item = p.trim();
+    if (divisors && item.consume_front("?")) {
+      // A size taken at launch: `?` or `?N`, N a power of two up to 16.
+      int64_t d = 1;
+      if (!item.empty() && (item.getAsInteger(10, d) || d < 1 || d > 16 || !llvm::isPowerOf2_64(d))) {
+        error = "'?" + item.str() + "' in the " + what +
+                " is not a dynamic size ('?', or '?N' with N 2, 4, 8 or 16)";
+        return false;
+      }
+      divisors->resize(out.size(), 0);
+      divisors->push_back(d);
+      out.push_back(ShapedType::kDynamic);
+      continue;
+    }
     if (p.trim().getAsInteger(10, v)) {
       error = "'" + p.trim().str() + "' in the " + what + " is not an integer (or does not fit in 64 bits)";
       return false;
@@ -107,6 +131,8 @@ bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out,
     }
     out.push_back(v);
   }
+  if (divisors && !divisors->empty())
+    divisors->resize(out.size(), 0);
   return true;
 }
 
@@ -122,7 +148,8 @@ bool checkExtent(const LaunchArg &spec, std::string &error) {
                                                spec.dtype.getIntOrFloatBitWidth(), 8));
   int64_t limit = kMaxTensorBytes / elemBytes;
   int64_t numel = 1, reach = 1;
-  for (auto [d, n] : llvm::enumerate(spec.sizes)) {
+  for (auto [d, size] : llvm::enumerate(spec.sizes)) {
+    int64_t n = spec.isDynamic(d) ? 1 : size;
     if (n == 0)
       return true; // an empty tensor
     if (n > limit || numel > limit / n) {
@@ -162,7 +189,8 @@ FailureOr<LaunchArg> kite::parseLaunchArg(MLIRContext *ctx, llvm::StringRef text
   }
   rest = rest.drop_front(dtypeText.size());
   spec.isTensor = rest.starts_with("[");
-  if (spec.isTensor && !parseIntList(rest, spec.sizes, "sizes of '" + spec.name + "'", error)) {
+  if (spec.isTensor &&
+      !parseIntList(rest, spec.sizes, "sizes of '" + spec.name + "'", error, &spec.divisors)) {
     error = "malformed sizes in '" + text.str() + "': " + error + " (expected e.g. bf16[8192,8192])";
     return failure();
   }
@@ -224,6 +252,11 @@ FailureOr<LaunchArg> kite::parseLaunchArg(MLIRContext *ctx, llvm::StringRef text
   }
   if (spec.isTensor && !checkExtent(spec, error))
     return failure();
+  if (!spec.divisors.empty() && !spec.strides.empty()) {
+    error = "'" + spec.name + "' has dynamic sizes and strides; a tensor with dynamic sizes is "
+            "contiguous (" + text.str() + ")";
+    return failure();
+  }
   return spec;
 }
 

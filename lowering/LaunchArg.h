@@ -4,7 +4,8 @@
 // specialization works from: a tensor's dtype, sizes, strides and alignment,
 // or a scalar's type and (when specialized) value. Its text form is the
 // command line's: `x=bf16[8192,8192]`, `y=f32[4,8]:strides[1,4]`,
-// `eps=f32`, `n=i64:7` (a specialized value).
+// `eps=f32`, `n=i64:7` (a specialized value), `x=bf16[?16,4096]` (a size
+// taken at launch, a multiple of 16).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,12 +27,20 @@ struct LaunchArg {
   std::string name;
   bool isTensor = true;
   mlir::Type dtype; // element type (tensor) or scalar type
+  /// ShapedType::kDynamic for a size taken at launch (`?` or `?16`).
   llvm::SmallVector<int64_t> sizes;
+  /// Per dim: 0 for a static size, else the power of two a dynamic size is
+  /// a multiple of (`?16`: 16; `?`: 1). Empty: every size static.
+  llvm::SmallVector<int64_t> divisors;
   llvm::SmallVector<int64_t> strides; // elements; contiguous when not given
   int64_t alignment = 16;             // bytes, of the data pointer
   std::optional<double> value;        // a specialized scalar
 
   bool isContiguous() const;
+  bool isDynamic(size_t dim) const { return dim < divisors.size() && divisors[dim] != 0; }
+  /// What a size is known to be a multiple of: itself if static, else its
+  /// divisor.
+  int64_t knownDivisor(size_t dim) const { return isDynamic(dim) ? divisors[dim] : sizes[dim]; }
   /// The canonical text form (parseLaunchArg's input).
   std::string str() const;
 };

@@ -183,15 +183,34 @@ std::vector<int64_t> normalStrides(const ArgSpec &a) {
 int64_t alignmentClass(const ArgSpec &a) { return std::max<int64_t>(a.alignment, 1); }
 
 /// The canonical text of the lookup key: "kernel|irhash|arch|f32[4,8]s[8,1]a16,i64".
+/// With `dynamicShapes`, a contiguous tensor's sizes count only as their
+/// class ("?8" for a size of at least 2, dynamic or not, whose divisor class
+/// is 8), as the front door's specialization_hash does: the entries of one
+/// shape class share a directory, and each is checked against the launch.
+bool contiguous(const ArgSpec &a) {
+  if (a.strides.empty())
+    return true;
+  ArgSpec c = a;
+  c.strides.clear();
+  return normalStrides(a) == normalStrides(c);
+}
+
 std::string lookupKeyText(std::string_view kernel, std::string_view irHash, std::string_view arch,
-                          std::span<const ArgSpec> args) {
-  std::string s = fmt::format("{}|{}|{}|", kernel, irHash, arch);
+                          std::span<const ArgSpec> args, bool dynamicShapes) {
+  std::string s = fmt::format("{}|{}|{}|{}", kernel, irHash, arch, dynamicShapes ? "dyn|" : "");
   for (size_t i = 0; i < args.size(); ++i) {
     const ArgSpec &a = args[i];
     if (i)
       s += ',';
     s += dtype_name(a.dtype);
-    if (a.is_tensor())
+    if (a.is_tensor() && dynamicShapes && contiguous(a)) {
+      std::vector<std::string> dims;
+      for (size_t d = 0; d < a.sizes.size(); ++d)
+        dims.push_back(a.is_dynamic(d)   ? fmt::format("?{}", a.divisors[d])
+                       : a.sizes[d] <= 1 ? fmt::format("{}", a.sizes[d])
+                                         : fmt::format("?{}", ArgSpec::size_divisor(a.sizes[d])));
+      s += fmt::format("[{}]c a{}", fmt::join(dims, ","), alignmentClass(a));
+    } else if (a.is_tensor())
       s += fmt::format("[{}]s[{}]a{}", fmt::join(a.sizes, ","), fmt::join(normalStrides(a), ","),
                        alignmentClass(a));
   }
@@ -199,8 +218,8 @@ std::string lookupKeyText(std::string_view kernel, std::string_view irHash, std:
 }
 
 uint64_t lookupHash(std::string_view kernel, std::string_view irHash, std::string_view arch,
-                    std::span<const ArgSpec> args) {
-  return fnv1a(lookupKeyText(kernel, irHash, arch, args));
+                    std::span<const ArgSpec> args, bool dynamicShapes) {
+  return fnv1a(lookupKeyText(kernel, irHash, arch, args, dynamicShapes));
 }
 
 /// A kernel name as a directory name: [A-Za-z0-9_] kept, anything else '_'.
@@ -215,7 +234,7 @@ std::string hex16(uint64_t v) { return fmt::format("{:016x}", v); }
 
 std::string keyDirName(const cache::Entry &e) {
   return fileSafe(e.kernel) + "-" +
-         hex16(lookupHash(e.kernel, e.irHash, e.target.arch, e.plan.args));
+         hex16(lookupHash(e.kernel, e.irHash, e.target.arch, e.plan.args, e.plan.dynamicShapes));
 }
 
 constexpr std::string_view kEntrySuffix = ".kite";
@@ -227,7 +246,12 @@ fs::path versionDir(const fs::path &dir) {
 } // namespace
 
 std::string cache::entry_id(const Entry &e) {
-  std::string key = lookupKeyText(e.kernel, e.irHash, e.target.arch, e.plan.args);
+  std::string key = lookupKeyText(e.kernel, e.irHash, e.target.arch, e.plan.args, false);
+  if (e.plan.dynamicShapes) { // the shape class's plans differ in static sizes and divisors
+    key += "|dyn";
+    for (const ArgSpec &a : e.plan.args)
+      key += "," + a.str();
+  }
   key += "|values";
   for (const ArgSpec &a : e.plan.args)
     key += a.value ? fmt::format(",{}", *a.value) : std::string(",-");
@@ -845,8 +869,16 @@ bool argMatches(const ArgSpec &e, const ArgSpec &q) {
     return false;
   if (!e.is_tensor())
     return !e.value || (q.value && *q.value == *e.value);
-  return e.sizes == q.sizes && normalStrides(e) == normalStrides(q) &&
-         alignmentClass(e) == alignmentClass(q);
+  if (e.sizes.size() != q.sizes.size() || alignmentClass(e) != alignmentClass(q))
+    return false;
+  if (!e.divisors.empty()) { // dynamic sizes: a contiguous tensor of the class
+    for (size_t d = 0; d < e.sizes.size(); ++d)
+      if (q.is_dynamic(d) ? !e.is_dynamic(d) || q.divisors[d] != e.divisors[d]
+                          : !e.size_fits(d, q.sizes[d]))
+        return false;
+    return contiguous(q);
+  }
+  return e.sizes == q.sizes && q.divisors.empty() && normalStrides(e) == normalStrides(q);
 }
 
 bool sourceAccepted(const cache::Entry &e, const cache::Query &q) {
@@ -873,7 +905,7 @@ bool cache::matches(const Entry &e, const Query &q, bool exactTarget) {
        (q.target.nvrtcVersion != 0 && e.target.nvrtcVersion != q.target.nvrtcVersion) ||
        e.kiteVersion != cache::kite_version()))
     return false;
-  if (e.plan.args.size() != q.args.size())
+  if (e.plan.args.size() != q.args.size() || e.plan.dynamicShapes != q.dynamicShapes)
     return false;
   for (size_t i = 0; i < q.args.size(); ++i)
     if (!argMatches(e.plan.args[i], q.args[i]))
@@ -888,7 +920,7 @@ std::optional<cache::Entry> cache::lookup(const Query &q, const fs::path &dir,
     return std::nullopt;
   std::string vname = versionDir(root).filename().string();
   std::string kname =
-      fileSafe(q.kernel) + "-" + hex16(lookupHash(q.kernel, q.irHash, q.target.arch, q.args));
+      fileSafe(q.kernel) + "-" + hex16(lookupHash(q.kernel, q.irHash, q.target.arch, q.args, q.dynamicShapes));
   fs::path keyPath = versionDir(root) / kname;
   Fd rootFd = openDirectory(root), v, k;
   if (rootFd)
@@ -1013,7 +1045,7 @@ size_t kite::load_bundle(const std::string &path) {
   LoadedBundles &b = loadedBundles();
   std::unique_lock lock(b.mutex);
   for (cache::Entry &e : entries) {
-    uint64_t key = lookupHash(e.kernel, e.irHash, e.target.arch, e.plan.args);
+    uint64_t key = lookupHash(e.kernel, e.irHash, e.target.arch, e.plan.args, e.plan.dynamicShapes);
     b.byKey[key].push_back(std::make_shared<const cache::Entry>(std::move(e)));
   }
   return entries.size();
@@ -1030,7 +1062,7 @@ std::optional<cache::Entry> cache::lookup_loaded(const Query &q) {
   std::shared_lock lock(b.mutex);
   if (b.byKey.empty())
     return std::nullopt;
-  auto it = b.byKey.find(lookupHash(q.kernel, q.irHash, q.target.arch, q.args));
+  auto it = b.byKey.find(lookupHash(q.kernel, q.irHash, q.target.arch, q.args, q.dynamicShapes));
   if (it == b.byKey.end())
     return std::nullopt;
   const Entry *best = nullptr;
@@ -1089,7 +1121,7 @@ ResolvedPlan kite::runtime::resolvePlan(const KernelSource &kernel,
   bool pinned = !options.config.empty();
   if (useCache) {
     cache::Query q{kernel.name, kernel.irHash, args, target, options.config,
-                   options.tuning == Tuning::tune && !pinned};
+                   options.tuning == Tuning::tune && !pinned, !options.static_shapes};
     if (std::optional<cache::Entry> e = cache::lookup_loaded(q))
       return {std::move(e->plan), PlanOrigin::bundle};
     if (std::optional<cache::Entry> e = cache::lookup(q))

@@ -23,6 +23,7 @@
 #include "runtime/Driver.h"
 #include "runtime/Memory.h"
 #include "runtime/PlanCache.h"
+#include "runtime/PlanLog.h"
 #include "runtime/TensorInfo.h"
 
 #include <nvtx3/nvToolsExt.h>
@@ -30,6 +31,7 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -76,9 +78,16 @@ std::string formatSpecValue(const ArgSpec &s) {
 /// The tensor's sizes equal the spec's; strides equal the spec's effective
 /// strides except in dimensions of size 1, where they do not matter.
 /// Allocation-free (this runs on every launch).
+std::vector<std::string> argNames(const KernelPlan &plan) {
+  std::vector<std::string> names;
+  for (const ArgSpec &a : plan.args)
+    names.push_back(a.name);
+  return names;
+}
+
 bool sizesMatch(const Tensor &t, const ArgSpec &s) {
   for (size_t d = 0; d < s.sizes.size(); ++d)
-    if (t.size(int64_t(d)) != s.sizes[d])
+    if (!s.size_fits(d, t.size(int64_t(d))))
       return false;
   return true;
 }
@@ -87,9 +96,10 @@ bool stridesMatch(const Tensor &t, const ArgSpec &s) {
   if (s.strides.empty()) {
     int64_t expected = 1;
     for (size_t d = s.sizes.size(); d-- > 0;) {
-      if (s.sizes[d] != 1 && t.stride(int64_t(d)) != expected)
+      int64_t size = t.size(int64_t(d)); // the spec's, or a dynamic dim's
+      if (size != 1 && t.stride(int64_t(d)) != expected)
         return false;
-      expected *= s.sizes[d];
+      expected *= size;
     }
     return true;
   }
@@ -146,10 +156,15 @@ int kite::validate_args(const KernelPlan &plan, std::span<const KernelArg> args)
     if (size_t(t.dim()) != s.sizes.size())
       fail(fmt::format("argument '{}' must have {} dimension{}, got {}", s.name, s.sizes.size(),
                        s.sizes.size() == 1 ? "" : "s", describe(t)));
-    if (!sizesMatch(t, s))
-      fail(fmt::format("argument '{}' must have sizes {} (the plan is specialized for them), got "
-                       "{}",
-                       s.name, shapeString(s.sizes), describe(t)));
+    if (!sizesMatch(t, s)) {
+      if (s.divisors.empty())
+        fail(fmt::format("argument '{}' must have sizes {} (the plan is specialized for them), "
+                         "got {}",
+                         s.name, shapeString(s.sizes), describe(t)));
+      fail(fmt::format("argument '{}' must have sizes {} (the plan's shape class: ? is any size "
+                       "of at least 2, ?N a multiple of N), got {}",
+                       s.name, s.str().substr(s.str().find('[')), describe(t)));
+    }
     if (!stridesMatch(t, s))
       fail(fmt::format("argument '{}' must have strides {} (the plan is specialized for them), "
                        "got strides {}",
@@ -184,8 +199,65 @@ struct Hasher {
 
 } // namespace
 
+int64_t kite::evaluate(const LaunchExpr &expr, std::span<const KernelArg> args) {
+  int64_t stack[16];
+  int depth = 0;
+  auto fail = [&](const char *why) -> void {
+    throw Error(fmt::format("kite: cannot evaluate launch expression {}: {}", expr.str(), why));
+  };
+  for (const LaunchExpr::Term &t : expr.terms) {
+    using Op = LaunchExpr::Op;
+    int64_t v = 0;
+    switch (t.op) {
+    case Op::constant: v = t.value; break;
+    case Op::argSize:
+      if (t.index >= args.size() || !args[t.index].tensor ||
+          t.dim >= size_t(args[t.index].tensor->dim()))
+        fail("no such argument size");
+      v = args[t.index].tensor->size(int64_t(t.dim));
+      break;
+    case Op::argScalar:
+      if (t.index >= args.size() || args[t.index].kind != ArgSpec::Kind::scalar)
+        fail("no such scalar argument");
+      v = args[t.index].value.i;
+      break;
+    default: {
+      if (depth < 2)
+        fail("an operation lacks operands");
+      int64_t b = stack[--depth], a = stack[--depth];
+      switch (t.op) {
+      case Op::add: v = a + b; break;
+      case Op::sub: v = a - b; break;
+      case Op::mul: v = a * b; break;
+      case Op::ceildiv:
+      case Op::floordiv:
+        if (b <= 0)
+          fail("a division by a number that is not positive");
+        v = t.op == Op::floordiv ? (a >= 0 ? a / b : -((-a + b - 1) / b))
+                                 : (a >= 0 ? (a + b - 1) / b : -(-a / b));
+        break;
+      case Op::min: v = std::min(a, b); break;
+      case Op::max: v = std::max(a, b); break;
+      default: fail("an unknown operation");
+      }
+    }
+    }
+    if (depth == 16)
+      fail("deeper than 16 values");
+    stack[depth++] = v;
+  }
+  if (depth != 1)
+    fail("it does not leave one value");
+  return stack[0];
+}
+
 uint64_t kite::specialization_hash(std::span<const KernelArg> args) {
+  return specialization_hash(args, false);
+}
+
+uint64_t kite::specialization_hash(std::span<const KernelArg> args, bool dynamic_shapes) {
   Hasher hash;
+  hash.add(uint64_t(dynamic_shapes));
   hash.add(args.size());
   for (const KernelArg &a : args) {
     hash.add(uint64_t(a.kind));
@@ -205,10 +277,19 @@ uint64_t kite::specialization_hash(std::span<const KernelArg> args) {
     hash.add(uint64_t(device.kind) << 32 | uint32_t(device.index));
     int64_t rank = t.dim();
     hash.add(uint64_t(rank));
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t size = t.size(d);
-      hash.add(uint64_t(size));
-      hash.add(size == 1 ? 0 : uint64_t(t.stride(d)));
+    if (dynamic_shapes && t.is_contiguous()) {
+      // The shape class: 0, 1, or a divisor class (tagged apart from sizes).
+      hash.add(uint64_t(1) << 63);
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t size = t.size(d);
+        hash.add(size <= 1 ? uint64_t(size) : (uint64_t(1) << 62) | ArgSpec::size_divisor(size));
+      }
+    } else {
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t size = t.size(d);
+        hash.add(uint64_t(size));
+        hash.add(size == 1 ? 0 : uint64_t(t.stride(d)));
+      }
     }
     auto address = reinterpret_cast<uintptr_t>(t.data_ptr());
     uint64_t alignment = 16;
@@ -243,6 +324,9 @@ struct LoadedPlan {
   /// The grid launched: the plan's, or for a persistent plan as many
   /// programs as the device holds at once (at most the plan's grid[0]).
   std::array<uint32_t, 3> grid = {1, 1, 1};
+  /// A persistent plan's programs the device holds at once (the most a
+  /// launch of a plan with a grid expression runs).
+  uint64_t residentPrograms = UINT32_MAX;
   /// "softmax {config}", registered once in the NVTX domain "kite": every
   /// launch is a range of that name in Nsight Systems.
   nvtxStringHandle_t nvtxName = nullptr;
@@ -433,7 +517,8 @@ std::unique_ptr<LoadedPlan> loadPlan(DeviceContext &dc, const KernelPlan &plan) 
     if (plan.params[i].kind == ParamSpec::Kind::constant)
       std::memcpy(lp->image.data() + lp->slots[i].offset, plan.params[i].bytes.data(),
                   plan.params[i].bytes.size());
-  lp->emptyGrid = plan.grid[0] == 0 || plan.grid[1] == 0 || plan.grid[2] == 0;
+  lp->emptyGrid = plan.gridExpr.empty() && (plan.grid[0] == 0 || plan.grid[1] == 0 ||
+                                             plan.grid[2] == 0);
   lp->grid = plan.grid;
   if (plan.persistent && !lp->emptyGrid) {
     // The kernel loops over its program ids by gridDim.x: every SM gets as
@@ -446,6 +531,7 @@ std::unique_ptr<LoadedPlan> loadPlan(DeviceContext &dc, const KernelPlan &plan) 
                                                           plan.dynamicSharedBytes),
           "reading the occupancy of {}", what);
     uint64_t programs = uint64_t(std::max(perSM, 1)) * uint64_t(std::max(props.smCount, 1));
+    lp->residentPrograms = programs;
     lp->grid[0] = uint32_t(std::min<uint64_t>(programs, plan.grid[0]));
   }
   return lp;
@@ -598,7 +684,22 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
   SmallBuffer<Tensor, 4> outputs(plan.outputs.size());
   for (size_t j = 0; j < plan.outputs.size(); ++j) {
     const OutputSpec &o = plan.outputs[j];
-    outputs[j] = allocateDevice(dc, o.sizes, o.dtype, stream, o.zeroed, "kite::launch: output");
+    if (!o.sizeExprs.empty()) [[unlikely]] {
+      // Sizes from the arguments (a dynamic-shapes plan, a scalar size).
+      std::vector<int64_t> sizes = o.sizes;
+      size_t next = 0;
+      for (int64_t &size : sizes)
+        if (size == -1) {
+          size = evaluate(o.sizeExprs[next++], args);
+          if (size < 0)
+            throw Error(fmt::format("kite::launch({}): output '{}' would have size {} ({} = {})",
+                                    plan.name, o.name, size,
+                                    o.sizeExprs[next - 1].str(argNames(plan)), size));
+        }
+      outputs[j] = allocateDevice(dc, sizes, o.dtype, stream, o.zeroed, "kite::launch: output");
+    } else {
+      outputs[j] = allocateDevice(dc, o.sizes, o.dtype, stream, o.zeroed, "kite::launch: output");
+    }
     if (poisonOutputs() && !o.zeroed) [[unlikely]]
       poison(outputs[j], stream);
   }
@@ -659,12 +760,23 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
     }
   }
 
-  if (!lp.emptyGrid) [[likely]]
-    check(cu().cuLaunchKernel(lp.function, lp.grid[0], lp.grid[1], lp.grid[2], plan.block[0],
+  std::array<uint32_t, 3> grid = lp.grid;
+  bool empty = lp.emptyGrid;
+  if (!plan.gridExpr.empty()) {
+    int64_t programs = evaluate(plan.gridExpr[0], args);
+    if (programs > int64_t(INT32_MAX))
+      throw Error(fmt::format("kite::launch({}): {} programs ({}) are more than a grid holds",
+                              plan.name, programs, plan.gridExpr[0].str(argNames(plan))));
+    programs = std::min<int64_t>(programs, int64_t(lp.residentPrograms));
+    grid[0] = uint32_t(std::max<int64_t>(programs, 0));
+    empty = programs <= 0;
+  }
+  if (!empty) [[likely]]
+    check(cu().cuLaunchKernel(lp.function, grid[0], grid[1], grid[2], plan.block[0],
                               plan.block[1], plan.block[2], plan.dynamicSharedBytes, toCU(stream),
                               pointers.data(), nullptr),
           "launching kernel {} ({}) with grid [{}, {}, {}] and block [{}, {}, {}]", plan.name,
-          plan.kernelName, lp.grid[0], lp.grid[1], lp.grid[2], plan.block[0], plan.block[1],
+          plan.kernelName, grid[0], grid[1], grid[2], plan.block[0], plan.block[1],
           plan.block[2]);
 
   for (size_t r = 0; r < plan.results.size(); ++r) {
@@ -853,6 +965,11 @@ bool scalarsMatch(const KernelPlan &plan, std::span<const KernelArg> args) {
     const ArgSpec &s = plan.args[i];
     if (!s.is_tensor() && s.value && args[i].scalar_as_double() != *s.value)
       return false;
+    // A dynamic-shapes key is a shape class: its plans may still hold
+    // some sizes static (specialize(x.size(d)), a size emission needs).
+    if (plan.dynamicShapes && s.is_tensor() && args[i].tensor &&
+        (size_t(args[i].tensor->dim()) != s.sizes.size() || !sizesMatch(*args[i].tensor, s)))
+      return false;
   }
   return true;
 }
@@ -868,6 +985,16 @@ const KernelPlan *findPlan(KernelPlans &k, uint64_t key, std::span<const KernelA
   return nullptr;
 }
 
+PlanEvent::Source planSource(runtime::PlanOrigin origin) {
+  switch (origin) {
+  case runtime::PlanOrigin::bundle: return PlanEvent::Source::bundle;
+  case runtime::PlanOrigin::directory: return PlanEvent::Source::cache_directory;
+  case runtime::PlanOrigin::tuned: return PlanEvent::Source::autotuner;
+  case runtime::PlanOrigin::compiled: return PlanEvent::Source::compiler;
+  }
+  return PlanEvent::Source::compiler;
+}
+
 uint64_t mix(uint64_t h, uint64_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
 }
@@ -877,7 +1004,7 @@ uint64_t mix(uint64_t h, uint64_t v) {
 void kite::detail::launch(const void *function, const Options &options,
                           std::span<const KernelArg> args, std::span<Tensor> results) {
   KernelPlans &k = kernelPlans(function);
-  uint64_t key = specialization_hash(args);
+  uint64_t key = specialization_hash(args, !options.static_shapes);
   if (!options.config.empty())
     key = mix(key, std::hash<std::string_view>{}(options.config));
   key = mix(key, uint64_t(options.tuning));
@@ -900,8 +1027,12 @@ void kite::detail::launch(const void *function, const Options &options,
       cache::Target target;
       if (options.tuning != Options::Tuning::never)
         target = cache::device_target(ordinal);
-      auto compiled = std::make_unique<KernelPlan>(
-          runtime::resolvePlan(*k.source, specs, options, target).plan);
+      auto start = std::chrono::steady_clock::now();
+      runtime::ResolvedPlan resolved = runtime::resolvePlan(*k.source, specs, options, target);
+      double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      auto compiled = std::make_unique<KernelPlan>(std::move(resolved.plan));
       if (compiled->results.size() != results.size())
         throw Error(fmt::format("kite::launch({}): the compiled kernel returns {} value{}, but "
                                 "its C++ signature returns {}; was the registration generated "
@@ -909,6 +1040,12 @@ void kite::detail::launch(const void *function, const Options &options,
                                 k.source->name, compiled->results.size(),
                                 compiled->results.size() == 1 ? "" : "s", results.size()));
       std::lock_guard<std::mutex> lock(k.mutex);
+      std::vector<const std::vector<ArgSpec> *> held;
+      for (const auto &[h, list] : k.plans)
+        for (const std::unique_ptr<KernelPlan> &p : list)
+          held.push_back(&p->args);
+      std::string reason = runtime::specializationChange(k.source->name, specs, held);
+      runtime::notePlan(PlanEvent{k.source->name, specs, planSource(resolved.origin), reason, ms});
       plan = compiled.get();
       k.plans[key].push_back(std::move(compiled));
     }

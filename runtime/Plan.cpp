@@ -62,7 +62,12 @@ std::string formatValue(double v) {
 std::string ArgSpec::str() const {
   std::string s = fmt::format("{}={}", name, dtype_name(dtype));
   if (kind == Kind::tensor) {
-    s += fmt::format("[{}]", fmt::join(sizes, ","));
+    std::vector<std::string> dims;
+    for (size_t d = 0; d < sizes.size(); ++d)
+      dims.push_back(!is_dynamic(d)       ? fmt::format("{}", sizes[d])
+                     : divisors[d] == 1 ? std::string("?")
+                                        : fmt::format("?{}", divisors[d]));
+    s += fmt::format("[{}]", fmt::join(dims, ","));
     if (!strides.empty() && strides != ArgSpec::tensor("", dtype, sizes).effective_strides())
       s += fmt::format(":strides[{}]", fmt::join(strides, ","));
     // The compiler reads no alignment as 16 bytes: a spec with none (0 or
@@ -104,6 +109,76 @@ ArgSpec ArgSpec::of(std::string name, const Tensor &t) {
 }
 
 //===----------------------------------------------------------------------===//
+// Launch expressions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+int arity(LaunchExpr::Op op) {
+  using Op = LaunchExpr::Op;
+  return op == Op::constant || op == Op::argSize || op == Op::argScalar ? 0 : 2;
+}
+
+/// A well-formed program leaves one value; "" or what is wrong.
+std::string checkExpr(const LaunchExpr &e, std::span<const ArgSpec> args) {
+  int depth = 0;
+  for (const LaunchExpr::Term &t : e.terms) {
+    using Op = LaunchExpr::Op;
+    if (uint8_t(t.op) > uint8_t(Op::max))
+      return fmt::format("unknown operation {}", int(t.op));
+    if (t.op == Op::argSize || t.op == Op::argScalar) {
+      if (t.index >= args.size())
+        return fmt::format("reads argument {}, but there are {}", t.index, args.size());
+      const ArgSpec &a = args[t.index];
+      if (t.op == Op::argSize && (!a.is_tensor() || t.dim >= a.sizes.size()))
+        return fmt::format("reads size {} of argument '{}', which has no such dim", t.dim,
+                           a.name);
+      if (t.op == Op::argScalar &&
+          (a.is_tensor() || (a.dtype != DType::i64 && a.dtype != DType::i32)))
+        return fmt::format("reads argument '{}' as an integer scalar", a.name);
+    }
+    depth += 1 - arity(t.op);
+    if (depth < 1)
+      return "an operation lacks operands";
+  }
+  return depth == 1 ? "" : fmt::format("leaves {} values, not one", depth);
+}
+
+} // namespace
+
+std::string LaunchExpr::str(const std::vector<std::string> &names) const {
+  std::vector<std::string> stack;
+  auto name = [&](uint32_t i) {
+    return i < names.size() ? names[i] : fmt::format("#{}", i);
+  };
+  for (const Term &t : terms) {
+    if (arity(t.op) == 0) {
+      stack.push_back(t.op == Op::constant  ? fmt::format("{}", t.value)
+                      : t.op == Op::argSize ? fmt::format("{}.size({})", name(t.index), t.dim)
+                                            : name(t.index));
+      continue;
+    }
+    if (stack.size() < 2)
+      return "<malformed>";
+    std::string b = std::move(stack.back());
+    stack.pop_back();
+    std::string a = std::move(stack.back());
+    stack.pop_back();
+    switch (t.op) {
+    case Op::add: stack.push_back(fmt::format("({} + {})", a, b)); break;
+    case Op::sub: stack.push_back(fmt::format("({} - {})", a, b)); break;
+    case Op::mul: stack.push_back(fmt::format("{} * {}", a, b)); break;
+    case Op::ceildiv: stack.push_back(fmt::format("ceildiv({}, {})", a, b)); break;
+    case Op::floordiv: stack.push_back(fmt::format("{} / {}", a, b)); break;
+    case Op::min: stack.push_back(fmt::format("min({}, {})", a, b)); break;
+    case Op::max: stack.push_back(fmt::format("max({}, {})", a, b)); break;
+    default: return "<malformed>";
+    }
+  }
+  return stack.size() == 1 ? stack.front() : "<malformed>";
+}
+
+//===----------------------------------------------------------------------===//
 // Validation
 //===----------------------------------------------------------------------===//
 
@@ -136,9 +211,26 @@ void kite::validate_plan(const KernelPlan &plan) {
                      plan.grid[0], plan.grid[1], plan.grid[2]));
   for (size_t i = 0; i < plan.args.size(); ++i) {
     const ArgSpec &a = plan.args[i];
+    if (!a.divisors.empty()) {
+      if (!a.is_tensor() || a.divisors.size() != a.sizes.size())
+        fail(fmt::format("argument '{}' has {} divisors for {} sizes", a.name,
+                         a.divisors.size(), a.sizes.size()));
+      for (size_t d = 0; d < a.sizes.size(); ++d) {
+        int64_t v = a.divisors[d];
+        if (v != 0 && (v > 16 || !std::has_single_bit(uint64_t(v)) || a.sizes[d] != -1))
+          fail(fmt::format("argument '{}' has a dynamic dim {} of size {} and divisor {} (a "
+                           "dynamic size is -1 with a divisor of 1, 2, 4, 8 or 16)",
+                           a.name, d, a.sizes[d], v));
+      }
+      if (!a.strides.empty())
+        fail(fmt::format("argument '{}' has dynamic sizes and strides; a tensor with dynamic "
+                         "sizes is contiguous",
+                         a.name));
+    }
     if (a.kind == ArgSpec::Kind::tensor) {
       int64_t numel = 1;
-      for (int64_t s : a.sizes) {
+      for (size_t d = 0; d < a.sizes.size(); ++d) {
+        int64_t s = a.is_dynamic(d) ? 1 : a.sizes[d];
         if (s < 0)
           fail(fmt::format("argument '{}' has a negative size in {}", a.name,
                            shapeString(a.sizes)));
@@ -161,10 +253,28 @@ void kite::validate_plan(const KernelPlan &plan) {
         fail(fmt::format("scalar argument '{}' has sizes or strides", a.name));
     }
   }
-  for (const OutputSpec &o : plan.outputs)
-    for (int64_t s : o.sizes)
-      if (s < 0)
+  for (const OutputSpec &o : plan.outputs) {
+    size_t dynamic = 0;
+    for (int64_t s : o.sizes) {
+      dynamic += s == -1;
+      if (s < -1)
         fail(fmt::format("output '{}' has a negative size in {}", o.name, shapeString(o.sizes)));
+    }
+    if (dynamic != o.sizeExprs.size())
+      fail(fmt::format("output '{}' has {} dynamic sizes but {} size expressions", o.name,
+                       dynamic, o.sizeExprs.size()));
+    for (const LaunchExpr &e : o.sizeExprs)
+      if (std::string why = checkExpr(e, plan.args); !why.empty())
+        fail(fmt::format("a size expression of output '{}' {}", o.name, why));
+  }
+  if (plan.gridExpr.size() > 1)
+    fail(fmt::format("{} grid expressions (at most one: grid x)", plan.gridExpr.size()));
+  for (const LaunchExpr &e : plan.gridExpr) {
+    if (std::string why = checkExpr(e, plan.args); !why.empty())
+      fail("the grid expression " + why);
+    if (plan.grid[1] != 1 || plan.grid[2] != 1)
+      fail("a plan with a grid expression has a grid of [n, 1, 1]");
+  }
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const ParamSpec &p = plan.params[i];
     auto needArg = [&](bool tensor) {
@@ -247,6 +357,34 @@ constexpr FrameKind kPlanFrame{"KITEPLAN", kPlanFormatVersion, "kite plan", "pla
                                "recompile the kernel (or re-tune the cache entry)"};
 constexpr uint8_t kLastDType = uint8_t(DType::boolean);
 
+void writeExprs(ByteWriter &w, const std::vector<LaunchExpr> &exprs) {
+  w.u64(exprs.size());
+  for (const LaunchExpr &e : exprs) {
+    w.u64(e.terms.size());
+    for (const LaunchExpr::Term &t : e.terms) {
+      w.u8(uint8_t(t.op));
+      w.u32(t.index);
+      w.u32(t.dim);
+      w.i64(t.value);
+    }
+  }
+}
+
+std::vector<LaunchExpr> readExprs(ByteReader &r, const char *what) {
+  std::vector<LaunchExpr> exprs(r.count(what, 8));
+  for (LaunchExpr &e : exprs) {
+    e.terms.resize(r.count("launch expression terms", 17));
+    for (LaunchExpr::Term &t : e.terms) {
+      t.op = r.enumeration<LaunchExpr::Op>("launch expression operation",
+                                           uint8_t(LaunchExpr::Op::max));
+      t.index = r.u32("launch expression index");
+      t.dim = r.u32("launch expression dim");
+      t.value = r.i64("launch expression value");
+    }
+  }
+  return exprs;
+}
+
 } // namespace
 
 std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
@@ -273,6 +411,7 @@ std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
     w.i64(a.alignment);
     w.u8(a.value.has_value());
     w.f64(a.value.value_or(0.0));
+    w.i64s(a.divisors);
   }
   w.u64(plan.outputs.size());
   for (const OutputSpec &o : plan.outputs) {
@@ -280,6 +419,7 @@ std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
     w.u8(uint8_t(o.dtype));
     w.i64s(o.sizes);
     w.u8(o.zeroed);
+    writeExprs(w, o.sizeExprs);
   }
   w.u64(plan.params.size());
   for (const ParamSpec &p : plan.params) {
@@ -294,6 +434,8 @@ std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
     w.u32(r.index);
   }
   w.str(plan.config);
+  w.u8(plan.dynamicShapes);
+  writeExprs(w, plan.gridExpr);
   return frame(kPlanFrame, w.out);
 }
 
@@ -326,6 +468,7 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
     double value = r.f64("argument value");
     if (hasValue)
       a.value = value;
+    a.divisors = r.i64s("argument divisors");
   }
   plan.outputs.resize(r.count("outputs", 18));
   for (OutputSpec &o : plan.outputs) {
@@ -333,6 +476,7 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
     o.dtype = r.enumeration<DType>("output dtype", kLastDType);
     o.sizes = r.i64s("output sizes");
     o.zeroed = r.u8("output zeroed flag") != 0;
+    o.sizeExprs = readExprs(r, "output size expressions");
   }
   plan.params.resize(r.count("parameters", 17));
   for (ParamSpec &p : plan.params) {
@@ -347,6 +491,8 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
     res.index = r.u32("result index");
   }
   plan.config = r.str("config");
+  plan.dynamicShapes = r.u8("dynamic shapes flag") != 0;
+  plan.gridExpr = readExprs(r, "grid expressions");
   if (r.remaining() != 0)
     r.fail(fmt::format("{} unread bytes at the end of the payload", r.remaining()));
   try {

@@ -215,6 +215,9 @@ struct Query {
   std::string_view pinnedConfig;
   /// Only tuned entries (Options::Tuning::tune looks for a tuning result).
   bool tunedOnly = false;
+  /// Plans for dynamic shapes (Options::static_shapes = false), found by
+  /// shape class; otherwise only plans for static shapes.
+  bool dynamicShapes = false;
 };
 
 /// Whether an entry answers a query: same kernel and IR hash, argument specs

@@ -36,9 +36,11 @@
 #define KITE_RUNTIME_HPP
 
 #include <kite/kite.hpp>
+#include <kite/launch_expr.hpp>
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -175,8 +177,28 @@ struct ArgSpec {
   int64_t alignment = 0;
   /// A specialized scalar: the plan is valid for this value only.
   std::optional<double> value;
+  /// A plan for dynamic shapes (Options::static_shapes = false) takes some
+  /// sizes at launch: such a dim is -1 in `sizes`, and here its divisor, the
+  /// power of two (1 to 16) that the size is a multiple of; 0 for a static
+  /// dim. Empty: every size static. A tensor with a dynamic size is
+  /// contiguous (`strides` empty). Text form: `x=bf16[?16,4096]` (`?` alone
+  /// for divisor 1).
+  std::vector<int64_t> divisors;
 
   bool is_tensor() const { return kind == Kind::tensor; }
+  bool is_dynamic(size_t dim) const { return dim < divisors.size() && divisors[dim] != 0; }
+  /// Whether a size fits dim `dim`: equal to its static size, or for a
+  /// dynamic dim at least 2 and a multiple of its divisor.
+  bool size_fits(size_t dim, int64_t size) const {
+    return is_dynamic(dim) ? size >= 2 && size % divisors[dim] == 0 : size == sizes[dim];
+  }
+  /// A size's divisor class: the largest power of two up to 16 dividing it.
+  static int64_t size_divisor(int64_t size) {
+    int64_t d = 16;
+    while (d > 1 && size % d != 0)
+      d /= 2;
+    return d;
+  }
   /// The strides in effect (contiguous ones when `strides` is empty).
   std::vector<int64_t> effective_strides() const;
   std::string str() const;
@@ -196,8 +218,9 @@ struct ArgSpec {
 struct OutputSpec {
   std::string name;
   DType dtype = DType::f32;
-  std::vector<int64_t> sizes;
+  std::vector<int64_t> sizes; // -1: computed at launch, by the next of sizeExprs
   bool zeroed = false; // zeros()/zeros_like() in the prologue
+  std::vector<LaunchExpr> sizeExprs; // one per -1 in sizes, in order
   friend bool operator==(const OutputSpec &, const OutputSpec &) = default;
 };
 
@@ -269,6 +292,12 @@ struct KernelPlan {
   std::vector<ResultSpec> results; // empty: void; one: Tensor; more: tuple
   /// The config's JSON text (informational; it is already in `key`).
   std::string config;
+  /// Compiled for dynamic shapes (Options::static_shapes = false): its
+  /// specs may hold dynamic sizes, and the cache finds it by shape class.
+  bool dynamicShapes = false;
+  /// The number of programs (grid x), computed at each launch; empty: `grid`.
+  /// A persistent plan launches at most as many as the SMs hold.
+  std::vector<LaunchExpr> gridExpr;
 
   friend bool operator==(const KernelPlan &, const KernelPlan &) = default;
 };
@@ -283,8 +312,9 @@ void validate_plan(const KernelPlan &plan);
 std::vector<uint8_t> serialize(const KernelPlan &plan);
 KernelPlan deserialize(std::span<const uint8_t> bytes);
 /// The version serialize writes and deserialize reads (2: tensor-map
-/// parameters; 3: the persistent flag).
-inline constexpr uint32_t kPlanFormatVersion = 3;
+/// parameters; 3: the persistent flag; 4: dynamic sizes and launch
+/// expressions).
+inline constexpr uint32_t kPlanFormatVersion = 4;
 
 //===----------------------------------------------------------------------===//
 // Launching
@@ -323,6 +353,11 @@ struct KernelArg {
 /// there are none).
 int validate_args(const KernelPlan &plan, std::span<const KernelArg> args);
 
+/// Evaluates a launch expression on a launch's arguments (which
+/// validate_args has checked). Throws kite::Error for a division by a
+/// non-positive number or a malformed program.
+int64_t evaluate(const LaunchExpr &expr, std::span<const KernelArg> args);
+
 /// An allocation-free hash of what plans are specialized on: each
 /// argument's kind, dtype (or scalar type), sizes, strides (ignoring size-1
 /// dimensions), alignment class (the largest power of two up to 16 dividing
@@ -331,6 +366,10 @@ int validate_args(const KernelPlan &plan, std::span<const KernelArg> args);
 /// equal specs (validate_args does), and other specialized scalars are
 /// checked by validate_args against each candidate plan.
 uint64_t specialization_hash(std::span<const KernelArg> args);
+/// With `dynamic_shapes`, the hash of the shape class: a contiguous
+/// tensor's sizes count only as 0, 1 or their divisor class
+/// (ArgSpec::size_divisor), as the specs of a dynamic-shapes plan do.
+uint64_t specialization_hash(std::span<const KernelArg> args, bool dynamic_shapes);
 
 /// Runs a plan: validates the arguments, loads the binary on first use (a
 /// module cache keyed by the CUDA context and plan.key), allocates the
@@ -404,6 +443,14 @@ struct Options {
     never,    // compile the default config (or `config`); no cache read or write
   };
   Tuning tuning = Tuning::cached;
+  /// true: a plan per set of sizes (the fastest code for each, a compile for
+  /// each new size). false: a plan per shape class, taking sizes at launch:
+  /// every size of a contiguous tensor that is at least 2 is dynamic, but
+  /// for its divisor class (the largest power of two up to 16 dividing it),
+  /// except where the kernel says `specialize(x.size(d))` or uses the size
+  /// in a way the compiler needs it constant (then that dim stays static).
+  /// As Helion's static_shapes.
+  bool static_shapes = true;
 };
 
 /// Loads a bundle of cached plans (`kite cache export -o FILE`) for the rest
@@ -414,6 +461,38 @@ struct Options {
 /// entries; throws kite::Error naming the file and what is wrong (missing,
 /// truncated, corrupt, other format version).
 size_t load_bundle(const std::string &path);
+
+//===----------------------------------------------------------------------===//
+// New plans: what made a launch compile
+//===----------------------------------------------------------------------===//
+
+/// A launch that found no plan in memory for its arguments and got one: from
+/// a bundle or the cache directory (a load), or from the compiler or the
+/// autotuner (a compile). Reported once per new specialization.
+struct PlanEvent {
+  enum class Source : uint8_t { bundle, cache_directory, autotuner, compiler };
+  std::string_view kernel;
+  std::span<const ArgSpec> args; // the launch's specs
+  Source source = Source::compiler;
+  /// What no plan already held matched, against the nearest held plan:
+  /// "first launch of softmax in this process", or e.g.
+  /// "x: sizes [4096,8192] (nearest held plan: [8192,8192])".
+  std::string_view reason;
+  double milliseconds = 0; // getting the plan (lookup, compile or tuning)
+  bool compiled() const { return source == Source::autotuner || source == Source::compiler; }
+};
+
+/// Called for every PlanEvent of this process, on the launching thread
+/// (while the kernel's plans are locked: it must not launch that kernel).
+/// Replaces the observer before; an empty function removes it. Setting
+/// KITE_LOG=compile prints each compile to stderr, KITE_LOG=plans every
+/// event; an observer sees them either way.
+using PlanObserver = std::function<void(const PlanEvent &)>;
+void set_plan_observer(PlanObserver observer);
+/// How many plans kite::launch has compiled or tuned in this process. An
+/// application warmed up on its shapes, or running from a bundle that holds
+/// them, sees it stay put: a test can assert that a launch compiles nothing.
+uint64_t compile_count();
 
 //===----------------------------------------------------------------------===//
 // kite::launch

@@ -68,12 +68,29 @@ struct Tile {
   int64_t rank() const { return dims.size(); }
 };
 
-/// A tensor in global memory: a pointer expression, static sizes, strides.
+/// A tensor in global memory: a pointer expression, sizes, strides. A size
+/// taken at launch (a dynamic-shapes plan) is ShapedType::kDynamic in
+/// `sizes`, with its kernel parameter's name in `sizeNames` and what it is a
+/// multiple of in `divisors`; strides are static (only a tensor's outermost
+/// dim is dynamic, so no stride depends on it).
 struct TensorRef {
   std::string ptr;
   Type elem;
   SmallVector<int64_t> sizes, strides;
+  SmallVector<std::string> sizeNames; // per dim; "" for a static size
+  SmallVector<int64_t> divisors;      // per dim; 0 for a static size
   int64_t align = 16; // bytes the data pointer is aligned to
+
+  bool isDynamic(size_t d) const { return d < sizeNames.size() && !sizeNames[d].empty(); }
+  bool anyDynamic() const {
+    return llvm::any_of(sizeNames, [](const std::string &n) { return !n.empty(); });
+  }
+  /// Size `d` as a C++ i64 expression.
+  std::string size(size_t d) const {
+    return isDynamic(d) ? sizeNames[d] : std::to_string(sizes[d]) + "LL";
+  }
+  /// What size `d` is known to be a multiple of.
+  int64_t sizeDivisor(size_t d) const { return isDynamic(d) ? divisors[d] : sizes[d]; }
 };
 
 /// One load, store or atomic being emitted: the tensor, the layout the
@@ -104,6 +121,9 @@ struct SpanVars {
   bool exact = false;     // every tile is full: no mask needed
   int64_t alignElems = 1; // every begin is a multiple of this
   int64_t upperConst = -1; // the loop's end, where it is a constant
+  /// A multiple of which the loop's end is, where it is a size taken at
+  /// launch (0: none known).
+  int64_t endDivisor = 0;
 };
 
 /// How a kite.mma product's right operand is staged in shared memory: N

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/CompilerHook.h"
+#include "runtime/PlanLog.h"
 
 #include <kite/runtime.hpp>
 
@@ -213,6 +214,56 @@ TEST(RuntimeRegistry, CompilerHook) {
   EXPECT_EQ(p.name, "softmax");
   EXPECT_EQ(p.args, args);
   setCompiler({});
+}
+
+// What a launch reports when it gets a new plan: the reason names what no
+// held plan matched, against the nearest one.
+TEST(PlanLog, ReasonNamesWhatTheNearestHeldPlanLacks) {
+  std::vector<ArgSpec> a = {ArgSpec::tensor("x", bf16, {8192, 8192}, {}, 16),
+                            ArgSpec::scalar("k", i64, 8.0)};
+  std::vector<ArgSpec> sizes = {ArgSpec::tensor("x", bf16, {4096, 8192}, {}, 16),
+                                ArgSpec::scalar("k", i64, 8.0)};
+  std::vector<ArgSpec> far = {ArgSpec::tensor("x", f16, {4096, 8192}, {}, 8),
+                              ArgSpec::scalar("k", i64, 4.0)};
+  EXPECT_EQ(specializationChange("topk", a, {}), "first launch of topk in this process");
+
+  std::vector<const std::vector<ArgSpec> *> held = {&far, &sizes};
+  EXPECT_EQ(specializationChange("topk", a, held),
+            "x: sizes [8192,8192] (nearest held plan: [4096,8192]); 2 plans held");
+  held = {&far};
+  EXPECT_EQ(specializationChange("topk", a, held),
+            "x: dtype bf16 (nearest held plan: f16); x: sizes [8192,8192] (nearest held plan: "
+            "[4096,8192]); x: 16-byte aligned (nearest held plan: 8); k: value 8 (nearest held "
+            "plan: 4); 1 plan held");
+  std::vector<ArgSpec> strided = {ArgSpec::tensor("x", bf16, {8192, 8192}, {1, 8192}, 16),
+                                  ArgSpec::scalar("k", i64, 8.0)};
+  held = {&a};
+  EXPECT_EQ(specializationChange("topk", strided, held),
+            "x: strides [1,8192] (nearest held plan: [8192,1]); 1 plan held");
+  EXPECT_EQ(specializationChange("topk", a, held),
+            "the same arguments with another config or tuning mode; 1 plan held");
+}
+
+TEST(PlanLog, ObserverSeesEveryPlanAndCountsCompiles) {
+  std::vector<ArgSpec> args = {ArgSpec::tensor("x", bf16, {8, 8}, {}, 16)};
+  std::vector<std::string> seen;
+  set_plan_observer([&](const PlanEvent &e) { seen.push_back(formatPlanEvent(e)); });
+  uint64_t before = compile_count();
+  notePlan(PlanEvent{"softmax", args, PlanEvent::Source::bundle, "first launch", 0.5});
+  EXPECT_EQ(compile_count(), before) << "a plan from a bundle is not a compile";
+  notePlan(PlanEvent{"softmax", args, PlanEvent::Source::compiler, "x: sizes", 412.3});
+  notePlan(PlanEvent{"softmax", args, PlanEvent::Source::autotuner, "x: dtype", 9000});
+  EXPECT_EQ(compile_count(), before + 2);
+  set_plan_observer({});
+  notePlan(PlanEvent{"softmax", args, PlanEvent::Source::compiler, "unobserved", 1});
+  EXPECT_EQ(compile_count(), before + 3);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], "kite: loaded softmax(x=bf16[8,8]:align16) in 0.5 ms from a loaded "
+                     "bundle: first launch");
+  EXPECT_EQ(seen[1], "kite: compiled softmax(x=bf16[8,8]:align16) in 412.3 ms from the "
+                     "compiler: x: sizes");
+  EXPECT_EQ(seen[2], "kite: compiled softmax(x=bf16[8,8]:align16) in 9000.0 ms from the "
+                     "autotuner: x: dtype");
 }
 
 } // namespace
