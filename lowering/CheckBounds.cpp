@@ -19,11 +19,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lowering/DynamicShapes.h"
 #include "lowering/IndexRange.h"
 #include "lowering/LaunchArg.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace kite {
 #define GEN_PASS_DEF_KITECHECKBOUNDS
@@ -66,6 +68,20 @@ std::string describeTensor(Value tensor) {
 
 std::string interval(int64_t lo, int64_t hi) {
   return "[" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
+}
+
+/// Whether tile loop variable `span` runs over [lb, ub) with a constant
+/// lb >= 0 and ub the size of `tensor`'s dim `d` (one origin: the argument's
+/// dim, through empty_like and outputs sized by it).
+bool spansSize(Value span, Value tensor, int64_t d) {
+  auto arg = dyn_cast<BlockArgument>(span);
+  auto loop = arg ? dyn_cast<TileForOp>(arg.getOwner()->getParentOp()) : TileForOp();
+  if (!loop || arg.getArgNumber() >= loop.getUpperBounds().size())
+    return false;
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBounds()[arg.getArgNumber()]);
+  std::optional<SizeOrigin> end = sizeOriginOf(loop.getUpperBounds()[arg.getArgNumber()]);
+  std::optional<SizeOrigin> dim = sizeOrigin(tensor, d);
+  return lb && *lb >= 0 && end && dim && *end == *dim;
 }
 
 struct CheckBoundsPass : kite::impl::KiteCheckBoundsBase<CheckBoundsPass> {
@@ -111,7 +127,10 @@ struct CheckBoundsPass : kite::impl::KiteCheckBoundsBase<CheckBoundsPass> {
         break; // the verifier reports too many subscripts
       int64_t size = sizes[d];
       if (ShapedType::isDynamic(size)) {
-        checked.push_back(pos);
+        // A size taken at launch: in bounds if the span's loop runs to the
+        // same size from a non-negative start.
+        if (s.kind != Subscript::Kind::Span || !spansSize(s.value, tensor, d))
+          checked.push_back(pos);
       } else if (s.kind == Subscript::Kind::Span) {
         std::optional<LoopExtent> e = ranges.extentOf(s.value);
         if (!e) {

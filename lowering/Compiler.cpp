@@ -10,6 +10,7 @@
 #include "lowering/Config.h"
 #include "lowering/ConfigSpace.h"
 #include "lowering/Diagnostics.h"
+#include "lowering/DynamicShapes.h"
 #include "lowering/LaunchArg.h"
 #include "lowering/Passes.h"
 #include "lowering/Pipeline.h"
@@ -120,7 +121,56 @@ std::vector<bool> specializedScalars(func::FuncOp f) {
   return result;
 }
 
+/// The specs a dynamic-shapes plan is compiled for: each contiguous
+/// tensor's outermost size of at least 2 becomes its divisor class, where
+/// the kernel lets it (dynamicLeadingDims); everything else stays as given.
+std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
+                                           const std::vector<kite::ArgSpec> &args) {
+  std::vector<int64_t> ranks;
+  for (const kite::ArgSpec &a : args)
+    ranks.push_back(a.is_tensor() ? int64_t(a.sizes.size()) : -1);
+  std::vector<bool> dynamic = kite::dynamicLeadingDims(captured, ranks);
+  std::vector<kite::ArgSpec> specs = args;
+  for (size_t i = 0; i < specs.size() && i < dynamic.size(); ++i) {
+    kite::ArgSpec &a = specs[i];
+    if (!dynamic[i] || !a.is_tensor() || a.sizes.empty() || a.sizes[0] < 2 ||
+        !a.divisors.empty())
+      continue;
+    std::vector<int64_t> contiguous = kite::ArgSpec::tensor("", a.dtype, a.sizes).effective_strides();
+    bool isContiguous = true;
+    for (size_t d = 0; d < a.sizes.size() && !a.strides.empty(); ++d)
+      isContiguous &= a.sizes[d] == 1 || a.strides[d] == contiguous[d];
+    if (!isContiguous)
+      continue;
+    a.strides.clear();
+    a.divisors.assign(a.sizes.size(), 0);
+    a.divisors[0] = kite::ArgSpec::size_divisor(a.sizes[0]);
+    a.sizes[0] = -1;
+  }
+  return specs;
+}
+
 } // namespace
+
+std::vector<kite::ArgSpec> kite::planSpecs(const KernelSource &kernel,
+                                           const std::vector<ArgSpec> &args,
+                                           const Options &options) {
+  // Which scalars does the kernel specialize on? Only those keep a value in
+  // the plan's specs (others are run-time arguments). And with dynamic
+  // shapes, which sizes can it take at launch?
+  return withKernel(
+      kernel.ir, kernel.name, args, "compile", [](PassManager &) {},
+      [&](func::FuncOp f, auto &) {
+        std::vector<ArgSpec> specs = args;
+        std::vector<bool> spec = specializedScalars(f);
+        for (size_t i = 0; i < specs.size() && i < spec.size(); ++i)
+          if (!specs[i].is_tensor() && !spec[i])
+            specs[i].value.reset();
+        if (!options.static_shapes)
+          specs = shapeClassSpecs(f, specs);
+        return specs;
+      });
+}
 
 kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
                                    const std::vector<ArgSpec> &args,
@@ -164,15 +214,7 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
                                      const CompileOptions &compile) {
   std::string arch = targetArch(compile.arch);
 
-  // Which scalars does the kernel specialize on? Only those keep a value in
-  // the plan's specs (others are run-time arguments).
-  std::vector<ArgSpec> specs = args;
-  std::vector<bool> spec = withKernel(
-      kernel.ir, kernel.name, args, "compile", [](PassManager &) {},
-      [](func::FuncOp f, auto &) { return specializedScalars(f); });
-  for (size_t i = 0; i < specs.size() && i < spec.size(); ++i)
-    if (!specs[i].is_tensor() && !spec[i])
-      specs[i].value.reset();
+  std::vector<ArgSpec> specs = planSpecs(kernel, args, options);
 
   CudaKernel cuda = lowerToCuda(kernel.ir, kernel.name, specs, options.config, compile);
   runtime::NvrtcOutput out = runtime::compileToCubin(cuda.source, cuda.symbol, arch);
@@ -188,10 +230,15 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
   plan.block = {(uint32_t)cuda.numThreads, 1, 1};
   plan.dynamicSharedBytes = (uint32_t)cuda.sharedBytes;
   plan.args = specs;
-  for (const CudaKernel::Output &o : cuda.outputs)
-    plan.outputs.push_back(OutputSpec{o.name, toDType(o.dtype),
-                                      std::vector<int64_t>(o.sizes.begin(), o.sizes.end()),
-                                      o.zeroed});
+  plan.dynamicShapes = !options.static_shapes;
+  if (cuda.gridExpr)
+    plan.gridExpr = {*cuda.gridExpr};
+  for (const CudaKernel::Output &o : cuda.outputs) {
+    OutputSpec out{o.name, toDType(o.dtype), {}, o.zeroed, o.sizeExprs};
+    for (int64_t size : o.sizes)
+      out.sizes.push_back(ShapedType::isDynamic(size) ? -1 : size);
+    plan.outputs.push_back(std::move(out));
+  }
   for (const CudaKernel::Param &p : cuda.params) {
     ParamSpec ps;
     ps.index = p.index;
@@ -199,6 +246,10 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
     case CudaKernel::Param::Kind::ArgData: ps.kind = ParamSpec::Kind::argData; break;
     case CudaKernel::Param::Kind::OutputData: ps.kind = ParamSpec::Kind::outputData; break;
     case CudaKernel::Param::Kind::ArgScalar: ps.kind = ParamSpec::Kind::argScalar; break;
+    case CudaKernel::Param::Kind::ArgSize:
+      ps.kind = ParamSpec::Kind::argSize;
+      ps.dim = p.dim;
+      break;
     case CudaKernel::Param::Kind::ArgTensorMap: {
       ps.kind = ParamSpec::Kind::argTensorMap;
       TensorMapSpec m;
@@ -219,7 +270,8 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
                                       r.index});
   plan.config = options.config;
   plan.key = std::string(kernel.name) + "|" + std::string(kernel.irHash) + "|" +
-             joinArgs(specs) + "|" + options.config + "|" + arch + "|kite-0.1";
+             joinArgs(specs) + "|" + options.config + "|" + arch + "|kite-0.1" +
+             (plan.dynamicShapes ? "|dynamic" : "");
   validate_plan(plan);
   return plan;
 }
@@ -230,9 +282,14 @@ kite::cache::Entry kite::tuneForLaunch(const KernelSource &kernel,
   autotune::TuneRequest request;
   request.kernel = kernel;
   request.args = args;
-  request.space = configSpaceOf(kernel, args);
+  // A dynamic-shapes plan's space is its shape class's.
+  request.space = configSpaceOf(kernel, options.static_shapes ? args
+                                                              : planSpecs(kernel, args, options));
   request.compile = [&](const std::string &config) {
-    return compileToPlan(kernel, args, Options{options.stream, config});
+    Options o = options;
+    o.config = config;
+    o.tuning = Options::Tuning::never;
+    return compileToPlan(kernel, args, o);
   };
   autotune::TuneOptions tune;
   tune.store = false; // the launch path stores the entry

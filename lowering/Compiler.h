@@ -37,7 +37,15 @@ CudaKernel lowerToCuda(std::string_view ir, std::string_view name,
                        const std::vector<ArgSpec> &args, std::string_view config,
                        const CompileOptions &options = {});
 
-/// lowerToCuda, then NVRTC, packaged as a plan. Throws kite::Error.
+/// The specs a plan for a launch's `args` is compiled for: scalars keep a
+/// value only where the kernel specializes them, and with
+/// options.static_shapes = false each size the kernel can take at launch
+/// becomes its divisor class (`x=bf16[?16,4096]`; lowering/DynamicShapes.h).
+std::vector<ArgSpec> planSpecs(const KernelSource &kernel, const std::vector<ArgSpec> &args,
+                               const Options &options);
+
+/// lowerToCuda for planSpecs(args), then NVRTC, packaged as a plan. Throws
+/// kite::Error.
 KernelPlan compileToPlan(const KernelSource &kernel, const std::vector<ArgSpec> &args,
                          const Options &options, const CompileOptions &compile = {});
 

@@ -31,6 +31,8 @@
 #include "lowering/EmitCuda.h"
 #include "lowering/emit/Emitter.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 #include "lowering/TypeInference.h"
 #include "mlir/IR/Matchers.h"
 
@@ -130,6 +132,9 @@ FailureOr<CudaKernel> Emitter::run() {
     case CudaKernel::Param::Kind::ArgTensorMap:
       params += "const __grid_constant__ KiteTensorMap " + p.name;
       break;
+    case CudaKernel::Param::Kind::ArgSize:
+      params += "const i64 " + p.name;
+      break;
     }
   }
   result.sharedBytes = sharedBytes;
@@ -169,8 +174,21 @@ LogicalResult Emitter::emitPrologue() {
         ref.strides.assign(s.asArrayRef().begin(), s.asArrayRef().end());
       if (auto a = kernel.getArgAttrOfType<IntegerAttr>(i, "kite.align"))
         ref.align = a.getInt();
-      tensors[arg] = ref;
       result.params.push_back({CudaKernel::Param::Kind::ArgData, i});
+      // Sizes taken at launch: one i64 parameter each.
+      if (auto divisors = kernel.getArgAttrOfType<DenseI64ArrayAttr>(i, "kite.divisors")) {
+        ref.sizeNames.assign(ref.sizes.size(), "");
+        ref.divisors.assign(divisors.asArrayRef().begin(), divisors.asArrayRef().end());
+        for (auto [d, divisor] : llvm::enumerate(divisors.asArrayRef())) {
+          if (divisor == 0)
+            continue;
+          ref.sizeNames[d] = llvm::formatv("a{0}_n{1}", i, d).str();
+          CudaKernel::Param p{CudaKernel::Param::Kind::ArgSize, i, ref.sizeNames[d]};
+          p.dim = d;
+          result.params.push_back(p);
+        }
+      }
+      tensors[arg] = ref;
     } else {
       scalars[arg] = "a" + std::to_string(i);
       result.params.push_back({CudaKernel::Param::Kind::ArgScalar, i});
@@ -217,8 +235,56 @@ SmallVector<int64_t> Emitter::contiguousStrides(ArrayRef<int64_t> sizes) {
   return strides;
 }
 
+std::optional<LaunchExpr> kite::emit::launchExprOf(SizeOrigin origin) {
+  auto arg = dyn_cast<BlockArgument>(origin.first);
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return std::nullopt;
+  LaunchExpr::Term t;
+  t.index = arg.getArgNumber();
+  if (origin.second >= 0) {
+    t.op = LaunchExpr::Op::argSize;
+    t.dim = uint32_t(origin.second);
+  } else if (arg.getType().isInteger(64) || arg.getType().isInteger(32)) {
+    t.op = LaunchExpr::Op::argScalar;
+  } else {
+    return std::nullopt;
+  }
+  return LaunchExpr{{t}};
+}
+
+std::optional<LaunchExpr> kite::emit::launchExprOf(Value v) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return LaunchExpr::constant(*c);
+  if (v.getDefiningOp<SizeOp>() || isa<BlockArgument>(v)) {
+    std::optional<SizeOrigin> origin = sizeOriginOf(v);
+    return origin ? launchExprOf(*origin) : std::nullopt;
+  }
+  Operation *op = v.getDefiningOp();
+  if (!op || op->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<LaunchExpr::Op> kind =
+      llvm::TypeSwitch<Operation *, std::optional<LaunchExpr::Op>>(op)
+          .Case([](arith::AddIOp) { return LaunchExpr::Op::add; })
+          .Case([](arith::SubIOp) { return LaunchExpr::Op::sub; })
+          .Case([](arith::MulIOp) { return LaunchExpr::Op::mul; })
+          .Case([](arith::CeilDivSIOp) { return LaunchExpr::Op::ceildiv; })
+          .Case([](arith::FloorDivSIOp) { return LaunchExpr::Op::floordiv; })
+          .Case([](arith::MinSIOp) { return LaunchExpr::Op::min; })
+          .Case([](arith::MaxSIOp) { return LaunchExpr::Op::max; })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!kind)
+    return std::nullopt;
+  std::optional<LaunchExpr> a = launchExprOf(op->getOperand(0));
+  std::optional<LaunchExpr> b = launchExprOf(op->getOperand(1));
+  if (!a || !b)
+    return std::nullopt;
+  a->terms.insert(a->terms.end(), b->terms.begin(), b->terms.end());
+  a->terms.push_back(LaunchExpr::Term{*kind});
+  return a;
+}
+
 /// An output the host allocates before the launch, passed as a parameter.
-void Emitter::addOutput(Value tensor, bool zeroed) {
+LogicalResult Emitter::addOutput(Value tensor, bool zeroed) {
   auto t = cast<kite::TensorType>(tensor.getType());
   CudaKernel::Output out;
   out.name = "o" + std::to_string(result.outputs.size());
@@ -230,10 +296,36 @@ void Emitter::addOutput(Value tensor, bool zeroed) {
   ref.elem = t.getElementType();
   ref.sizes = out.sizes;
   ref.strides = contiguousStrides(ref.sizes);
+  // A size taken at launch: its launch expression, and in the kernel the
+  // expression it comes from (the argument's size parameter, a scalar).
+  for (auto [d, size] : llvm::enumerate(out.sizes)) {
+    if (!ShapedType::isDynamic(size))
+      continue;
+    if (ref.sizeNames.empty()) {
+      ref.sizeNames.assign(out.sizes.size(), "");
+      ref.divisors.assign(out.sizes.size(), 0);
+    }
+    std::optional<SizeOrigin> origin = sizeOrigin(tensor, d);
+    std::optional<LaunchExpr> expr = origin ? launchExprOf(*origin) : std::nullopt;
+    if (!expr)
+      return tensor.getDefiningOp()->emitError()
+             << "dim " << d << " of this output has a size kite cannot compute at launch "
+             << "(wrap it in kite::specialize())";
+    out.sizeExprs.push_back(*expr);
+    if (origin->second >= 0) {
+      const TensorRef &src = tensors[origin->first];
+      ref.sizeNames[d] = src.size(origin->second);
+      ref.divisors[d] = src.sizeDivisor(origin->second);
+    } else {
+      ref.sizeNames[d] = scalar(origin->first);
+      ref.divisors[d] = 1;
+    }
+  }
   result.params.push_back(
       {CudaKernel::Param::Kind::OutputData, (unsigned)result.outputs.size()});
   result.outputs.push_back(out);
   tensors[tensor] = ref;
+  return success();
 }
 
 FailureOr<CudaKernel> kite::emitCuda(func::FuncOp kernel, const EmitOptions &options) {

@@ -39,13 +39,14 @@ struct CudaKernel {
   struct Param {
     enum class Kind { ArgData, OutputData, ArgScalar, ArgTensorMap, ArgSize } kind;
     unsigned index;
-    /// ArgSize: the dim of tensor argument `index` whose size (an i64) this is.
-    unsigned dim = 0;
     /// ArgTensorMap: the parameter's name, the copy box (elements per dim,
     /// outermost first) and the swizzle (0 none .. 3 128-byte).
     std::string name = {};
     std::vector<int64_t> box = {};
     int swizzle = 0;
+    /// ArgSize: the dim of tensor argument `index` whose size (an i64) this
+    /// is, named `name`.
+    unsigned dim = 0;
   };
   /// A returned tensor: argument or output `index`.
   struct Result {

@@ -162,15 +162,25 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
                                   << spec.sizes.size();
         arg.setType(kite::TensorType::get(
             func.getContext(), ArrayRef<int64_t>(spec.sizes), spec.dtype));
+        // A size taken at launch is only ever a tensor's outermost dim
+        // (Compiler.cpp's dynamicSpecs), so no stride depends on one.
+        for (size_t d = 1; d < spec.sizes.size(); ++d)
+          if (spec.isDynamic(d))
+            return func.emitError() << "argument '" << name << "' (" << spec.str()
+                                    << ") has a dynamic size in dim " << d
+                                    << "; only the outermost dim can be dynamic";
         SmallVector<int64_t> strides(spec.strides);
         if (strides.empty()) {
           strides.resize(spec.sizes.size());
           int64_t s = 1;
           for (int64_t d = spec.sizes.size() - 1; d >= 0; --d) {
             strides[d] = s;
-            s *= spec.sizes[d];
+            if (d > 0)
+              s *= spec.sizes[d];
           }
         }
+        if (!spec.divisors.empty())
+          func.setArgAttr(i, "kite.divisors", builder.getDenseI64ArrayAttr(spec.divisors));
         func.setArgAttr(i, "kite.strides", builder.getDenseI64ArrayAttr(strides));
         func.setArgAttr(i, "kite.align", builder.getI64IntegerAttr(spec.alignment));
         continue;

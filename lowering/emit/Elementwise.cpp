@@ -38,7 +38,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
       .Case([&](SizeOp s) -> LogicalResult {
         auto t = cast<kite::TensorType>(s.getTensor().getType());
         int64_t d = s.getDim() < 0 ? s.getDim() + t.getRank() : s.getDim();
-        scalars[s.getResult()] = std::to_string(t.getShape()[d]) + "LL";
+        scalars[s.getResult()] = tensors[s.getTensor()].size(d);
         return success();
       })
       .Case([&](SpecializeOp s) {

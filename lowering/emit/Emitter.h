@@ -14,6 +14,7 @@
 #define KITE_LOWERING_EMIT_EMITTER_H
 
 #include "lowering/Config.h"
+#include "lowering/DynamicShapes.h"
 #include "lowering/EmitCuda.h"
 #include "lowering/Passes.h"
 
@@ -29,6 +30,11 @@
 
 namespace kite::emit {
 using namespace mlir;
+
+/// How a launch computes `v` (a constant, a size taken at launch, an
+/// integer scalar, arith on them), or nullopt.
+std::optional<LaunchExpr> launchExprOf(Value v);
+std::optional<LaunchExpr> launchExprOf(SizeOrigin origin);
 
 //===----------------------------------------------------------------------===//
 // Layouts
@@ -402,7 +408,7 @@ private:
   static SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> sizes);
 
   /// An output the host allocates before the launch, passed as a parameter.
-  void addOutput(Value tensor, bool zeroed);
+  LogicalResult addOutput(Value tensor, bool zeroed);
 
   // Kernel structure ----------------------------------------------------------
 
@@ -456,19 +462,22 @@ private:
   LogicalResult emitPrologue();
   LogicalResult emitTopLevelLoops();
   /// Opens the loop over program ids of a persistent `pidType` (returns the
-  /// C++ loops to close) and sets the grid.
-  FailureOr<int> openProgramLoop(StringRef pidType, int64_t totalPrograms, size_t numLoops,
-                                 ArrayRef<int64_t> firstCounts);
-  /// One top-level loop: the programs [offset, offset + its tiles) run its
-  /// body.
+  /// C++ loops to close) and sets the grid (from `totalConst`, -1 where the
+  /// count is taken at launch).
+  FailureOr<int> openProgramLoop(StringRef pidType, StringRef totalPrograms, int64_t totalConst,
+                                 size_t numLoops, ArrayRef<std::string> firstCounts);
+  /// One top-level loop: the programs [offset, offset + total) run its
+  /// body. Bounds and counts as TopLevelLoop (Loops.cpp) holds them.
   LogicalResult emitTopLevelLoop(Operation *loopOp, Block *body, ArrayRef<int64_t> lows,
-                                 ArrayRef<int64_t> highs, ArrayRef<int64_t> blockSizes,
-                                 ArrayRef<int64_t> counts, int64_t offset,
-                                 ArrayRef<int64_t> order, int64_t group, bool xyz);
+                                 ArrayRef<int64_t> highs, ArrayRef<std::string> highExprs,
+                                 ArrayRef<int64_t> endDivisors, ArrayRef<int64_t> blockSizes,
+                                 ArrayRef<std::string> counts, StringRef offset,
+                                 StringRef total, ArrayRef<int64_t> order, int64_t group,
+                                 bool xyz);
   /// The tile index along each dim of the program `kite_rest` (loop order,
-  /// L2 grouping, or the block index's axes for xyz).
+  /// L2 grouping, or the block index's axes for xyz); counts as C++.
   FailureOr<SmallVector<std::string>> decomposeProgramId(Operation *loopOp,
-                                                         ArrayRef<int64_t> counts,
+                                                         ArrayRef<std::string> counts,
                                                          ArrayRef<int64_t> order,
                                                          int64_t group, bool xyz);
   LogicalResult emitBlock(Block &block);

@@ -41,16 +41,35 @@ void Emitter::defineSpan(Value span, StringRef begin, StringRef upper, int64_t b
 }
 
 namespace {
-/// The bounds of one top-level loop, constant after specialization.
+/// The bounds of one top-level loop. A bound is a constant after
+/// specialization, or (a dynamic-shapes plan) a size taken at launch; each
+/// count is a C++ i64 expression, a number where it is constant.
 struct TopLevelLoop {
   Operation *op;
   Block *body;
-  SmallVector<int64_t> lows, highs, blockSizes, counts;
-  int64_t programs = 1;
+  SmallVector<int64_t> lows, highs, blockSizes; // highs: -1 where taken at launch
+  SmallVector<std::string> highExprs, counts;
+  SmallVector<int64_t> endDivisors; // of a high taken at launch (0 for a constant)
+  std::optional<int64_t> programs = 1; // where every count is constant
+  LaunchExpr programsExpr = LaunchExpr::constant(1);
 };
 
-/// The bounds of top-level loop `loopOp`; an error if one is not a constant.
-FailureOr<TopLevelLoop> topLevelLoop(Operation *loopOp) {
+/// What a size taken at launch is a multiple of (its argument's divisor).
+int64_t divisorOf(func::FuncOp kernel, Value size) {
+  std::optional<SizeOrigin> origin = sizeOriginOf(size);
+  auto arg = origin ? dyn_cast<BlockArgument>(origin->first) : BlockArgument();
+  if (!arg || origin->second < 0)
+    return 1;
+  auto divisors = kernel.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(), "kite.divisors");
+  if (!divisors || origin->second >= (int64_t)divisors.size())
+    return 1;
+  return std::max<int64_t>(divisors[origin->second], 1);
+}
+
+/// The bounds of top-level loop `loopOp`; an error if one is neither a
+/// constant nor computable at launch.
+FailureOr<TopLevelLoop> topLevelLoop(func::FuncOp kernel, Operation *loopOp,
+                                     llvm::function_ref<std::string(Value)> scalarOf) {
   TopLevelLoop l{loopOp, nullptr};
   ValueRange lbs, ubs;
   if (auto t = dyn_cast<TileForOp>(loopOp)) {
@@ -66,18 +85,46 @@ FailureOr<TopLevelLoop> topLevelLoop(Operation *loopOp) {
     l.blockSizes.assign(lbs.size(), 1);
     l.body = g.getBodyBlock();
   }
+  using Op = LaunchExpr::Op;
   for (size_t d = 0; d < lbs.size(); ++d) {
     std::optional<int64_t> lb = getConstantIntValue(lbs[d]);
     std::optional<int64_t> ub = getConstantIntValue(ubs[d]);
-    if (!lb || !ub || l.blockSizes[d] < 1)
+    std::optional<LaunchExpr> ubExpr = ub ? std::nullopt : launchExprOf(ubs[d]);
+    if (!lb || (!ub && !ubExpr) || l.blockSizes[d] < 1)
       return loopOp->emitError()
              << "the bounds of a top-level loop must be known when the kernel "
                 "is specialized (they depend on a run-time scalar; wrap it in "
                 "kite::specialize())";
+    int64_t bs = l.blockSizes[d];
     l.lows.push_back(*lb);
-    l.highs.push_back(*ub);
-    l.counts.push_back(std::max<int64_t>(0, llvm::divideCeil(*ub - *lb, l.blockSizes[d])));
-    l.programs *= l.counts.back();
+    if (ub) {
+      int64_t count = std::max<int64_t>(0, llvm::divideCeil(*ub - *lb, bs));
+      l.highs.push_back(*ub);
+      l.highExprs.push_back(std::to_string(*ub));
+      l.counts.push_back(std::to_string(count));
+      l.endDivisors.push_back(0);
+      if (l.programs)
+        *l.programs *= count;
+      l.programsExpr.terms.push_back({Op::constant, 0, 0, count});
+    } else {
+      std::string high = scalarOf(ubs[d]);
+      l.highs.push_back(-1);
+      l.highExprs.push_back(high);
+      l.counts.push_back(
+          llvm::formatv("max((i64)0, ((i64)({0}) - {1} + {2} - 1) / {2})", high, *lb, bs).str());
+      l.endDivisors.push_back(divisorOf(kernel, ubs[d]));
+      l.programs.reset();
+      // max(ceildiv(ub - lb, bs), 0)
+      LaunchExpr &e = l.programsExpr;
+      e.terms.insert(e.terms.end(), ubExpr->terms.begin(), ubExpr->terms.end());
+      e.terms.push_back({Op::constant, 0, 0, *lb});
+      e.terms.push_back({Op::sub});
+      e.terms.push_back({Op::constant, 0, 0, bs});
+      e.terms.push_back({Op::ceildiv});
+      e.terms.push_back({Op::constant, 0, 0, 0});
+      e.terms.push_back({Op::max});
+    }
+    l.programsExpr.terms.push_back({Op::mul});
   }
   return l;
 }
@@ -87,38 +134,77 @@ FailureOr<TopLevelLoop> topLevelLoop(Operation *loopOp) {
 LogicalResult Emitter::emitTopLevelLoops() {
   Block &entry = kernel.getBody().front();
   std::vector<TopLevelLoop> loops;
-  int64_t totalPrograms = 0;
+  std::optional<int64_t> totalConst = 0;
   for (Operation &op : entry) {
     if (!isa<TileForOp, GridForOp>(op))
       continue;
-    FailureOr<TopLevelLoop> l = topLevelLoop(&op);
+    FailureOr<TopLevelLoop> l =
+        topLevelLoop(kernel, &op, [&](Value v) { return scalar(v); });
     if (failed(l))
       return failure();
     loops.push_back(*l);
-    totalPrograms += l->programs;
+    if (totalConst && l->programs)
+      *totalConst += *l->programs;
+    else
+      totalConst.reset();
   }
   if (loops.empty())
     return kernel.emitError() << "kernel has no top-level tile() or grid() loop "
                                  "to map onto the GPU";
+  // The program count and each loop's first program id, as C++ (numbers
+  // where constant, else variables of the sizes taken at launch).
+  SmallVector<std::string> offsets, totals;
+  std::string total = "0";
+  LaunchExpr totalExpr = LaunchExpr::constant(0);
+  for (auto [li, loop] : llvm::enumerate(loops)) {
+    offsets.push_back(total);
+    std::string programs;
+    if (loop.programs) {
+      programs = std::to_string(*loop.programs);
+    } else {
+      programs = fresh("kite_programs");
+      line(llvm::formatv("const i64 {0} = {1};", programs, llvm::join(loop.counts, " * ")));
+    }
+    totals.push_back(programs);
+    if (totalConst) {
+      total = std::to_string(std::stoll(total) + std::stoll(programs));
+    } else if (li + 1 < loops.size() || li > 0) {
+      std::string next = fresh("kite_offset");
+      line(llvm::formatv("const i64 {0} = {1} + {2};", next, total, programs));
+      total = next;
+    } else {
+      total = programs;
+    }
+    totalExpr.terms.insert(totalExpr.terms.end(), loop.programsExpr.terms.begin(), loop.programsExpr.terms.end());
+    totalExpr.terms.push_back({LaunchExpr::Op::add});
+  }
   const std::vector<std::vector<int64_t>> &loopOrders = config.loop_orders;
   const std::vector<int64_t> &l2Groupings = config.l2_groupings;
   const std::string &pidType = config.pid_type;
+  if (!totalConst && pidType == "xyz")
+    return emitConfigRejection(kernel)
+               << "pid_type 'xyz' needs a grid known at compile time, and this plan takes "
+                  "sizes at launch; use 'flat'",
+           failure();
   planPrivateAtomics();
   openPrivateAtomics();
-  FailureOr<int> closeLoops = openProgramLoop(pidType, totalPrograms, loops.size(),
-                                              loops.front().counts);
+  FailureOr<int> closeLoops =
+      openProgramLoop(pidType, total, totalConst.value_or(-1), loops.size(), loops.front().counts);
   if (failed(closeLoops))
     return failure();
-  int64_t offset = 0;
+  if (!totalConst) {
+    result.grid = {1, 1, 1};
+    result.gridExpr = totalExpr;
+  }
   for (auto [li, loop] : llvm::enumerate(loops)) {
     SmallVector<int64_t> order;
     if (li < loopOrders.size() && loopOrders[li].size() == loop.counts.size())
       order.assign(loopOrders[li].begin(), loopOrders[li].end());
     int64_t group = li < l2Groupings.size() ? l2Groupings[li] : 1;
-    if (failed(emitTopLevelLoop(loop.op, loop.body, loop.lows, loop.highs, loop.blockSizes,
-                                loop.counts, offset, order, group, pidType == "xyz")))
+    if (failed(emitTopLevelLoop(loop.op, loop.body, loop.lows, loop.highs, loop.highExprs,
+                                loop.endDivisors, loop.blockSizes, loop.counts, offsets[li],
+                                totals[li], order, group, pidType == "xyz")))
       return failure();
-    offset += loop.programs;
   }
   for (int i = 0; i < *closeLoops; ++i) {
     --indent;
@@ -129,13 +215,14 @@ LogicalResult Emitter::emitTopLevelLoops() {
   return success();
 }
 
-FailureOr<int> Emitter::openProgramLoop(StringRef pidType, int64_t totalPrograms,
-                                        size_t numLoops, ArrayRef<int64_t> firstCounts) {
+FailureOr<int> Emitter::openProgramLoop(StringRef pidType, StringRef totalPrograms,
+                                        int64_t totalConst, size_t numLoops,
+                                        ArrayRef<std::string> firstCounts) {
   bool xyz = pidType == "xyz";
   if (xyz && (numLoops != 1 || firstCounts.size() > 3))
     return kernel.emitError() << "pid_type 'xyz' needs a single top-level loop of "
                                  "at most 3 dims; use 'flat'";
-  result.grid = {std::max<int64_t>(totalPrograms, 1), 1, 1};
+  result.grid = {std::max<int64_t>(totalConst, 1), 1, 1};
   if (pidType == "persistent_interleaved" || pidType == "persistent_blocked") {
     // Each program loops over the program ids; the plan launches as many
     // programs as the SMs hold at once.
@@ -155,8 +242,10 @@ FailureOr<int> Emitter::openProgramLoop(StringRef pidType, int64_t totalPrograms
     return 1;
   }
   if (xyz) {
-    // The last dim on x, then y, then z.
-    ArrayRef<int64_t> c = firstCounts;
+    // The last dim on x, then y, then z (constant counts: see the caller).
+    SmallVector<int64_t> c;
+    for (const std::string &count : firstCounts)
+      c.push_back(std::stoll(count));
     int64_t r = c.size();
     result.grid = {c[r - 1], r > 1 ? c[r - 2] : 1, r > 2 ? c[r - 3] : 1};
     if (result.grid[1] > 65535 || result.grid[2] > 65535)
@@ -171,20 +260,23 @@ FailureOr<int> Emitter::openProgramLoop(StringRef pidType, int64_t totalPrograms
 
 LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
                                         ArrayRef<int64_t> lows, ArrayRef<int64_t> highs,
-                                        ArrayRef<int64_t> bss, ArrayRef<int64_t> counts,
-                                        int64_t offset, ArrayRef<int64_t> order,
+                                        ArrayRef<std::string> highExprs,
+                                        ArrayRef<int64_t> endDivisors, ArrayRef<int64_t> bss,
+                                        ArrayRef<std::string> counts, StringRef offset,
+                                        StringRef total, ArrayRef<int64_t> order,
                                         int64_t group, bool xyz) {
   int64_t rank = counts.size();
-  int64_t total = 1;
-  for (int64_t c : counts)
-    total *= c;
   // The loop's main context (kite-assign-layouts' kite.layout) is
   // numbered first.
   if (auto main = loopOp->getAttrOfType<BlockedLayoutAttr>(kLayoutAttrName))
     contextOf(main);
   lineDirective(loopOp);
-  line(llvm::formatv("if (kite_pid >= {0} && kite_pid < {1}) {{", offset,
-                     offset + total));
+  bool constant = llvm::all_of(highs, [](int64_t h) { return h >= 0; });
+  if (constant && llvm::all_of(offset, ::isdigit))
+    line(llvm::formatv("if (kite_pid >= {0} && kite_pid < {1}) {{", offset,
+                       std::stoll(offset.str()) + std::stoll(total.str())));
+  else
+    line(llvm::formatv("if (kite_pid >= {0} && kite_pid < {0} + {1}) {{", offset, total));
   ++indent;
   line(llvm::formatv("i64 kite_rest = kite_pid - {0};", offset));
   FailureOr<SmallVector<std::string>> ids =
@@ -195,8 +287,8 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
     Value var = bodyBlock->getArgument(d);
     std::string begin = llvm::formatv("{0} + {1} * {2}", lows[d], (*ids)[d], bss[d]);
     if (isa<SpanType>(var.getType())) {
-      defineSpan(var, begin, std::to_string(highs[d]), bss[d], lows[d], highs[d],
-                 (*ids)[d], std::to_string(counts[d]));
+      defineSpan(var, begin, highExprs[d], bss[d], lows[d], highs[d], (*ids)[d], counts[d]);
+      spans[var].endDivisor = endDivisors[d];
     } else {
       std::string name = fresh("g");
       line(llvm::formatv("const i64 {0} = {1};", name, begin));
@@ -211,7 +303,7 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
 }
 
 FailureOr<SmallVector<std::string>>
-Emitter::decomposeProgramId(Operation *loopOp, ArrayRef<int64_t> counts,
+Emitter::decomposeProgramId(Operation *loopOp, ArrayRef<std::string> counts,
                             ArrayRef<int64_t> loopOrder, int64_t group, bool xyz) {
   int64_t rank = counts.size();
   // By default the last dim varies fastest.
@@ -220,6 +312,11 @@ Emitter::decomposeProgramId(Operation *loopOp, ArrayRef<int64_t> counts,
     for (int64_t d = rank - 1; d >= 0; --d)
       order.push_back(d);
   SmallVector<std::string> ids(rank);
+  // A constant product stays a number (the static plans' code).
+  auto times = [](int64_t g, const std::string &c) {
+    return llvm::all_of(c, ::isdigit) ? std::to_string(g * std::stoll(c))
+                                      : llvm::formatv("({0} * {1})", g, c).str();
+  };
   if (xyz) {
     static const char *axes[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
     for (int64_t d = 0; d < rank; ++d) {
@@ -233,11 +330,11 @@ Emitter::decomposeProgramId(Operation *loopOp, ArrayRef<int64_t> counts,
                 in = fresh("in");
     ids[0] = fresh("i");
     ids[1] = fresh("i");
-    line(llvm::formatv("const i64 {0} = kite_rest / {1};", g, group * counts[1]));
+    line(llvm::formatv("const i64 {0} = kite_rest / {1};", g, times(group, counts[1])));
     line(llvm::formatv("const i64 {0} = {1} * {2};", first, g, group));
     line(llvm::formatv("const i64 {0} = min((i64){1}, (i64){2} - {3});", size, group,
                        counts[0], first));
-    line(llvm::formatv("const i64 {0} = kite_rest % {1};", in, group * counts[1]));
+    line(llvm::formatv("const i64 {0} = kite_rest % {1};", in, times(group, counts[1])));
     line(llvm::formatv("const i64 {0} = {1} + {2} % {3};", ids[0], first, in, size));
     line(llvm::formatv("const i64 {0} = {1} / {2};", ids[1], in, size));
   } else {

@@ -28,19 +28,25 @@ LogicalResult Emitter::emitTensorOp(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](EmptyOp e) -> LogicalResult {
         auto t = cast<kite::TensorType>(e.getType());
-        if (!t.hasStaticShape() || !t.hasElementType())
+        // Only the outermost size may come from the launch (a scalar, a
+        // size taken at launch): no stride depends on it.
+        bool known = t.hasRank() && t.hasElementType();
+        for (int64_t d = 1; known && d < t.getRank(); ++d)
+          known = !ShapedType::isDynamic(t.getShape()[d]);
+        if (!known)
           return e.emitError() << "the output's shape or dtype is not known at "
-                                  "specialization (it depends on a run-time scalar; "
-                                  "wrap it in kite::specialize())";
-        addOutput(e.getResult(), e.getZeroed());
-        return success();
+                                  "specialization (only its first size may depend on a "
+                                  "run-time scalar; wrap the others in kite::specialize())";
+        return addOutput(e.getResult(), e.getZeroed());
       })
       .Case([&](EmptyLikeOp e) -> LogicalResult {
-        addOutput(e.getResult(), e.getZeroed());
-        return success();
+        return addOutput(e.getResult(), e.getZeroed());
       })
       .Case([&](TensorReshapeOp r) -> LogicalResult {
         TensorRef src = tensors[r.getSource()];
+        if (src.anyDynamic())
+          return r.emitError() << "reshape/view of a tensor whose size is taken at launch "
+                                  "(specialize its sizes, or launch with static shapes)";
         int64_t expected = 1;
         for (int64_t d = src.sizes.size() - 1; d >= 0; --d) {
           if (src.sizes[d] != 1 && src.strides[d] != expected)
@@ -71,7 +77,9 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
                                         SmallVector<std::string> &extents) {
   const TensorRef &ref = tensors[tensor];
   size_t td = 0;
+  bool dynamicAll = false;
   auto addAll = [&](int64_t size) {
+    dynamicAll |= ShapedType::isDynamic(size);
     shape.push_back(size);
     extents.push_back(paddedSize(size) != size ? std::to_string(size) : "");
   };
@@ -125,6 +133,10 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
   }
   for (; td < ref.sizes.size(); ++td)
     addAll(ref.sizes[td]);
+  if (dynamicAll)
+    return op->emitError() << "a whole dim (all) of a tensor whose size is taken at launch; "
+                              "kite needs that size static (specialize it, or launch with "
+                              "static shapes)";
   return Tile();
 }
 
@@ -162,7 +174,7 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
       found = true;
       divides(begin);
       divides(block);
-      divides(ref.sizes[tdim]);
+      divides(ref.sizeDivisor(tdim));
     } else {
       divides(ref.strides[tdim]);
     }
@@ -188,10 +200,11 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
       // multiple of the width only if the loop's end is (the begins are);
       // a span masked against its tensor (kite.checked) has a mask per
       // element.
-      if (rd == last && ((!sv.exact && sv.upperConst < 0) || checked.contains((int32_t)p)))
+      if (rd == last && ((!sv.exact && sv.upperConst < 0 && sv.endDivisor < 1) ||
+                         checked.contains((int32_t)p)))
         return 1;
       if (rd == last && !sv.exact)
-        divides(sv.upperConst);
+        divides(sv.upperConst >= 0 ? sv.upperConst : sv.endDivisor);
       if (!indexed(sv.alignElems, sv.blockSize))
         return 1;
       break;
@@ -316,7 +329,7 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   int64_t reach = 0;
   for (auto [size, stride] : llvm::zip(ref.sizes, ref.strides))
     reach += size * std::abs(stride);
-  bool narrow = 4 * reach < std::numeric_limits<int32_t>::max();
+  bool narrow = !ref.anyDynamic() && 4 * reach < std::numeric_limits<int32_t>::max();
   a.maskTile = maskTile;
   a.valueTile = valueTile;
   a.own = own;
@@ -375,8 +388,8 @@ std::string Emitter::elementOffset(const Access &a, ArrayRef<std::string> k,
   int64_t rd = 0, tdim = 0;
   auto checkIndex = [&](size_t pos, const std::string &idx) {
     if (checked.contains(pos))
-      bounds.push_back(llvm::formatv("(unsigned long long)({0}) < {1}ULL", idx,
-                                     ref.sizes[tdim]));
+      bounds.push_back(llvm::formatv("(unsigned long long)({0}) < (unsigned long long){1}",
+                                     idx, ref.size(tdim)));
   };
   auto addIndex = [&](const std::string &idx) {
     int64_t stride = ref.strides[tdim++];
@@ -408,10 +421,11 @@ std::string Emitter::elementOffset(const Access &a, ArrayRef<std::string> k,
     }
     case Subscript::Kind::Scalar: {
       std::optional<int64_t> c = getConstantIntValue(s.value);
-      int64_t size = ref.sizes[tdim];
+      std::string size = ref.size(tdim);
       std::string idx =
-          c ? std::to_string(*c < 0 ? *c + size : *c)
-            : llvm::formatv("({0} < 0 ? {0} + {1} : {0})", scalar(s.value), size).str();
+          c && (*c >= 0 || !ref.isDynamic(tdim))
+              ? std::to_string(*c < 0 ? *c + ref.sizes[tdim] : *c)
+              : llvm::formatv("({0} < 0 ? {0} + {1} : {0})", scalar(s.value), size).str();
       checkIndex(pos, idx);
       addIndex(idx);
       break;
@@ -421,7 +435,7 @@ std::string Emitter::elementOffset(const Access &a, ArrayRef<std::string> k,
       int64_t groupRank = a.groupRanks.lookup(s.value);
       // Negative indices count from the end, as in reference mode.
       std::string v = "cvt<i64>(" + at(g, k, rd + groupRank - g.rank()) + ")";
-      std::string idx = llvm::formatv("({0} < 0 ? {0} + {1} : {0})", v, ref.sizes[tdim]);
+      std::string idx = llvm::formatv("({0} < 0 ? {0} + {1} : {0})", v, ref.size(tdim));
       checkIndex(pos, idx);
       addIndex(idx);
       // The group's dims follow its last member.

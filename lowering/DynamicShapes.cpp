@@ -1,0 +1,127 @@
+//===- DynamicShapes.cpp - sizes taken at launch --------------------------===//
+//
+// This file implements the analyses of lowering/DynamicShapes.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/DynamicShapes.h"
+
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace kite;
+
+namespace {
+
+int64_t normalDim(int64_t dim, int64_t rank) { return dim < 0 ? dim + rank : dim; }
+
+/// The rank of a tensor value: its type's, else `fallback`.
+int64_t rankOf(Value tensor, int64_t fallback) {
+  auto t = dyn_cast<kite::TensorType>(tensor.getType());
+  return t && t.hasRank() ? t.getRank() : fallback;
+}
+
+/// The tensor dim each subscript position indexes (-1 for a new axis).
+SmallVector<int64_t> indexedDims(ArrayRef<Subscript> subs) {
+  SmallVector<int64_t> dims;
+  int64_t d = 0;
+  for (const Subscript &s : subs)
+    dims.push_back(s.kind == Subscript::Kind::NewAxis ? -1 : d++);
+  return dims;
+}
+
+} // namespace
+
+std::optional<SizeOrigin> kite::sizeOrigin(Value tensor, int64_t dim) {
+  if (dim < 0)
+    return std::nullopt;
+  if (isa<BlockArgument>(tensor))
+    return SizeOrigin{tensor, dim};
+  if (auto like = tensor.getDefiningOp<EmptyLikeOp>())
+    return sizeOrigin(like.getSource(), dim);
+  if (auto empty = tensor.getDefiningOp<EmptyOp>()) {
+    if (dim >= (int64_t)empty.getSizes().size())
+      return std::nullopt;
+    return sizeOriginOf(empty.getSizes()[dim]);
+  }
+  return std::nullopt;
+}
+
+std::optional<SizeOrigin> kite::sizeOriginOf(Value size) {
+  if (auto s = size.getDefiningOp<SizeOp>())
+    return sizeOrigin(s.getTensor(), normalDim(s.getDim(), rankOf(s.getTensor(), 0)));
+  if (isa<BlockArgument>(size) && size.getType().isInteger(64))
+    return SizeOrigin{size, -1};
+  return std::nullopt;
+}
+
+std::vector<bool> kite::dynamicLeadingDims(func::FuncOp captured, ArrayRef<int64_t> ranks) {
+  std::vector<bool> result(captured.getNumArguments(), false);
+  Block &entry = captured.getBody().front();
+  for (BlockArgument arg : entry.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (i >= ranks.size() || ranks[i] < 1)
+      continue;
+    int64_t rank = ranks[i];
+    // The tensors that share the arg's outermost size (it, and outputs made
+    // like it or sized by it), and the i64 values that are that size.
+    llvm::SetVector<Value> tensors, sizes;
+    tensors.insert(arg);
+    bool ok = true;
+    auto sizeUseOk = [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      unsigned n = use.getOperandNumber();
+      if (auto loop = dyn_cast<TileForOp>(user))
+        return isa<func::FuncOp>(loop->getParentOp()) &&
+               n >= loop.getLowerBounds().size() &&
+               n < loop.getLowerBounds().size() + loop.getUpperBounds().size();
+      if (auto loop = dyn_cast<GridForOp>(user))
+        return isa<func::FuncOp>(loop->getParentOp()) &&
+               n >= loop.getLowerBounds().size() &&
+               n < loop.getLowerBounds().size() + loop.getUpperBounds().size();
+      if (isa<BlockSizeOp>(user))
+        return true;
+      if (auto empty = dyn_cast<EmptyOp>(user)) {
+        if (n != 0) // only an output's outermost dim may be dynamic
+          return false;
+        tensors.insert(empty.getResult());
+        return true;
+      }
+      return false;
+    };
+    for (size_t t = 0; t < tensors.size() && ok; ++t) {
+      Value tensor = tensors[t];
+      for (OpOperand &use : tensor.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto s = dyn_cast<SizeOp>(user)) {
+          if (normalDim(s.getDim(), rank) == 0)
+            sizes.insert(s.getResult());
+        } else if (auto like = dyn_cast<EmptyLikeOp>(user)) {
+          tensors.insert(like.getResult());
+        } else if (isa<DTypeOfOp, func::ReturnOp>(user)) {
+        } else if (isa<LoadOp, StoreOp, AtomicOp>(user) &&
+                   use.getOperandNumber() == (isa<LoadOp>(user) ? 0u : 1u)) {
+          SmallVector<Subscript> subs = isa<LoadOp>(user)  ? cast<LoadOp>(user).getSubscripts()
+                                        : isa<StoreOp>(user) ? cast<StoreOp>(user).getSubscripts()
+                                                           : cast<AtomicOp>(user).getSubscripts();
+          SmallVector<int64_t> dims = indexedDims(subs);
+          auto it = llvm::find(dims, 0);
+          // An `all` (or a missing subscript) spans the whole dim: its tile
+          // shape would be dynamic.
+          ok &= it != dims.end() && subs[it - dims.begin()].kind != Subscript::Kind::All;
+        } else {
+          ok = false; // a reshape, a view, anything else
+        }
+        if (!ok)
+          break;
+      }
+      for (size_t v = 0; v < sizes.size() && ok; ++v)
+        for (OpOperand &use : sizes[v].getUses())
+          if (!(ok &= sizeUseOk(use)))
+            break;
+    }
+    result[i] = ok;
+  }
+  return result;
+}

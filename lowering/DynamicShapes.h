@@ -1,0 +1,48 @@
+//===- DynamicShapes.h - sizes taken at launch ------------------*- C++ -*-===//
+//
+// This file declares what the compiler knows about sizes a plan takes at
+// launch (Options::static_shapes = false):
+//
+//   - dynamicSpecs: which sizes of a launch's arguments a plan may take at
+//     launch. Today that is the outermost dim of a contiguous tensor whose
+//     size is at least 2, where the kernel uses that size only as the end of
+//     a top-level loop, a block size's extent or an output's size, and
+//     indexes that dim only with tiles, scalars or gathers (never `all`),
+//     so every stride, tile shape and layout stays static;
+//   - sizeOrigin: where a tensor's size comes from (an argument's dim, or a
+//     scalar), so that a loop over `x.size(0)` provably stays inside
+//     `empty_like(x)`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_LOWERING_DYNAMICSHAPES_H
+#define KITE_LOWERING_DYNAMICSHAPES_H
+
+#include "ir/KiteDialect.h"
+#include "lowering/LaunchArg.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace kite {
+
+/// The canonical source of a size: (a tensor argument, its dim), or (a
+/// scalar value, -1) for an output sized by a scalar. Outputs made by
+/// empty_like or sized by `x.size(d)` resolve to the argument's dim.
+using SizeOrigin = std::pair<mlir::Value, int64_t>;
+std::optional<SizeOrigin> sizeOrigin(mlir::Value tensor, int64_t dim);
+/// The origin of an i64 value that is a size (kite.size) or a scalar.
+std::optional<SizeOrigin> sizeOriginOf(mlir::Value size);
+
+/// For each argument of the captured kernel `captured`, whether its
+/// outermost dim can be taken at launch, given the arguments' ranks (-1 for
+/// a scalar; see the file comment).
+std::vector<bool> dynamicLeadingDims(mlir::func::FuncOp captured,
+                                     llvm::ArrayRef<int64_t> ranks);
+
+} // namespace kite
+
+#endif // KITE_LOWERING_DYNAMICSHAPES_H
