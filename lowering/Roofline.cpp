@@ -32,12 +32,13 @@ Type elementOf(Type t) {
   return t;
 }
 
+/// A size taken at launch counts as 1 (as a loop over it counts once).
 double tensorBytes(kite::TensorType t) {
-  if (!t.hasRank() || !t.hasStaticShape() || !t.getElementType().isIntOrFloat())
+  if (!t.hasRank() || !t.hasElementType() || !t.getElementType().isIntOrFloat())
     return 0;
   double n = 1;
   for (int64_t d : t.getShape())
-    n *= (double)d;
+    n *= ShapedType::isDynamic(d) ? 1.0 : (double)d;
   return n * std::max<unsigned>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
 }
 
@@ -45,9 +46,12 @@ double tensorBytes(kite::TensorType t) {
 
 WorkEstimate kite::estimateWork(func::FuncOp kernel) {
   WorkEstimate w;
+  bool dynamic = false;
   for (BlockArgument a : kernel.getArguments())
-    if (auto t = dyn_cast<kite::TensorType>(a.getType()))
+    if (auto t = dyn_cast<kite::TensorType>(a.getType())) {
       w.bytes += tensorBytes(t);
+      dynamic |= t.hasRank() && !t.hasStaticShape();
+    }
   kernel.walk([&](Operation *op) {
     if (isa<EmptyOp, EmptyLikeOp>(op))
       w.bytes += tensorBytes(cast<kite::TensorType>(op->getResult(0).getType()));
@@ -103,5 +107,7 @@ WorkEstimate kite::estimateWork(func::FuncOp kernel) {
     w.flops += per * n;
     w.matmulFlops += matmul * n;
   });
+  if (dynamic) // explains the loop caveat too
+    w.caveat = "sizes taken at launch count as 1 (and a loop over one as one tile)";
   return w;
 }

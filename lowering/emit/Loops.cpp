@@ -54,6 +54,27 @@ struct TopLevelLoop {
   LaunchExpr programsExpr = LaunchExpr::constant(1);
 };
 
+/// `a op b`, with constants folded and 0 + x, x * 1, x - 0 simplified.
+LaunchExpr combine(const LaunchExpr &a, const LaunchExpr &b, LaunchExpr::Op op) {
+  using Op = LaunchExpr::Op;
+  auto constOf = [](const LaunchExpr &e) -> std::optional<int64_t> {
+    if (e.terms.size() == 1 && e.terms[0].op == Op::constant)
+      return e.terms[0].value;
+    return std::nullopt;
+  };
+  std::optional<int64_t> ca = constOf(a), cb = constOf(b);
+  if (ca && cb && (op == Op::add || op == Op::mul || op == Op::sub))
+    return LaunchExpr::constant(op == Op::add ? *ca + *cb : op == Op::sub ? *ca - *cb : *ca * *cb);
+  if ((op == Op::mul && ca == 1) || (op == Op::add && ca == 0))
+    return b;
+  if ((op == Op::mul && cb == 1) || ((op == Op::add || op == Op::sub) && cb == 0))
+    return a;
+  LaunchExpr e = a;
+  e.terms.insert(e.terms.end(), b.terms.begin(), b.terms.end());
+  e.terms.push_back({op});
+  return e;
+}
+
 /// What a size taken at launch is a multiple of (its argument's divisor).
 int64_t divisorOf(func::FuncOp kernel, Value size) {
   std::optional<SizeOrigin> origin = sizeOriginOf(size);
@@ -105,7 +126,7 @@ FailureOr<TopLevelLoop> topLevelLoop(func::FuncOp kernel, Operation *loopOp,
       l.endDivisors.push_back(0);
       if (l.programs)
         *l.programs *= count;
-      l.programsExpr.terms.push_back({Op::constant, 0, 0, count});
+      l.programsExpr = combine(l.programsExpr, LaunchExpr::constant(count), Op::mul);
     } else {
       std::string high = scalarOf(ubs[d]);
       l.highs.push_back(-1);
@@ -115,16 +136,11 @@ FailureOr<TopLevelLoop> topLevelLoop(func::FuncOp kernel, Operation *loopOp,
       l.endDivisors.push_back(divisorOf(kernel, ubs[d]));
       l.programs.reset();
       // max(ceildiv(ub - lb, bs), 0)
-      LaunchExpr &e = l.programsExpr;
-      e.terms.insert(e.terms.end(), ubExpr->terms.begin(), ubExpr->terms.end());
-      e.terms.push_back({Op::constant, 0, 0, *lb});
-      e.terms.push_back({Op::sub});
-      e.terms.push_back({Op::constant, 0, 0, bs});
-      e.terms.push_back({Op::ceildiv});
-      e.terms.push_back({Op::constant, 0, 0, 0});
-      e.terms.push_back({Op::max});
+      LaunchExpr count = combine(*ubExpr, LaunchExpr::constant(*lb), Op::sub);
+      count = combine(count, LaunchExpr::constant(bs), Op::ceildiv);
+      count = combine(count, LaunchExpr::constant(0), Op::max);
+      l.programsExpr = combine(l.programsExpr, count, Op::mul);
     }
-    l.programsExpr.terms.push_back({Op::mul});
   }
   return l;
 }
@@ -175,8 +191,7 @@ LogicalResult Emitter::emitTopLevelLoops() {
     } else {
       total = programs;
     }
-    totalExpr.terms.insert(totalExpr.terms.end(), loop.programsExpr.terms.begin(), loop.programsExpr.terms.end());
-    totalExpr.terms.push_back({LaunchExpr::Op::add});
+    totalExpr = combine(totalExpr, loop.programsExpr, LaunchExpr::Op::add);
   }
   const std::vector<std::vector<int64_t>> &loopOrders = config.loop_orders;
   const std::vector<int64_t> &l2Groupings = config.l2_groupings;

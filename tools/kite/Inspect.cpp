@@ -76,6 +76,7 @@ struct InspectOptions {
   std::string arch = "sm_90a";
   std::vector<std::string> includeDirs;
   bool lineDirectives = false;
+  bool dynamicShapes = false; // --dynamic-shapes: as a static_shapes = false launch
   std::string html; // --html FILE: the whole report as one page
   // kite bench
   bool bench = false;
@@ -204,6 +205,24 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
   if (!name)
     return error(why);
   report.kernel = *name;
+  kite::Options launch;
+  launch.static_shapes = !opts.dynamicShapes;
+  if (opts.dynamicShapes) {
+    // The stages of the plan a launch with dynamic shapes compiles: each
+    // size the kernel can take at launch becomes its class (x=bf16[?16,4096]).
+    std::optional<std::vector<kite::ArgSpec>> given = kite::cli::argSpecsOf(&ctx, opts.args, why);
+    if (!given)
+      return error(why);
+    kite::frontend::KernelText t = kite::frontend::kernelText(m, *name);
+    kite::KernelSource source{nullptr, *name, t.ir, t.hash, opts.file};
+    try {
+      report.args.clear();
+      for (const kite::ArgSpec &a : kite::planSpecs(source, *given, launch))
+        report.args += (report.args.empty() ? "" : " ") + a.str();
+    } catch (const std::exception &e) {
+      return error(e.what());
+    }
+  }
 
   // The runtime's view of the kernel (argument specs, captured IR and its
   // hash), for the cache lookup and the measurement; taken before the
@@ -222,7 +241,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
   report.configSource = opts.config.empty() ? "default" : "pinned (--config)";
   if (opts.config.empty() && specs) {
     kite::cache::Query q{*name, text.hash, *specs, kite::cache::Target{opts.arch}, "",
-                         /*tunedOnly=*/true};
+                         /*tunedOnly=*/true, opts.dynamicShapes};
     std::optional<kite::cache::Entry> best = kite::cache::lookup(q, {}, /*exactTarget=*/false);
     if (best) {
       report.config = best->config;
@@ -301,8 +320,18 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
   if (mlir::failed(cuda))
     return kite::cli::kUserError;
   report.cuda = cuda->source;
+  // A plan that takes sizes at launch computes its program count then.
+  std::string programs = std::to_string(cuda->numPrograms);
+  if (cuda->gridExpr) {
+    std::vector<std::string> names;
+    for (unsigned i = 0; i < kernel->getNumArguments(); ++i) {
+      auto n = kernel->getArgAttrOfType<mlir::StringAttr>(i, kite::kArgNameAttrName);
+      names.push_back(n ? n.str() : "#" + std::to_string(i));
+    }
+    programs = cuda->gridExpr->str(names);
+  }
   report.launch = llvm::formatv("{0} programs of {1} threads, {2} bytes of dynamic shared memory",
-                                cuda->numPrograms, cuda->numThreads, cuda->sharedBytes)
+                                programs, cuda->numThreads, cuda->sharedBytes)
                       .str();
   if (cuda->persistent)
     report.launch += " (program ids of persistent programs, as many as the SMs hold at once)";
@@ -323,8 +352,8 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     } else {
       try {
         kite::KernelSource source{nullptr, *name, text.ir, text.hash, opts.file};
-        kite::KernelPlan plan =
-            kite::compileToPlan(source, *specs, kite::Options{{}, report.config});
+        launch.config = report.config;
+        kite::KernelPlan plan = kite::compileToPlan(source, *specs, launch);
         report.benchGrid = plan.grid;
         report.benchBlock = plan.block;
         report.benchPersistent = plan.persistent;
@@ -387,10 +416,10 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
           rows.push_back({"launch", llvm::formatv("persistent programs of {0} threads, {1} per "
                                                   "SM, looping over {2} program ids",
                                                   cuda->numThreads, occ.blocksPerSM,
-                                                  cuda->numPrograms)});
+                                                  programs)});
         else
           rows.push_back({"launch", llvm::formatv("{0} programs of {1} threads",
-                                                  cuda->numPrograms, cuda->numThreads)});
+                                                  programs, cuda->numThreads)});
         rows.push_back({"registers", llvm::formatv("{0} per thread", r->registers)});
         rows.push_back({"spills", llvm::formatv("{0} bytes stored, {1} bytes loaded; stack frame "
                                                 "{2} bytes per thread",
@@ -578,6 +607,9 @@ void kite::cli::addBenchCommand(CLI::App &app, Context &context) {
                   "Integer inputs uniform in [LO, HI), as NAME=LO..HI (default: zeros)");
   cmd->add_flag("--json", opts->json, "Print the figures as JSON");
   cmd->add_option("--arch", opts->arch, "The GPU target")->capture_default_str();
+  cmd->add_flag("--dynamic-shapes", opts->dynamicShapes,
+                "Time the plan a launch with static_shapes = false runs (sizes taken at "
+                "launch)");
   cmd->callback([opts, &context] {
     std::string why;
     if (!parseFills(opts->fills, opts->intRanges, why)) {
@@ -607,5 +639,8 @@ void kite::cli::addInspectCommand(CLI::App &app, Context &context) {
                   "self-contained HTML page to this file");
   cmd->add_flag("--line-directives", opts->lineDirectives,
                 "#line directives to the kernel's source in the CUDA");
+  cmd->add_flag("--dynamic-shapes", opts->dynamicShapes,
+                "Show the plan a launch with static_shapes = false compiles: each size the "
+                "kernel can take at launch becomes its class (x=bf16[?16,4096])");
   cmd->callback([opts, &context] { context.exitCode = runInspect(*opts, context); });
 }
