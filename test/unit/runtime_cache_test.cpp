@@ -215,6 +215,42 @@ TEST_F(CacheTest, DirectoryFromOverrideEnvironmentAndOff) {
     ::unsetenv("HOME");
 }
 
+// A dynamic-shapes entry answers every launch of its shape class (and
+// only dynamic-shapes launches); entries of one class that differ in a
+// static size share its directory and are told apart.
+TEST_F(CacheTest, DynamicShapesEntriesAnswerTheirShapeClass) {
+  auto dynamicEntry = [](int64_t divisor, int64_t cols) {
+    std::vector<ArgSpec> specs = launchSpecs(3, true, 16);
+    specs[0] = ArgSpec::tensor("x", bf16, {-1, cols}, {}, 16);
+    specs[0].divisors = {divisor, 0};
+    cache::Entry e = entryFor(cache::Source::default_config, specs);
+    e.plan.dynamicShapes = true;
+    e.plan.key += "|dynamic";
+    return e;
+  };
+  cache::store(dynamicEntry(16, 8));
+  cache::store(dynamicEntry(8, 8));
+  auto launch = [](int64_t rows, int64_t cols, bool dynamic) {
+    std::vector<ArgSpec> specs = launchSpecs(3, true, rows);
+    specs[0] = ArgSpec::tensor("x", bf16, {rows, cols}, {}, 16);
+    cache::Query q = queryFor(specs);
+    q.dynamicShapes = dynamic;
+    return cache::lookup(q);
+  };
+  std::optional<cache::Entry> a = launch(4096, 8, true), b = launch(32, 8, true);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->plan.args[0].str(), "x=bf16[?16,8]:align16");
+  EXPECT_EQ(b->plan, a->plan) << "one plan for every multiple of 16";
+  std::optional<cache::Entry> c = launch(24, 8, true);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->plan.args[0].str(), "x=bf16[?8,8]:align16");
+  EXPECT_FALSE(launch(4097, 8, true)) << "no entry for odd sizes";
+  EXPECT_FALSE(launch(4096, 16, true)) << "x's columns are static";
+  EXPECT_FALSE(launch(4096, 8, false)) << "a static launch never gets a dynamic plan";
+  EXPECT_EQ(cache::list().size(), 2u);
+  EXPECT_TRUE(reports.empty()) << allReports();
+}
+
 TEST_F(CacheTest, EntryRoundTripsThroughAFile) {
   cache::Entry e = entryFor(cache::Source::tuned);
   fs::path file = cache::store(e);

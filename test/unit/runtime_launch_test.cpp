@@ -159,6 +159,41 @@ TEST(RuntimeLaunch, SpecializationHash) {
   EXPECT_EQ(hash({row}), hash({oddRow}));
 }
 
+// A plan for dynamic shapes: its rows are any multiple of 16 (at least 2),
+// and a launch's hash is its shape class.
+TEST(RuntimeLaunch, DynamicShapesArgumentsAndClasses) {
+  KernelPlan p = softmaxPlan();
+  p.dynamicShapes = true;
+  p.args[0] = ArgSpec::tensor("x", bf16, {-1, 8}, {}, 16);
+  p.args[0].divisors = {16, 0};
+  Tensor rows4096 = fakeCuda({4096, 8}, bf16), rows32 = fakeCuda({32, 8}, bf16);
+  EXPECT_EQ(argError(p, {rows4096, int64_t(3), true}), "");
+  EXPECT_EQ(argError(p, {rows32, int64_t(3), true}), "");
+  Tensor rows24 = fakeCuda({24, 8}, bf16), wide = fakeCuda({32, 16}, bf16);
+  EXPECT_EQ(argError(p, {rows24, int64_t(3), true}),
+            "kite::launch(softmax): argument 'x' must have sizes [?16,8]:align16 (the plan's "
+            "shape class: ? is any size of at least 2, ?N a multiple of N), got a CUDA tensor "
+            "[24, 8] bf16");
+  EXPECT_NE(argError(p, {wide, int64_t(3), true}), "");
+  Tensor one = fakeCuda({1, 8}, bf16);
+  EXPECT_NE(argError(p, {one, int64_t(3), true}), "") << "a size of 1 is its own class";
+  Tensor strided = fakeCuda({32, 8}, bf16, {16, 1});
+  EXPECT_NE(argError(p, {strided, int64_t(3), true}), "") << "dynamic tensors are contiguous";
+
+  auto hash = [](std::vector<KernelArg> args) { return specialization_hash(args, true); };
+  uint64_t base = hash({rows4096, int64_t(3), true});
+  EXPECT_EQ(hash({rows32, int64_t(3), true}), base) << "one class: multiples of 16";
+  EXPECT_EQ(hash({fakeCuda({16 * 7, 8}, bf16), int64_t(3), true}), base);
+  EXPECT_NE(hash({rows24, int64_t(3), true}), base) << "multiples of 8";
+  EXPECT_NE(hash({one, int64_t(3), true}), base);
+  EXPECT_NE(hash({wide, int64_t(3), true}), base) << "inner sizes count as classes too";
+  EXPECT_NE(hash({strided, int64_t(3), true}), base);
+  EXPECT_NE(specialization_hash(std::vector<KernelArg>{rows4096, int64_t(3), true}), base)
+      << "static and dynamic launches never share a key";
+  EXPECT_NE(specialization_hash(std::vector<KernelArg>{rows4096, int64_t(3), true}),
+            specialization_hash(std::vector<KernelArg>{rows32, int64_t(3), true}));
+}
+
 //===----------------------------------------------------------------------===//
 // Registries
 //===----------------------------------------------------------------------===//

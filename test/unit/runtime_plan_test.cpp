@@ -290,4 +290,131 @@ TEST(RuntimePlan, ArgSpecText) {
   EXPECT_EQ(ArgSpec::tensor("y", f32, {4, 8}).effective_strides(), (std::vector<int64_t>{8, 1}));
 }
 
+/// A dynamic-shapes plan: x's rows and an output's rows taken at launch,
+/// an output sized by a scalar, the grid computed at launch.
+KernelPlan dynamicPlan() {
+  KernelPlan p = fullPlan();
+  p.dynamicShapes = true;
+  ArgSpec x = ArgSpec::tensor("x", bf16, {-1, 8}, {}, 16);
+  x.divisors = {16, 0};
+  p.args[0] = x;
+  using Op = LaunchExpr::Op;
+  LaunchExpr rows{{{Op::argSize, 0, 0, 0}}};
+  p.outputs[0] = OutputSpec{"out", bf16, {-1, 8}, false, {rows}};
+  p.outputs[1] = OutputSpec{"acc", f32, {-1}, true, {LaunchExpr{{{Op::argScalar, 3, 0, 0}}}}};
+  p.grid = {1, 1, 1};
+  // ceildiv(x.size(0), 64) * 2
+  p.gridExpr = {LaunchExpr{{{Op::argSize, 0, 0, 0},
+                            {Op::constant, 0, 0, 64},
+                            {Op::ceildiv},
+                            {Op::constant, 0, 0, 2},
+                            {Op::mul}}}};
+  p.params.erase(p.params.begin() + 7); // no tensor map of a dynamic tensor here
+  return p;
+}
+
+TEST(RuntimePlan, DynamicShapesRoundTripAndText) {
+  KernelPlan p = dynamicPlan();
+  ASSERT_NO_THROW(validate_plan(p));
+  EXPECT_EQ(deserialize(serialize(p)), p);
+  EXPECT_EQ(p.args[0].str(), "x=bf16[?16,8]:align16");
+  ArgSpec any = p.args[0];
+  any.divisors[0] = 1;
+  EXPECT_EQ(any.str(), "x=bf16[?,8]:align16");
+  EXPECT_EQ(p.gridExpr[0].str({"x", "w", "eps", "n"}), "ceildiv(x.size(0), 64) * 2");
+  EXPECT_EQ(p.outputs[1].sizeExprs[0].str(), "#3");
+
+  // What a dynamic size accepts: at least 2, a multiple of its divisor.
+  EXPECT_TRUE(p.args[0].size_fits(0, 32));
+  EXPECT_TRUE(p.args[0].size_fits(0, 4096));
+  EXPECT_FALSE(p.args[0].size_fits(0, 24));
+  EXPECT_FALSE(p.args[0].size_fits(0, 0));
+  EXPECT_FALSE(p.args[0].size_fits(1, 16)) << "dim 1 is static: 8";
+  EXPECT_TRUE(p.args[0].size_fits(1, 8));
+  EXPECT_EQ(ArgSpec::size_divisor(4097), 1);
+  EXPECT_EQ(ArgSpec::size_divisor(4100), 4);
+  EXPECT_EQ(ArgSpec::size_divisor(4096), 16);
+  EXPECT_EQ(ArgSpec::size_divisor(24), 8);
+}
+
+TEST(RuntimePlan, DynamicShapesValidation) {
+  auto errorOfPlan = [](const KernelPlan &p) -> std::string {
+    try {
+      validate_plan(p);
+    } catch (const Error &e) {
+      return e.what();
+    }
+    return "";
+  };
+  using Op = LaunchExpr::Op;
+  KernelPlan p = dynamicPlan();
+  p.args[0].divisors = {3, 0};
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: argument 'x' has a dynamic dim 0 of "
+                            "size -1 and divisor 3 (a dynamic size is -1 with a divisor of 1, 2, "
+                            "4, 8 or 16)");
+  p = dynamicPlan();
+  p.args[0].sizes[0] = 8; // a divisor on a static size
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: argument 'x' has a dynamic dim 0 of "
+                            "size 8 and divisor 16 (a dynamic size is -1 with a divisor of 1, 2, "
+                            "4, 8 or 16)");
+  p = dynamicPlan();
+  p.args[0].divisors = {16};
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: argument 'x' has 1 divisors for 2 "
+                            "sizes");
+  p = dynamicPlan();
+  p.args[0].strides = {8, 1};
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: argument 'x' has dynamic sizes and "
+                            "strides; a tensor with dynamic sizes is contiguous");
+  p = dynamicPlan();
+  p.outputs[0].sizeExprs.clear();
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: output 'out' has 1 dynamic sizes but "
+                            "0 size expressions");
+  p = dynamicPlan();
+  p.outputs[0].sizeExprs[0].terms[0].dim = 5;
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: a size expression of output 'out' "
+                            "reads size 5 of argument 'x', which has no such dim");
+  p = dynamicPlan();
+  p.outputs[1].sizeExprs[0].terms[0].index = 2; // eps: f32
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: a size expression of output 'acc' "
+                            "reads argument 'eps' as an integer scalar");
+  p = dynamicPlan();
+  p.gridExpr[0].terms.pop_back();
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: the grid expression leaves 2 values, "
+                            "not one");
+  p = dynamicPlan();
+  p.gridExpr[0].terms.insert(p.gridExpr[0].terms.begin(), LaunchExpr::Term{Op::add});
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: the grid expression an operation "
+                            "lacks operands");
+  p = dynamicPlan();
+  p.grid = {1, 2, 1};
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: a plan with a grid expression has a "
+                            "grid of [n, 1, 1]");
+  // A corrupt buffer with a bad expression is refused whole.
+  p = dynamicPlan();
+  p.gridExpr[0].terms[0].op = Op(200);
+  std::vector<uint8_t> bytes = serialize(p);
+  EXPECT_THROW(deserialize(bytes), Error);
+}
+
+TEST(RuntimePlan, LaunchExpressionsEvaluate) {
+  using Op = LaunchExpr::Op;
+  Tensor x = Tensor::from_blob(reinterpret_cast<void *>(0x7f0000000000), {1000, 8}, {}, bf16,
+                               Device::cuda(0));
+  std::vector<KernelArg> args = {x, int64_t(-7)};
+  auto eval = [&](std::vector<LaunchExpr::Term> terms) {
+    return evaluate(LaunchExpr{std::move(terms)}, args);
+  };
+  EXPECT_EQ(eval({{Op::argSize, 0, 0, 0}, {Op::constant, 0, 0, 64}, {Op::ceildiv}}), 16);
+  EXPECT_EQ(eval({{Op::argSize, 0, 1, 0}, {Op::argScalar, 1, 0, 0}, {Op::add}}), 1);
+  EXPECT_EQ(eval({{Op::argScalar, 1, 0, 0}, {Op::constant, 0, 0, 2}, {Op::floordiv}}), -4);
+  EXPECT_EQ(eval({{Op::argScalar, 1, 0, 0}, {Op::constant, 0, 0, 2}, {Op::ceildiv}}), -3);
+  EXPECT_EQ(eval({{Op::argScalar, 1, 0, 0}, {Op::constant, 0, 0, 0}, {Op::max}}), 0);
+  EXPECT_EQ(eval({{Op::argSize, 0, 0, 0}, {Op::constant, 0, 0, 3}, {Op::min}}), 3);
+  EXPECT_THROW(eval({{Op::argSize, 0, 0, 0}, {Op::constant, 0, 0, 0}, {Op::ceildiv}}), Error);
+  EXPECT_THROW(eval({{Op::argSize, 0, 2, 0}}), Error) << "no dim 2";
+  EXPECT_THROW(eval({{Op::argScalar, 0, 0, 0}}), Error) << "argument 0 is a tensor";
+  EXPECT_THROW(eval({{Op::add}}), Error);
+  EXPECT_THROW(eval({}), Error);
+}
+
 } // namespace
