@@ -11,6 +11,8 @@
 #include "lowering/Compiler.h"
 #include "runtime/CompilerHook.h"
 #include "runtime/Driver.h"
+#include "runtime/Launch.h"
+#include "runtime/PlanLog.h"
 
 #include "../reference/compare.hpp"
 
@@ -126,6 +128,59 @@ TEST_F(LaunchGpu, SameShapesCompileNothing) {
   cuda::synchronize();
   EXPECT_TRUE(allClose(cuda::to_host(b), cuda::to_host(a), {0, 0}));
   EXPECT_TRUE(allClose(cuda::to_host(c), cuda::to_host(a), {0, 0}));
+}
+
+// Dynamic shapes: one plan per shape class (sizes 0 and 1, then the
+// largest power of two up to 16 dividing the size), each launch correct
+// against reference mode with poisoned outputs, and a second pass over the
+// same sizes compiles nothing.
+TEST_F(LaunchGpu, DynamicShapesServeEverySizeWithAPlanPerClass) {
+  Options options;
+  options.static_shapes = false;
+  options.tuning = Options::Tuning::never; // hermetic: compile, no cache directory
+  runtime::setPoisonOutputs(true);
+  std::vector<std::string> events;
+  set_plan_observer([&](const PlanEvent &e) { events.push_back(runtime::formatPlanEvent(e)); });
+  std::vector<int64_t> rows;
+  for (int64_t r = 1; r <= 70; ++r)
+    rows.push_back(r);
+  for (int64_t r : {127, 128, 129, 1000, 1023, 1024, 4096, 4097})
+    rows.push_back(r);
+
+  auto pass = [&](bool check) {
+    for (int64_t r : rows) {
+      Tensor x = randn({r, 1000}, bf16, /*seed=*/uint64_t(r));
+      Tensor y = launch(softmax, options, cuda::to_device(x));
+      if (check)
+        EXPECT_TRUE(allClose(cuda::to_host(y), softmax(x), toleranceFor(bf16)))
+            << "softmax rows " << r;
+      Tensor a = randn({r, 77}, f32, 1), b = randn({r, 77}, f32, 2);
+      Tensor sum = launch(add, options, cuda::to_device(a), cuda::to_device(b));
+      if (check)
+        EXPECT_TRUE(allClose(cuda::to_host(sum), add(a, b), toleranceFor(f32))) << "add rows " << r;
+    }
+    for (int64_t m : {1, 2, 3, 7, 16, 33, 100, 128, 129, 300, 1000}) {
+      Tensor a = randn({m, 256}, bf16, 7), b = randn({256, 192}, bf16, 8);
+      Tensor c = launch(::matmul, options, cuda::to_device(a), cuda::to_device(b));
+      if (check)
+        EXPECT_TRUE(allClose(cuda::to_host(c), ::matmul(a, b), toleranceFor(bf16, 16)))
+            << "matmul m " << m;
+    }
+  };
+  uint64_t before = compile_count();
+  pass(true);
+  uint64_t compiles = compile_count() - before;
+  // softmax and add: classes 1, ?1, ?2, ?4, ?8, ?16; matmul the same.
+  EXPECT_LE(compiles, 18u);
+  EXPECT_GE(compiles, 3u);
+  pass(false);
+  EXPECT_EQ(compile_count() - before, compiles) << "the same sizes again compile nothing";
+  set_plan_observer({});
+  runtime::setPoisonOutputs(false);
+  for (const std::string &e : events)
+    std::printf("%s\n", e.c_str());
+  ASSERT_FALSE(events.empty());
+  EXPECT_NE(events.front().find("first launch of softmax"), std::string::npos) << events.front();
 }
 
 TEST_F(LaunchGpu, CpuArgumentNextToACudaOneIsNamedBeforeCompiling) {
