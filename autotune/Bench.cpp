@@ -300,6 +300,12 @@ std::vector<ArgSpec> kite::autotune::benchArgs(const KernelPlan &plan,
       throw Error(fmt::format("kite: argument {} of kernel '{}' is {} in the plan, but {} was "
                               "given",
                               i + 1, plan.name, specs[i].str(), given[i].str()));
+    if (specs[i].is_tensor() && !specs[i].divisors.empty()) {
+      // A size taken at launch: run the given one (it fits the class, as
+      // the plan was compiled for it).
+      specs[i] = given[i];
+      continue;
+    }
     if (!specs[i].is_tensor() && given[i].value) {
       if (specs[i].value && *specs[i].value != *given[i].value)
         throw Error(fmt::format("kite: the plan of kernel '{}' is specialized on {}, but {} was "
@@ -416,9 +422,21 @@ double PlanBench::time(const KernelPlan &plan, int runs) {
   return impl_->timeRuns(plan, std::max(1, runs), results);
 }
 
-uint64_t kite::autotune::bytesMoved(const KernelPlan &plan) {
+namespace {
+/// An output's size from the launch's specs; 0 where they lack an operand
+/// (an unspecialized scalar given without a value).
+int64_t sizeAtLaunch(const LaunchExpr &e, std::span<const ArgSpec> args) {
+  try {
+    return evaluate(e, args);
+  } catch (const Error &) {
+    return 0;
+  }
+}
+} // namespace
+
+uint64_t kite::autotune::bytesMoved(const KernelPlan &plan, std::span<const ArgSpec> args) {
   uint64_t bytes = 0;
-  for (const ArgSpec &a : plan.args)
+  for (const ArgSpec &a : args)
     if (a.is_tensor()) {
       uint64_t n = 1;
       for (int64_t d : a.sizes)
@@ -427,8 +445,9 @@ uint64_t kite::autotune::bytesMoved(const KernelPlan &plan) {
     }
   for (const OutputSpec &o : plan.outputs) {
     uint64_t n = 1;
+    size_t next = 0;
     for (int64_t d : o.sizes)
-      n *= (uint64_t)d;
+      n *= (uint64_t)(d >= 0 ? d : std::max<int64_t>(0, sizeAtLaunch(o.sizeExprs[next++], args)));
     bytes += n * element_size(o.dtype);
   }
   return bytes;

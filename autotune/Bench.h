@@ -100,9 +100,10 @@ private:
 double timeLaunches(const std::function<void()> &launch, const Tensor *flush, int warmup,
                     int runs);
 
-/// Bytes a plan's tensor arguments and outputs hold: what a memory-bound
-/// kernel moves at least once (for GB/s).
-uint64_t bytesMoved(const KernelPlan &plan);
+/// Bytes the tensor arguments of a launch (`args`, concrete specs) and the
+/// plan's outputs hold: what a memory-bound kernel moves at least once (for
+/// GB/s).
+uint64_t bytesMoved(const KernelPlan &plan, std::span<const ArgSpec> args);
 
 /// The cubin of PlanBench's fill and compare kernels for `arch` (NVRTC, no
 /// GPU needed); throws kite::Error naming the NVRTC error.

@@ -214,7 +214,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
   bench.setReference(reference, request.args);
 
   TuneResult result;
-  result.bytes = bytesMoved(reference);
+  result.bytes = bytesMoved(reference, request.args);
 
   // The defaults leave room, within quick's 30 s and full's 3 minutes, for
   // compiles in flight at the deadline and the winners' re-timing (on the

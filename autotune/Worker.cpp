@@ -186,9 +186,23 @@ int workerLoop(int in, int out) {
         const json &values = f->meta["values"];
         if (!values.is_array() || values.size() != args.size())
           throw Error("the setup frame's values do not match the plan's arguments");
-        for (size_t i = 0; i < args.size(); ++i)
+        const json &sizes = f->meta.value("sizes", json::array());
+        for (size_t i = 0; i < args.size(); ++i) {
           if (!values[i].is_null() && !args[i].is_tensor())
             args[i].value = values[i].get<double>();
+          if (args[i].is_tensor() && !args[i].divisors.empty()) {
+            // A dynamic-shapes plan: the sizes to run are the launch's.
+            if (i >= sizes.size() || !sizes[i].is_array())
+              throw Error("the setup frame lacks the sizes of a dynamic-shapes argument");
+            std::vector<int64_t> given = sizes[i].get<std::vector<int64_t>>();
+            if (given.size() != args[i].sizes.size())
+              throw Error("the setup frame's sizes do not match the plan's rank");
+            for (size_t d = 0; d < given.size(); ++d)
+              if (!args[i].size_fits(d, given[d]))
+                throw Error("the setup frame's sizes are not of the plan's shape class");
+            args[i] = ArgSpec::tensor(args[i].name, args[i].dtype, given, {}, args[i].alignment);
+          }
+        }
         bench = std::make_unique<PlanBench>(std::move(args), settingsFromJson(f->meta["settings"]),
                                             f->meta.value("device", 0));
         bench->setReference(plan);
@@ -316,12 +330,17 @@ void WorkerBench::start() {
   if (reference_) {
     // The scalars' values: a plan's specs keep only those it is
     // specialized on.
-    json values = json::array();
-    for (const ArgSpec &a : args_)
+    // The scalars' values: a plan's specs keep only those it is
+    // specialized on. And the tensors' sizes, where a dynamic-shapes plan
+    // takes some at launch.
+    json values = json::array(), sizes = json::array();
+    for (const ArgSpec &a : args_) {
       values.push_back(!a.is_tensor() && a.value ? json(*a.value) : json(nullptr));
+      sizes.push_back(a.is_tensor() ? json(a.sizes) : json(nullptr));
+    }
     Frame setup{kSetup,
                 {{"settings", settingsToJson(settings_)}, {"device", device_},
-                 {"values", values}},
+                 {"values", values}, {"sizes", sizes}},
                 serialize(*reference_)};
     bool timedOut = false;
     std::optional<Frame> reply;

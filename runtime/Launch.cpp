@@ -199,7 +199,12 @@ struct Hasher {
 
 } // namespace
 
-int64_t kite::evaluate(const LaunchExpr &expr, std::span<const KernelArg> args) {
+namespace {
+
+/// Runs a launch expression with `size(index, dim)` and `scalar(index)`
+/// reading its operands (each returns nullopt for an operand it lacks).
+template <class SizeOf, class ScalarOf>
+int64_t run(const LaunchExpr &expr, SizeOf size, ScalarOf scalar) {
   int64_t stack[16];
   int depth = 0;
   auto fail = [&](const char *why) -> void {
@@ -210,17 +215,20 @@ int64_t kite::evaluate(const LaunchExpr &expr, std::span<const KernelArg> args) 
     int64_t v = 0;
     switch (t.op) {
     case Op::constant: v = t.value; break;
-    case Op::argSize:
-      if (t.index >= args.size() || !args[t.index].tensor ||
-          t.dim >= size_t(args[t.index].tensor->dim()))
+    case Op::argSize: {
+      std::optional<int64_t> s = size(t.index, t.dim);
+      if (!s)
         fail("no such argument size");
-      v = args[t.index].tensor->size(int64_t(t.dim));
+      v = *s;
       break;
-    case Op::argScalar:
-      if (t.index >= args.size() || args[t.index].kind != ArgSpec::Kind::scalar)
+    }
+    case Op::argScalar: {
+      std::optional<int64_t> s = scalar(t.index);
+      if (!s)
         fail("no such scalar argument");
-      v = args[t.index].value.i;
+      v = *s;
       break;
+    }
     default: {
       if (depth < 2)
         fail("an operation lacks operands");
@@ -249,6 +257,39 @@ int64_t kite::evaluate(const LaunchExpr &expr, std::span<const KernelArg> args) 
   if (depth != 1)
     fail("it does not leave one value");
   return stack[0];
+}
+
+} // namespace
+
+int64_t kite::evaluate(const LaunchExpr &expr, std::span<const KernelArg> args) {
+  return run(
+      expr,
+      [&](uint32_t i, uint32_t d) -> std::optional<int64_t> {
+        if (i >= args.size() || !args[i].tensor || d >= size_t(args[i].tensor->dim()))
+          return std::nullopt;
+        return args[i].tensor->size(int64_t(d));
+      },
+      [&](uint32_t i) -> std::optional<int64_t> {
+        if (i >= args.size() || args[i].kind != ArgSpec::Kind::scalar)
+          return std::nullopt;
+        return args[i].value.i;
+      });
+}
+
+int64_t kite::evaluate(const LaunchExpr &expr, std::span<const ArgSpec> specs) {
+  return run(
+      expr,
+      [&](uint32_t i, uint32_t d) -> std::optional<int64_t> {
+        if (i >= specs.size() || !specs[i].is_tensor() || d >= specs[i].sizes.size() ||
+            specs[i].is_dynamic(d))
+          return std::nullopt;
+        return specs[i].sizes[d];
+      },
+      [&](uint32_t i) -> std::optional<int64_t> {
+        if (i >= specs.size() || specs[i].is_tensor() || !specs[i].value)
+          return std::nullopt;
+        return int64_t(*specs[i].value);
+      });
 }
 
 uint64_t kite::specialization_hash(std::span<const KernelArg> args) {

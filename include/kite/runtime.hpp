@@ -357,6 +357,9 @@ int validate_args(const KernelPlan &plan, std::span<const KernelArg> args);
 /// validate_args has checked). Throws kite::Error for a division by a
 /// non-positive number or a malformed program.
 int64_t evaluate(const LaunchExpr &expr, std::span<const KernelArg> args);
+/// The same on concrete specs (the sizes and scalar values of a launch, as
+/// the autotuner has them); throws for a size or scalar they lack.
+int64_t evaluate(const LaunchExpr &expr, std::span<const ArgSpec> specs);
 
 /// An allocation-free hash of what plans are specialized on: each
 /// argument's kind, dtype (or scalar type), sizes, strides (ignoring size-1

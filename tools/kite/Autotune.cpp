@@ -42,6 +42,7 @@ struct AutotuneOptions {
   std::vector<std::string> fills;
   bool inProcess = false;
   bool noStore = false;
+  bool dynamicShapes = false; // tune the plan of a static_shapes = false launch
   std::string jsonPath;
   int threads = 0;
   int injectFaultAt = -1;
@@ -87,10 +88,17 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
     kite::autotune::TuneRequest request;
     request.kernel = source;
     request.args = specs;
-    request.space = kite::configSpaceOf(source, specs);
+    kite::Options launch;
+    launch.static_shapes = !opts.dynamicShapes;
+    // A dynamic-shapes plan is tuned on these sizes, and its entry answers
+    // every size of their shape class.
+    request.space = kite::configSpaceOf(
+        source, opts.dynamicShapes ? kite::planSpecs(source, specs, launch) : specs);
     request.pinned = opts.config;
     request.compile = [&](const std::string &config) {
-      return kite::compileToPlan(source, specs, kite::Options{{}, config});
+      kite::Options o = launch;
+      o.config = config;
+      return kite::compileToPlan(source, specs, o);
     };
     tune.effort = *effort;
     tune.budgetSeconds = opts.budget;
@@ -187,6 +195,9 @@ void kite::cli::addAutotuneCommand(CLI::App &app, Context &context) {
   cmd->add_flag("--in-process", opts->inProcess,
                 "Benchmark in this process (a faulting config then ends the tuning)");
   cmd->add_flag("--no-store", opts->noStore, "Do not store the winner in the cache");
+  cmd->add_flag("--dynamic-shapes", opts->dynamicShapes,
+                "Tune the plan of a launch with static_shapes = false: the winner answers "
+                "every size of these sizes' shape class");
   cmd->add_option("--json", opts->jsonPath, "Also write the result as JSON to this file");
   cmd->add_option("--threads", opts->threads, "Compile threads (default: one per CPU)");
   cmd->add_option("--inject-fault-at", opts->injectFaultAt,
