@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lowering/Diagnostics.h"
 #include "lowering/DynamicShapes.h"
 #include "lowering/IndexRange.h"
 #include "lowering/LaunchArg.h"
@@ -84,6 +85,52 @@ bool spansSize(Value span, Value tensor, int64_t d) {
   return lb && *lb >= 0 && end && dim && *end == *dim;
 }
 
+/// A side of a launch check, as kite.launch_checks holds it: {0, value}
+/// (a constant), {1, arg, dim} (a size), {2, arg} (an integer scalar).
+std::optional<std::array<int64_t, 3>> checkOperand(Value v) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return std::array<int64_t, 3>{0, *c, 0};
+  std::optional<SizeOrigin> o = sizeOriginOf(v);
+  auto arg = o ? dyn_cast<BlockArgument>(o->first) : BlockArgument();
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return std::nullopt;
+  if (o->second >= 0)
+    return std::array<int64_t, 3>{1, arg.getArgNumber(), o->second};
+  return std::array<int64_t, 3>{2, arg.getArgNumber(), 0};
+}
+
+/// Records on `func` that a launch must check the end of `span`'s loop is
+/// at most the size of `tensor`'s dim `d` (kite.launch_checks: 6 integers
+/// per check, the two sides; kite.launch_check_messages: where and what).
+bool addLaunchCheck(func::FuncOp func, Operation *op, Value span, Value tensor, int64_t d) {
+  auto arg = dyn_cast<BlockArgument>(span);
+  auto loop = arg ? dyn_cast<TileForOp>(arg.getOwner()->getParentOp()) : TileForOp();
+  if (!loop || arg.getArgNumber() >= loop.getUpperBounds().size())
+    return false;
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBounds()[arg.getArgNumber()]);
+  std::optional<SizeOrigin> dim = sizeOrigin(tensor, d);
+  std::optional<std::array<int64_t, 3>> end =
+      checkOperand(loop.getUpperBounds()[arg.getArgNumber()]);
+  auto dimArg = dim ? dyn_cast<BlockArgument>(dim->first) : BlockArgument();
+  if (!lb || *lb < 0 || !end || !dimArg || dim->second < 0)
+    return false;
+  SmallVector<int64_t> checks;
+  if (auto a = func->getAttrOfType<DenseI64ArrayAttr>("kite.launch_checks"))
+    checks.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  SmallVector<Attribute> messages;
+  if (auto m = func->getAttrOfType<ArrayAttr>("kite.launch_check_messages"))
+    messages.assign(m.begin(), m.end());
+  checks.append(end->begin(), end->end());
+  checks.append({1, dimArg.getArgNumber(), dim->second});
+  std::string what = formatLocation(op->getLoc()) + ": a loop's tiles index dimension " +
+                     std::to_string(d) + " of " + describeTensor(tensor) + " up to its end";
+  messages.push_back(StringAttr::get(func.getContext(), what));
+  Builder b(func.getContext());
+  func->setAttr("kite.launch_checks", b.getDenseI64ArrayAttr(checks));
+  func->setAttr("kite.launch_check_messages", b.getArrayAttr(messages));
+  return true;
+}
+
 struct CheckBoundsPass : kite::impl::KiteCheckBoundsBase<CheckBoundsPass> {
   void runOnOperation() override {
     bool failedAny = false;
@@ -91,6 +138,8 @@ struct CheckBoundsPass : kite::impl::KiteCheckBoundsBase<CheckBoundsPass> {
       if (!func->hasAttr(kKernelAttrName))
         continue;
       IndexRanges ranges;
+      func->removeAttr("kite.launch_checks");
+      func->removeAttr("kite.launch_check_messages");
       func.walk([&](Operation *op) {
         if (auto l = dyn_cast<LoadOp>(op))
           failedAny |= failed(check(func, op, l.getTensor(), l.getSubscripts(), l.getMask(), ranges));
@@ -128,9 +177,15 @@ struct CheckBoundsPass : kite::impl::KiteCheckBoundsBase<CheckBoundsPass> {
       int64_t size = sizes[d];
       if (ShapedType::isDynamic(size)) {
         // A size taken at launch: in bounds if the span's loop runs to the
-        // same size from a non-negative start.
-        if (s.kind != Subscript::Kind::Span || !spansSize(s.value, tensor, d))
+        // same size from a non-negative start; where it runs to another
+        // end, a launch checks that the end is within the size (static
+        // shapes report that at compile time); else masked.
+        if (s.kind == Subscript::Kind::Span && spansSize(s.value, tensor, d)) {
+        } else if (s.kind == Subscript::Kind::Span && !lenient &&
+                   addLaunchCheck(func, op, s.value, tensor, d)) {
+        } else {
           checked.push_back(pos);
+        }
       } else if (s.kind == Subscript::Kind::Span) {
         std::optional<LoopExtent> e = ranges.extentOf(s.value);
         if (!e) {

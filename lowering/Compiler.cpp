@@ -233,6 +233,7 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
   plan.dynamicShapes = !options.static_shapes;
   if (cuda.gridExpr)
     plan.gridExpr = {*cuda.gridExpr};
+  plan.checks = cuda.checks;
   for (const CudaKernel::Output &o : cuda.outputs) {
     OutputSpec out{o.name, toDType(o.dtype), {}, o.zeroed, o.sizeExprs};
     for (int64_t size : o.sizes)

@@ -194,6 +194,28 @@ LogicalResult Emitter::emitPrologue() {
       result.params.push_back({CudaKernel::Param::Kind::ArgScalar, i});
     }
   }
+  // kite-check-bounds' launch checks: two operands of three integers each.
+  if (auto checks = kernel->getAttrOfType<DenseI64ArrayAttr>("kite.launch_checks")) {
+    auto messages = kernel->getAttrOfType<ArrayAttr>("kite.launch_check_messages");
+    ArrayRef<int64_t> c = checks.asArrayRef();
+    auto side = [](ArrayRef<int64_t> v) {
+      LaunchExpr::Term t;
+      t.op = v[0] == 0 ? LaunchExpr::Op::constant
+             : v[0] == 1 ? LaunchExpr::Op::argSize
+                         : LaunchExpr::Op::argScalar;
+      if (v[0] == 0)
+        t.value = v[1];
+      else
+        t.index = uint32_t(v[1]), t.dim = uint32_t(v[2]);
+      return LaunchExpr{{t}};
+    };
+    for (size_t i = 0; i + 6 <= c.size(); i += 6) {
+      std::string message;
+      if (messages && i / 6 < messages.size())
+        message = cast<StringAttr>(messages[i / 6]).str();
+      result.checks.push_back({side(c.slice(i, 3)), side(c.slice(i + 3, 3)), message});
+    }
+  }
   // The main context is chosen per top-level loop; prologue scalars need
   // none.
   for (Operation &op : entry) {

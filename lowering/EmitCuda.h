@@ -62,6 +62,8 @@ struct CudaKernel {
   /// Where the number of programs depends on sizes taken at launch: how the
   /// launch computes grid[0] (`grid` then holds [1, 1, 1]).
   std::optional<LaunchExpr> gridExpr;
+  /// What a launch checks of its sizes (kite-check-bounds' launch checks).
+  std::vector<LaunchCheck> checks;
   /// A persistent pid_type: the kernel loops over grid[0] program ids by
   /// gridDim.x, so any grid runs them all; a plan launches as many programs
   /// as the SMs hold at once (KernelPlan::persistent).

@@ -174,6 +174,14 @@ int kite::validate_args(const KernelPlan &plan, std::span<const KernelArg> args)
                        "got address {} (storage offset {})",
                        s.name, s.alignment, t.data_ptr(), t.storage_offset()));
   }
+  for (const LaunchCheck &c : plan.checks) [[unlikely]] {
+    int64_t lhs = evaluate(c.lhs, args), rhs = evaluate(c.rhs, args);
+    if (lhs > rhs) {
+      std::vector<std::string> names = argNames(plan);
+      fail(fmt::format("{}, but {} = {} is more than {} = {}", c.message, c.lhs.str(names), lhs,
+                       c.rhs.str(names), rhs));
+    }
+  }
   return ordinal < 0 ? 0 : ordinal;
 }
 

@@ -267,6 +267,10 @@ void kite::validate_plan(const KernelPlan &plan) {
       if (std::string why = checkExpr(e, plan.args); !why.empty())
         fail(fmt::format("a size expression of output '{}' {}", o.name, why));
   }
+  for (const LaunchCheck &c : plan.checks)
+    for (const LaunchExpr *e : {&c.lhs, &c.rhs})
+      if (std::string why = checkExpr(*e, plan.args); !why.empty())
+        fail(fmt::format("the launch check '{}' {}", c.message, why));
   if (plan.gridExpr.size() > 1)
     fail(fmt::format("{} grid expressions (at most one: grid x)", plan.gridExpr.size()));
   for (const LaunchExpr &e : plan.gridExpr) {
@@ -436,6 +440,11 @@ std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
   w.str(plan.config);
   w.u8(plan.dynamicShapes);
   writeExprs(w, plan.gridExpr);
+  w.u64(plan.checks.size());
+  for (const LaunchCheck &c : plan.checks) {
+    writeExprs(w, {c.lhs, c.rhs});
+    w.str(c.message);
+  }
   return frame(kPlanFrame, w.out);
 }
 
@@ -493,6 +502,15 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
   plan.config = r.str("config");
   plan.dynamicShapes = r.u8("dynamic shapes flag") != 0;
   plan.gridExpr = readExprs(r, "grid expressions");
+  plan.checks.resize(r.count("launch checks", 24));
+  for (LaunchCheck &c : plan.checks) {
+    std::vector<LaunchExpr> sides = readExprs(r, "launch check sides");
+    if (sides.size() != 2)
+      r.fail(fmt::format("a launch check has {} sides, not 2", sides.size()));
+    c.lhs = sides[0];
+    c.rhs = sides[1];
+    c.message = r.str("launch check message");
+  }
   if (r.remaining() != 0)
     r.fail(fmt::format("{} unread bytes at the end of the payload", r.remaining()));
   try {

@@ -45,6 +45,17 @@ struct LaunchExpr {
   friend bool operator==(const LaunchExpr &, const LaunchExpr &) = default;
 };
 
+/// A check a launch makes before it runs a plan: `lhs <= rhs`, else a
+/// kite::Error with `message` (where in the kernel, and what), the
+/// expressions and their values. A dynamic-shapes plan checks so what a
+/// static plan's compile checks: a loop over x's rows that indexes y's rows
+/// needs y to have as many.
+struct LaunchCheck {
+  LaunchExpr lhs, rhs;
+  std::string message;
+  friend bool operator==(const LaunchCheck &, const LaunchCheck &) = default;
+};
+
 } // namespace kite
 
 #endif // KITE_LAUNCH_EXPR_HPP

@@ -298,6 +298,8 @@ struct KernelPlan {
   /// The number of programs (grid x), computed at each launch; empty: `grid`.
   /// A persistent plan launches at most as many as the SMs hold.
   std::vector<LaunchExpr> gridExpr;
+  /// What a launch checks of its sizes before it runs (validate_args).
+  std::vector<LaunchCheck> checks;
 
   friend bool operator==(const KernelPlan &, const KernelPlan &) = default;
 };

@@ -180,6 +180,19 @@ TEST_F(LaunchGpu, DynamicShapesServeEverySizeWithAPlanPerClass) {
   for (const std::string &e : events)
     std::printf("%s\n", e.c_str());
   ASSERT_FALSE(events.empty());
+
+  // Rows that do not match are refused at launch, as a static plan's
+  // compile refuses them.
+  Tensor x64 = cuda::to_device(randn({64, 77}, f32, 1));
+  Tensor y32 = cuda::to_device(randn({32, 77}, f32, 2));
+  try {
+    launch(add, options, x64, y32);
+    ADD_FAILURE() << "a launch whose y has fewer rows than x ran";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("but x.size(0) = 64 is more than y.size(0) = 32"),
+              std::string::npos)
+        << e.what();
+  }
   EXPECT_NE(events.front().find("first launch of softmax"), std::string::npos) << events.front();
 }
 

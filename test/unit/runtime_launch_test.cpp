@@ -180,6 +180,16 @@ TEST(RuntimeLaunch, DynamicShapesArgumentsAndClasses) {
   Tensor strided = fakeCuda({32, 8}, bf16, {16, 1});
   EXPECT_NE(argError(p, {strided, int64_t(3), true}), "") << "dynamic tensors are contiguous";
 
+  // A launch check: y's rows (here: n) must cover the loop over x's.
+  using Op = LaunchExpr::Op;
+  p.checks = {LaunchCheck{LaunchExpr{{{Op::argSize, 0, 0, 0}}}, LaunchExpr{{{Op::argScalar, 1, 0, 0}}},
+                          "k.kite.cpp:3:4: a loop's tiles index dimension 0 of 'y' up to its end"}};
+  EXPECT_EQ(argError(p, {rows32, int64_t(32), true}), "");
+  EXPECT_EQ(argError(p, {rows32, int64_t(31), true}),
+            "kite::launch(softmax): k.kite.cpp:3:4: a loop's tiles index dimension 0 of 'y' up "
+            "to its end, but x.size(0) = 32 is more than n = 31");
+  p.checks.clear();
+
   auto hash = [](std::vector<KernelArg> args) { return specialization_hash(args, true); };
   uint64_t base = hash({rows4096, int64_t(3), true});
   EXPECT_EQ(hash({rows32, int64_t(3), true}), base) << "one class: multiples of 16";

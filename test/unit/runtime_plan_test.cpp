@@ -310,6 +310,7 @@ KernelPlan dynamicPlan() {
                             {Op::constant, 0, 0, 2},
                             {Op::mul}}}};
   p.params.erase(p.params.begin() + 7); // no tensor map of a dynamic tensor here
+  p.checks = {LaunchCheck{rows, LaunchExpr::constant(8192), "k.kite.cpp:3:4: rows"}};
   return p;
 }
 
@@ -385,6 +386,10 @@ TEST(RuntimePlan, DynamicShapesValidation) {
   p.gridExpr[0].terms.insert(p.gridExpr[0].terms.begin(), LaunchExpr::Term{Op::add});
   EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: the grid expression an operation "
                             "lacks operands");
+  p = dynamicPlan();
+  p.checks[0].rhs.terms[0] = {Op::argSize, 9, 0, 0};
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: the launch check 'k.kite.cpp:3:4: "
+                            "rows' reads argument 9, but there are 5");
   p = dynamicPlan();
   p.grid = {1, 2, 1};
   EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: a plan with a grid expression has a "

@@ -335,6 +335,15 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
                       .str();
   if (cuda->persistent)
     report.launch += " (program ids of persistent programs, as many as the SMs hold at once)";
+  {
+    std::vector<std::string> names;
+    for (unsigned i = 0; i < kernel->getNumArguments(); ++i) {
+      auto n = kernel->getArgAttrOfType<mlir::StringAttr>(i, kite::kArgNameAttrName);
+      names.push_back(n ? n.str() : "#" + std::to_string(i));
+    }
+    for (const kite::LaunchCheck &c : cuda->checks)
+      report.launch += "; checks at launch that " + c.lhs.str(names) + " <= " + c.rhs.str(names);
+  }
 
   // Roofline: bytes and FLOPs from the IR; the device's ceilings and the
   // measured time need a GPU.
