@@ -329,8 +329,6 @@ void WorkerBench::start() {
   ++starts_;
   if (reference_) {
     // The scalars' values: a plan's specs keep only those it is
-    // specialized on.
-    // The scalars' values: a plan's specs keep only those it is
     // specialized on. And the tensors' sizes, where a dynamic-shapes plan
     // takes some at launch.
     json values = json::array(), sizes = json::array();

@@ -57,8 +57,13 @@ std::optional<SizeOrigin> kite::sizeOriginOf(Value size) {
 }
 
 std::vector<bool> kite::dynamicLeadingDims(func::FuncOp captured, ArrayRef<int64_t> ranks) {
-  std::vector<bool> result(captured.getNumArguments(), false);
   Block &entry = captured.getBody().front();
+  size_t n = captured.getNumArguments();
+  // Per argument: whether its outermost dim can be dynamic at all (`safe`),
+  // whether the kernel loops over it or sizes an output by it (`driven`),
+  // and the loops whose tiles index it (their ends).
+  std::vector<bool> safe(n, false), driven(n, false);
+  std::vector<llvm::SetVector<Value>> indexedBy(n);
   for (BlockArgument arg : entry.getArguments()) {
     unsigned i = arg.getArgNumber();
     if (i >= ranks.size() || ranks[i] < 1)
@@ -71,21 +76,29 @@ std::vector<bool> kite::dynamicLeadingDims(func::FuncOp captured, ArrayRef<int64
     bool ok = true;
     auto sizeUseOk = [&](OpOperand &use) {
       Operation *user = use.getOwner();
-      unsigned n = use.getOperandNumber();
+      unsigned k = use.getOperandNumber();
+      auto isEnd = [&](auto loop) {
+        return isa<func::FuncOp>(loop->getParentOp()) && k >= loop.getLowerBounds().size() &&
+               k < loop.getLowerBounds().size() + loop.getUpperBounds().size();
+      };
+      bool end = false;
       if (auto loop = dyn_cast<TileForOp>(user))
-        return isa<func::FuncOp>(loop->getParentOp()) &&
-               n >= loop.getLowerBounds().size() &&
-               n < loop.getLowerBounds().size() + loop.getUpperBounds().size();
-      if (auto loop = dyn_cast<GridForOp>(user))
-        return isa<func::FuncOp>(loop->getParentOp()) &&
-               n >= loop.getLowerBounds().size() &&
-               n < loop.getLowerBounds().size() + loop.getUpperBounds().size();
+        end = isEnd(loop);
+      else if (auto loop = dyn_cast<GridForOp>(user))
+        end = isEnd(loop);
+      if (end) {
+        driven[i] = true;
+        return true;
+      }
+      if (isa<TileForOp, GridForOp>(user))
+        return false;
       if (isa<BlockSizeOp>(user))
         return true;
       if (auto empty = dyn_cast<EmptyOp>(user)) {
-        if (n != 0) // only an output's outermost dim may be dynamic
+        if (k != 0) // only an output's outermost dim may be dynamic
           return false;
         tensors.insert(empty.getResult());
+        driven[i] = true;
         return true;
       }
       return false;
@@ -99,6 +112,7 @@ std::vector<bool> kite::dynamicLeadingDims(func::FuncOp captured, ArrayRef<int64
             sizes.insert(s.getResult());
         } else if (auto like = dyn_cast<EmptyLikeOp>(user)) {
           tensors.insert(like.getResult());
+          driven[i] = true;
         } else if (isa<DTypeOfOp, func::ReturnOp>(user)) {
         } else if (isa<LoadOp, StoreOp, AtomicOp>(user) &&
                    use.getOperandNumber() == (isa<LoadOp>(user) ? 0u : 1u)) {
@@ -110,6 +124,14 @@ std::vector<bool> kite::dynamicLeadingDims(func::FuncOp captured, ArrayRef<int64
           // An `all` (or a missing subscript) spans the whole dim: its tile
           // shape would be dynamic.
           ok &= it != dims.end() && subs[it - dims.begin()].kind != Subscript::Kind::All;
+          if (ok && subs[it - dims.begin()].kind == Subscript::Kind::Span) {
+            auto span = dyn_cast<BlockArgument>(subs[it - dims.begin()].value);
+            auto loop = span ? dyn_cast<TileForOp>(span.getOwner()->getParentOp()) : TileForOp();
+            if (loop && span.getArgNumber() < loop.getUpperBounds().size())
+              indexedBy[i].insert(loop.getUpperBounds()[span.getArgNumber()]);
+            else
+              ok = false;
+          }
         } else {
           ok = false; // a reshape, a view, anything else
         }
@@ -121,7 +143,28 @@ std::vector<bool> kite::dynamicLeadingDims(func::FuncOp captured, ArrayRef<int64
           if (!(ok &= sizeUseOk(use)))
             break;
     }
-    result[i] = ok;
+    safe[i] = ok;
   }
-  return result;
+  // Dynamic: a safe dim the kernel loops over (or sizes an output by), and
+  // a safe dim indexed only by tiles of loops over dynamic dims (y's rows in
+  // `x[tm, tn] + y[tm, tn]`). A dim indexed by tiles of a loop with a
+  // static end stays static (y's rows, K, in `x[tm, tk] @ y[tk, tn]`).
+  std::vector<bool> dynamic(n, false);
+  for (size_t i = 0; i < n; ++i)
+    dynamic[i] = safe[i] && driven[i];
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (dynamic[i] || !safe[i] || indexedBy[i].empty())
+        continue;
+      bool all = llvm::all_of(indexedBy[i], [&](Value end) {
+        std::optional<SizeOrigin> o = sizeOriginOf(end);
+        auto arg = o ? dyn_cast<BlockArgument>(o->first) : BlockArgument();
+        return arg && o->second == 0 && arg.getArgNumber() < n && dynamic[arg.getArgNumber()];
+      });
+      if (all)
+        dynamic[i] = changed = true;
+    }
+  }
+  return dynamic;
 }

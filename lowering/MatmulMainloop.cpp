@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Config.h"
+#include "lowering/DynamicShapes.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -36,12 +37,18 @@ std::optional<int64_t> spanLowerBound(Value span) {
 /// True if the tile loop dim that defines `span` runs over [0, size) with
 /// constant bounds: a TMA box past the loop's end then lies past the
 /// tensor's, where the copy fills zeros.
-bool spanCoversDim(Value span, int64_t size) {
+bool spanCoversDim(Value span, Value tensor, int64_t tensorDim) {
   auto [loop, dim] = getSpanLoop(span);
-  if (!loop || ShapedType::isDynamic(size))
+  auto shape = cast<kite::TensorType>(tensor.getType()).getShape();
+  if (!loop || getConstantIntValue(loop.getLowerBounds()[dim]) != 0)
     return false;
-  return getConstantIntValue(loop.getLowerBounds()[dim]) == 0 &&
-         getConstantIntValue(loop.getUpperBounds()[dim]) == size;
+  int64_t size = shape[tensorDim];
+  if (!ShapedType::isDynamic(size))
+    return getConstantIntValue(loop.getUpperBounds()[dim]) == size;
+  // A size taken at launch: the loop runs to that same size.
+  std::optional<SizeOrigin> end = sizeOriginOf(loop.getUpperBounds()[dim]);
+  std::optional<SizeOrigin> whole = sizeOrigin(tensor, tensorDim);
+  return end && whole && *end == *whole;
 }
 
 /// Why `loop` cannot be a pipelined main loop, or "" with `attrs` filled.
@@ -123,9 +130,11 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   bool vecA = vectorizable(*a, k), vecB = vectorizable(*b, b->spans[rank - 1]);
   auto shapeA = cast<kite::TensorType>(a->tensor.getType()).getShape();
   auto shapeB = cast<kite::TensorType>(b->tensor.getType()).getShape();
-  bool wholeDims = spanCoversDim(a->spans[rank - 2], shapeA[rank - 2]) &&
-                   spanCoversDim(k, shapeA[rank - 1]) && shapeB[rank - 2] == shapeA[rank - 1] &&
-                   spanCoversDim(b->spans[rank - 1], shapeB[rank - 1]);
+  bool wholeDims = spanCoversDim(a->spans[rank - 2], a->tensor, rank - 2) &&
+                   spanCoversDim(k, a->tensor, rank - 1) &&
+                   !ShapedType::isDynamic(shapeB[rank - 2]) &&
+                   shapeB[rank - 2] == shapeA[rank - 1] &&
+                   spanCoversDim(b->spans[rank - 1], b->tensor, rank - 1);
   for (const ProductOperand *o : {&*a, &*b})
     if (auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(o->tensor.getArgNumber(),
                                                                  "kite.strides"))

@@ -18,6 +18,9 @@
 #                           quick and full for GPU.md's kernels and matmul
 #                           4096^3, each from an empty cache, both winners
 #                           re-timed back to back (OUT/tune.txt)
+#   tools/gpu.sh shapes [OUT]  on a GPU host: static against dynamic-shapes
+#                           plans of add, rmsnorm, softmax and matmul
+#                           (OUT/shapes/shapes.md)
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
 # The bundle holds stripped binaries only (no object files), packed into
@@ -366,6 +369,37 @@ PY
   cat "$out/tune.txt"
 }
 
+# Static against dynamic-shapes plans (kite bench with and without
+# --dynamic-shapes, default configs, back to back): OUT/shapes.md.
+run_shapes_table() {
+  local bin="$1" out="$2" ir="$3"
+  mkdir -p "$out"
+  ms() { "$bin/kite" bench "$@" --runs 200 --json 2>>"$out/shapes.log" |
+           python3 -c 'import json,sys; print("%.4f" % json.load(sys.stdin)["ms"])' 2>/dev/null || echo ERR; }
+  row() { # label file kernel args...
+    local label=$1 file=$2 kernel=$3; shift 3
+    local a=(); for x in "$@"; do a+=(--arg "$x"); done
+    local s d
+    s=$(ms "$ir/$file.mlir" --kernel "$kernel" "${a[@]}")
+    d=$(ms "$ir/$file.mlir" --kernel "$kernel" "${a[@]}" --dynamic-shapes)
+    echo "| $label | $s | $d | $(python3 -c "print('%.3f' % ($d / $s))" 2>/dev/null || echo -) |"
+  }
+  {
+    echo "| row | static ms | dynamic ms | dynamic / static |"
+    echo "|---|---|---|---|"
+    row "add bf16 8192x8192" add add "x=bf16[8192,8192]" "y=bf16[8192,8192]"
+    row "add bf16 4097x4096" add add "x=bf16[4097,4096]" "y=bf16[4097,4096]"
+    row "rmsnorm bf16 8192x4096" rmsnorm rmsnorm "x=bf16[8192,4096]" "weight=bf16[4096]" "eps=f64"
+    row "rmsnorm bf16 1000x4096" rmsnorm rmsnorm "x=bf16[1000,4096]" "weight=bf16[4096]" "eps=f64"
+    row "softmax bf16 8192x8192" softmax softmax "x=bf16[8192,8192]"
+    row "softmax bf16 4097x8192" softmax softmax "x=bf16[4097,8192]"
+    row "matmul bf16 4096^3" matmul matmul "x=bf16[4096,4096]" "y=bf16[4096,4096]"
+    row "matmul bf16 8192^3" matmul matmul "x=bf16[8192,8192]" "y=bf16[8192,8192]"
+    row "matmul bf16 1000x4096x4096" matmul matmul "x=bf16[1000,4096]" "y=bf16[4096,4096]"
+    row "matmul bf16 128x4096x4096" matmul matmul "x=bf16[128,4096]" "y=bf16[4096,4096]"
+  } | tee "$out/shapes.md"
+}
+
 case "${1:-all}" in
   bundle) build_bundle ;;
   run) shift; run_bundle "$@" ;;
@@ -380,6 +414,12 @@ case "${1:-all}" in
     ir="$bundle/ir"
     [ -d "$ir" ] || ir="$root/ir"
     run_tune_table "$bin" "$out" "$ir" ;;
+  shapes)
+    out="${2:-$root/gpu-out}/shapes"
+    bin="$(bundle_bin)"
+    ir="$bundle/ir"
+    [ -d "$ir" ] || ir="$root/ir"
+    run_shapes_table "$bin" "$out" "$ir" ;;
   all) build_bundle; run_bundle "${2:-}" ;;
-  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]]" >&2; exit 2 ;;
+  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]|shapes [OUT]]" >&2; exit 2 ;;
 esac

@@ -48,3 +48,12 @@
 // CLASS: '?3' in the sizes of 'x' is not a dynamic size ('?', or '?N' with N 2, 4, 8 or 16)
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?,4]:strides[1,4]' --arg 'y=bf16[16,4]' 2>&1 | FileCheck %s --check-prefix=STRIDED
 // STRIDED: 'x' has dynamic sizes and strides; a tensor with dynamic sizes is contiguous
+
+// A product: M is taken at launch; y's rows (K) are indexed by the tiles of
+// a loop with a static end, so they stay static, and the main loop keeps
+// its TMA copies (the loop over x.size(0) covers x's rows).
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[4096,4096]' --arg 'y=bf16[4096,4096]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=MATMUL
+// MATMUL: launch: max(ceildiv(x.size(0), 128), 0) * 16 programs
+// MATMUL-NOT: checks at launch
+// MATMUL: kite_matmul(bf16* __restrict__ a0, const i64 a0_n0, bf16* __restrict__ a1, bf16* __restrict__ o0, const __grid_constant__ KiteTensorMap
+// MATMUL: wgmma_tma_mainloop<
