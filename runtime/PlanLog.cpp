@@ -19,6 +19,15 @@ using namespace kite;
 
 namespace {
 
+/// A spec's sizes as its text form has them: "[8192,8192]", "[?16,4096]".
+std::string shapeText(const ArgSpec &a) {
+  std::string s = a.str();
+  size_t open = s.find('['), close = s.find(']');
+  return open == std::string::npos || close == std::string::npos
+             ? "[]"
+             : s.substr(open, close - open + 1);
+}
+
 /// The fields of one argument that a held plan's spec differs in, as
 /// clauses ("x: dtype f16 (nearest held plan: bf16)").
 void describeDifferences(const ArgSpec &now, const ArgSpec &held,
@@ -40,10 +49,14 @@ void describeDifferences(const ArgSpec &now, const ArgSpec &held,
                                     *held.value));
     return;
   }
-  if (now.sizes != held.sizes)
-    clauses.push_back(fmt::format("{}: sizes [{}] (nearest held plan: [{}])", name,
-                                  fmt::join(now.sizes, ","), fmt::join(held.sizes, ",")));
-  else if (now.effective_strides() != held.effective_strides())
+  // A held dynamic-shapes plan answers any size of its class.
+  bool sizesFit = now.sizes.size() == held.sizes.size();
+  for (size_t d = 0; sizesFit && d < now.sizes.size(); ++d)
+    sizesFit = held.size_fits(d, now.sizes[d]);
+  if (!sizesFit)
+    clauses.push_back(fmt::format("{}: sizes [{}] (nearest held plan: {})", name,
+                                  fmt::join(now.sizes, ","), shapeText(held)));
+  else if (held.divisors.empty() && now.effective_strides() != held.effective_strides())
     clauses.push_back(fmt::format("{}: strides [{}] (nearest held plan: [{}])", name,
                                   fmt::join(now.effective_strides(), ","),
                                   fmt::join(held.effective_strides(), ",")));

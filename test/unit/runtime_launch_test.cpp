@@ -287,6 +287,18 @@ TEST(PlanLog, ReasonNamesWhatTheNearestHeldPlanLacks) {
             "x: strides [1,8192] (nearest held plan: [8192,1]); 1 plan held");
   EXPECT_EQ(specializationChange("topk", a, held),
             "the same arguments with another config or tuning mode; 1 plan held");
+  // A dynamic-shapes plan held: any size of its class fits; else its class
+  // is named.
+  std::vector<ArgSpec> rows = {ArgSpec::tensor("x", bf16, {-1, 8192}, {}, 16),
+                               ArgSpec::scalar("k", i64, 8.0)};
+  rows[0].divisors = {16, 0};
+  held = {&rows};
+  EXPECT_EQ(specializationChange("topk", a, held),
+            "the same arguments with another config or tuning mode; 1 plan held");
+  std::vector<ArgSpec> odd = {ArgSpec::tensor("x", bf16, {4097, 8192}, {}, 16),
+                              ArgSpec::scalar("k", i64, 8.0)};
+  EXPECT_EQ(specializationChange("topk", odd, held),
+            "x: sizes [4097,8192] (nearest held plan: [?16,8192]); 1 plan held");
 }
 
 TEST(PlanLog, ObserverSeesEveryPlanAndCountsCompiles) {
