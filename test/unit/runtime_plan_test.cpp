@@ -170,15 +170,17 @@ TEST(RuntimePlan, ResealedCorruptionIsRefused) {
   }
 }
 
+/// validate_plan's message for `p`, or "".
+std::string errorOfPlan(const KernelPlan &p) {
+  try {
+    validate_plan(p);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(RuntimePlan, ValidatePlanNamesTheProblem) {
-  auto errorOfPlan = [](const KernelPlan &p) -> std::string {
-    try {
-      validate_plan(p);
-    } catch (const Error &e) {
-      return e.what();
-    }
-    return "";
-  };
   EXPECT_EQ(errorOfPlan(fullPlan()), "");
   KernelPlan p = fullPlan();
   p.params.push_back(ParamSpec{ParamSpec::Kind::argData, 2, 0, {}});
@@ -339,14 +341,6 @@ TEST(RuntimePlan, DynamicShapesRoundTripAndText) {
 }
 
 TEST(RuntimePlan, DynamicShapesValidation) {
-  auto errorOfPlan = [](const KernelPlan &p) -> std::string {
-    try {
-      validate_plan(p);
-    } catch (const Error &e) {
-      return e.what();
-    }
-    return "";
-  };
   using Op = LaunchExpr::Op;
   KernelPlan p = dynamicPlan();
   p.args[0].divisors = {3, 0};
