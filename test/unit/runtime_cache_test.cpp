@@ -807,6 +807,29 @@ struct FakeCompiler {
   }
 };
 
+/// A compiler that, asked for dynamic shapes, makes x's rows dynamic (as
+/// planSpecs does for a kernel that loops over them).
+struct FakeDynamicCompiler {
+  int compiles = 0;
+  FakeDynamicCompiler() {
+    setCompiler([this](const KernelSource &, const std::vector<ArgSpec> &specs,
+                       const Options &o) {
+      ++compiles;
+      std::vector<ArgSpec> s = specs;
+      if (!o.static_shapes && s[0].sizes[0] >= 2) {
+        s[0].divisors = {ArgSpec::size_divisor(s[0].sizes[0]), 0};
+        s[0].sizes[0] = -1;
+        s[0].strides.clear();
+      }
+      KernelPlan p = planFor(s, o.config);
+      p.dynamicShapes = !o.static_shapes;
+      p.key += p.dynamicShapes ? "|dynamic" : "";
+      return p;
+    });
+  }
+  ~FakeDynamicCompiler() { setCompiler({}); }
+};
+
 KernelSource softmaxSource() {
   KernelSource k;
   k.name = "softmax";
@@ -844,6 +867,31 @@ TEST_F(CacheTest, ChainCompilesOnceThenReadsTheDirectory) {
             PlanOrigin::compiled);
   EXPECT_EQ(compiler.compiles, 2);
   EXPECT_EQ(cache::list().size(), 2u);
+  EXPECT_TRUE(reports.empty()) << allReports();
+}
+
+// A launch with dynamic shapes stores its plan under its shape class: a
+// later process's launch of another size of the class reads it; a static
+// launch of the same sizes does not.
+TEST_F(CacheTest, ChainServesAShapeClassFromTheDirectory) {
+  FakeDynamicCompiler compiler;
+  KernelSource k = softmaxSource();
+  Options dynamic;
+  dynamic.static_shapes = false;
+  ResolvedPlan first = resolvePlan(k, launchSpecs(3, true, 4096), dynamic, h200());
+  EXPECT_EQ(first.origin, PlanOrigin::compiled);
+  EXPECT_EQ(first.plan.args[0].str(), "x=bf16[?16,8]:align16");
+  ResolvedPlan other = resolvePlan(k, launchSpecs(3, true, 48), dynamic, h200());
+  EXPECT_EQ(other.origin, PlanOrigin::directory) << "48 rows: the class of multiples of 16";
+  EXPECT_EQ(other.plan, first.plan);
+  EXPECT_EQ(resolvePlan(k, launchSpecs(3, true, 40), dynamic, h200()).origin,
+            PlanOrigin::compiled)
+      << "40 rows: multiples of 8, another class";
+  EXPECT_EQ(resolvePlan(k, launchSpecs(3, true, 4096), Options{}, h200()).origin,
+            PlanOrigin::compiled)
+      << "a static launch never takes a dynamic plan";
+  EXPECT_EQ(compiler.compiles, 3);
+  EXPECT_EQ(cache::list().size(), 3u);
   EXPECT_TRUE(reports.empty()) << allReports();
 }
 
