@@ -149,35 +149,12 @@ std::string firstLine(const std::string &s) {
 std::vector<std::string> kite::autotune::nearbyTunedConfigs(const KernelSource &kernel,
                                                            const std::vector<ArgSpec> &args,
                                                            const std::string &arch, size_t most,
-                                                           const std::filesystem::path &dir) {
-  std::vector<std::pair<double, std::string>> found;
-  for (const cache::Listed &l : cache::list(dir)) {
-    if (!l.entry)
-      continue;
-    const cache::Entry &e = *l.entry;
-    if (e.source != cache::Source::tuned || e.kernel != kernel.name ||
-        e.irHash != kernel.irHash || e.target.arch != arch || e.config.empty() ||
-        e.plan.args.size() != args.size())
-      continue;
-    double distance = 0;
-    bool alike = true;
-    for (size_t i = 0; i < args.size() && alike; ++i) {
-      const ArgSpec &a = args[i], &b = e.plan.args[i];
-      alike = a.name == b.name && a.kind == b.kind && a.dtype == b.dtype &&
-              a.sizes.size() == b.sizes.size();
-      for (size_t d = 0; alike && d < a.sizes.size(); ++d)
-        distance += std::abs(std::log2(double(std::max<int64_t>(a.sizes[d], 1)) /
-                                       double(std::max<int64_t>(b.sizes[d], 1))));
-    }
-    if (alike) // the same shapes too: a winner tuned again starts from the last one
-      found.push_back({distance, e.config});
-  }
-  std::stable_sort(found.begin(), found.end(),
-                   [](const auto &x, const auto &y) { return x.first < y.first; });
+                                                           const std::filesystem::path &dir,
+                                                           bool dynamic) {
   std::vector<std::string> configs;
-  for (const auto &[d, c] : found)
-    if (configs.size() < most && std::find(configs.begin(), configs.end(), c) == configs.end())
-      configs.push_back(c);
+  for (const cache::NearbyConfig &c :
+       cache::nearby_tuned_configs(kernel.name, kernel.irHash, arch, args, dynamic, most, dir))
+    configs.push_back(c.config);
   return configs;
 }
 
@@ -278,8 +255,10 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
   // Winners for nearby shapes from the cache start the search beside the
   // default.
   try {
-    for (const std::string &c : nearbyTunedConfigs(request.kernel, request.args,
-                                                   cache::compiler_target(options.device).arch, 3)) {
+    for (const std::string &c :
+         nearbyTunedConfigs(request.kernel, request.args,
+                            cache::compiler_target(options.device).arch, 3, {},
+                            reference.dynamicShapes)) {
       json config = json::parse(c, nullptr, false);
       if (config.is_discarded())
         continue;

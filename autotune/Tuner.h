@@ -90,11 +90,13 @@ struct TuneResult {
 /// Configs of tuned entries in the cache directory `dir` (default: the
 /// cache's) for the same kernel and IR on `arch`, whose arguments have the
 /// same names, dtypes and ranks as `args` but other sizes: the `most`
-/// nearest (by the sum of |log2| of the size ratios), nearest first.
+/// nearest (by the sum of |log2| of the size ratios), nearest first
+/// (cache::nearby_tuned_configs; plans of the given shape mode).
 std::vector<std::string> nearbyTunedConfigs(const KernelSource &kernel,
                                             const std::vector<ArgSpec> &args,
                                             const std::string &arch, size_t most,
-                                            const std::filesystem::path &dir = {});
+                                            const std::filesystem::path &dir = {},
+                                            bool dynamicShapes = false);
 
 /// Tunes; throws kite::Error when nothing runs (the default config fails).
 TuneResult tune(const TuneRequest &request, const TuneOptions &options);

@@ -777,6 +777,44 @@ cache::Entry cache::read_entry(const fs::path &file) {
   return readEntryAt(AT_FDCWD, file.string(), file);
 }
 
+std::vector<cache::NearbyConfig>
+cache::nearby_tuned_configs(std::string_view kernel, std::string_view irHash, std::string_view arch,
+                            std::span<const ArgSpec> args, bool dynamicShapes, size_t most,
+                            const fs::path &dir) {
+  std::vector<NearbyConfig> found;
+  for (const Listed &l : list(dir)) {
+    if (!l.entry)
+      continue;
+    const Entry &e = *l.entry;
+    if (e.source != Source::tuned || e.kernel != kernel || e.irHash != irHash ||
+        e.target.arch != arch || e.config.empty() || e.plan.args.size() != args.size() ||
+        e.plan.dynamicShapes != dynamicShapes)
+      continue;
+    double distance = 0;
+    bool alike = true;
+    for (size_t i = 0; i < args.size() && alike; ++i) {
+      const ArgSpec &a = args[i], &b = e.plan.args[i];
+      alike = a.name == b.name && a.kind == b.kind && a.dtype == b.dtype &&
+              a.sizes.size() == b.sizes.size();
+      for (size_t d = 0; alike && d < a.sizes.size(); ++d)
+        if (!b.is_dynamic(d) && !a.is_dynamic(d))
+          distance += std::abs(std::log2(double(std::max<int64_t>(a.sizes[d], 1)) /
+                                         double(std::max<int64_t>(b.sizes[d], 1))));
+    }
+    if (alike)
+      found.push_back({distance, e.config});
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const NearbyConfig &x, const NearbyConfig &y) { return x.distance < y.distance; });
+  std::vector<NearbyConfig> configs;
+  for (const NearbyConfig &c : found)
+    if (configs.size() < most &&
+        std::none_of(configs.begin(), configs.end(),
+                     [&](const NearbyConfig &k) { return k.config == c.config; }))
+      configs.push_back(c);
+  return configs;
+}
+
 std::vector<cache::Listed> cache::list(const fs::path &dir, std::vector<Skipped> *skipped) {
   fs::path root = dir.empty() ? directory() : dir;
   std::vector<Listed> out;
@@ -1098,6 +1136,10 @@ std::string_view kite::runtime::originName(PlanOrigin origin) {
 
 namespace {
 
+/// How far (sum of |log2| size ratios) a tuned entry's sizes may be from a
+/// launch's for a compile on a miss to take its config.
+constexpr double kNearbyDistance = 2.0;
+
 /// Stores an entry made by this process; a failure is a warning (the launch
 /// goes on with the plan it has).
 void storeQuietly(const cache::Entry &e) {
@@ -1153,7 +1195,26 @@ ResolvedPlan kite::runtime::resolvePlan(const KernelSource &kernel,
     }
   }
 
-  KernelPlan plan = compileKernel(kernel, args, options);
+  // A miss: compile the default config, or, where the cache holds a tuned
+  // entry for nearby sizes (within a factor of 4 over all dims), its config
+  // (the default where this shape rejects it).
+  KernelPlan plan;
+  bool compiled = false;
+  if (useCache && !pinned) {
+    std::vector<cache::NearbyConfig> nearby = cache::nearby_tuned_configs(
+        kernel.name, kernel.irHash, target.arch, args, !options.static_shapes, 1);
+    if (!nearby.empty() && nearby[0].distance <= kNearbyDistance) {
+      Options o = options;
+      o.config = nearby[0].config;
+      try {
+        plan = compileKernel(kernel, args, o);
+        compiled = true;
+      } catch (const ConfigRejected &) {
+      }
+    }
+  }
+  if (!compiled)
+    plan = compileKernel(kernel, args, options);
   if (useCache) {
     cache::Entry e;
     e.kernel = std::string(kernel.name);

@@ -191,6 +191,22 @@ struct Skipped {
 std::vector<Listed> list(const std::filesystem::path &dir = {},
                          std::vector<Skipped> *skipped = nullptr);
 
+/// A tuned entry's config near a launch's specs: same kernel, IR hash and
+/// arch, arguments of the same names, kinds, dtypes and ranks (and plans
+/// of the same shape mode), at `distance` = the sum over dims of
+/// |log2(size / tuned size)| (0 for a dim the entry takes at launch).
+struct NearbyConfig {
+  double distance = 0;
+  std::string config;
+};
+/// Such configs in `dir` (default: the cache directory), nearest first,
+/// each config once, at most `most`.
+std::vector<NearbyConfig> nearby_tuned_configs(std::string_view kernel, std::string_view irHash,
+                                               std::string_view arch,
+                                               std::span<const ArgSpec> args, bool dynamicShapes,
+                                               size_t most,
+                                               const std::filesystem::path &dir = {});
+
 /// Throws kite::Error ("kite: not removing FILE: why") unless `file` is an
 /// entry file of the cache directory `dir` (default: directory()): a
 /// regular file named <id>.kite whose directory, with symbolic links

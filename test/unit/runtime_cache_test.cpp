@@ -895,6 +895,38 @@ TEST_F(CacheTest, ChainServesAShapeClassFromTheDirectory) {
   EXPECT_TRUE(reports.empty()) << allReports();
 }
 
+// A miss with a tuned entry for nearby sizes compiles that entry's config
+// (stored as a default entry); a shape that rejects it, or far sizes, get
+// the default config.
+TEST_F(CacheTest, ChainCompilesANearbyTunedConfig) {
+  std::vector<std::string> configs;
+  bool reject = false;
+  setCompiler([&](const KernelSource &, const std::vector<ArgSpec> &specs, const Options &o) {
+    configs.push_back(o.config);
+    if (reject && !o.config.empty())
+      throw ConfigRejected("the config does not fit");
+    return planFor(specs, o.config);
+  });
+  KernelSource k = softmaxSource();
+  cache::store(entryFor(cache::Source::tuned, launchSpecs(3, true, 4096))); // block_sizes [64]
+  ResolvedPlan near = resolvePlan(k, launchSpecs(3, true, 2048), Options{}, h200());
+  EXPECT_EQ(near.origin, PlanOrigin::compiled);
+  EXPECT_EQ(near.plan.config, R"({"block_sizes":[64]})") << "one doubling away";
+  reject = true;
+  ResolvedPlan rejected = resolvePlan(k, launchSpecs(3, true, 1024), Options{}, h200());
+  EXPECT_EQ(rejected.plan.config, "") << "rejected here: the default";
+  reject = false;
+  ResolvedPlan far = resolvePlan(k, launchSpecs(3, true, 64), Options{}, h200());
+  EXPECT_EQ(far.plan.config, "") << "64 rows: six doublings away";
+  EXPECT_EQ(configs, (std::vector<std::string>{R"({"block_sizes":[64]})", R"({"block_sizes":[64]})",
+                                               "", ""}));
+  // The nearby compile is a default entry: the next process reads it.
+  EXPECT_EQ(resolvePlan(k, launchSpecs(3, true, 2048), Options{}, h200()).origin,
+            PlanOrigin::directory);
+  setCompiler({});
+  EXPECT_TRUE(reports.empty()) << allReports();
+}
+
 TEST_F(CacheTest, ChainPrefersBundlesThenDirectoryThenCompiler) {
   FakeCompiler compiler;
   KernelSource k = softmaxSource();
