@@ -136,11 +136,7 @@ std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
     if (!dynamic[i] || !a.is_tensor() || a.sizes.empty() || a.sizes[0] < 2 ||
         !a.divisors.empty())
       continue;
-    std::vector<int64_t> contiguous = kite::ArgSpec::tensor("", a.dtype, a.sizes).effective_strides();
-    bool isContiguous = true;
-    for (size_t d = 0; d < a.sizes.size() && !a.strides.empty(); ++d)
-      isContiguous &= a.sizes[d] == 1 || a.strides[d] == contiguous[d];
-    if (!isContiguous)
+    if (!a.is_contiguous())
       continue;
     a.strides.clear();
     a.divisors.assign(a.sizes.size(), 0);

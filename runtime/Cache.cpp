@@ -187,14 +187,6 @@ int64_t alignmentClass(const ArgSpec &a) { return std::max<int64_t>(a.alignment,
 /// class ("?8" for a size of at least 2, dynamic or not, whose divisor class
 /// is 8), as the front door's specialization_hash does: the entries of one
 /// shape class share a directory, and each is checked against the launch.
-bool contiguous(const ArgSpec &a) {
-  if (a.strides.empty())
-    return true;
-  ArgSpec c = a;
-  c.strides.clear();
-  return normalStrides(a) == normalStrides(c);
-}
-
 std::string lookupKeyText(std::string_view kernel, std::string_view irHash, std::string_view arch,
                           std::span<const ArgSpec> args, bool dynamicShapes) {
   std::string s = fmt::format("{}|{}|{}|{}", kernel, irHash, arch, dynamicShapes ? "dyn|" : "");
@@ -203,7 +195,7 @@ std::string lookupKeyText(std::string_view kernel, std::string_view irHash, std:
     if (i)
       s += ',';
     s += dtype_name(a.dtype);
-    if (a.is_tensor() && dynamicShapes && contiguous(a)) {
+    if (a.is_tensor() && dynamicShapes && a.is_contiguous()) {
       std::vector<std::string> dims;
       for (size_t d = 0; d < a.sizes.size(); ++d)
         dims.push_back(a.is_dynamic(d)   ? fmt::format("?{}", a.divisors[d])
@@ -914,7 +906,7 @@ bool argMatches(const ArgSpec &e, const ArgSpec &q) {
       if (q.is_dynamic(d) ? !e.is_dynamic(d) || q.divisors[d] != e.divisors[d]
                           : !e.size_fits(d, q.sizes[d]))
         return false;
-    return contiguous(q);
+    return q.is_contiguous();
   }
   return e.sizes == q.sizes && q.divisors.empty() && normalStrides(e) == normalStrides(q);
 }

@@ -47,6 +47,16 @@ std::vector<int64_t> ArgSpec::effective_strides() const {
   return s;
 }
 
+bool ArgSpec::is_contiguous() const {
+  if (strides.empty())
+    return true;
+  std::vector<int64_t> contiguous = ArgSpec::tensor("", dtype, sizes).effective_strides();
+  for (size_t d = 0; d < sizes.size() && d < strides.size(); ++d)
+    if (sizes[d] != 1 && strides[d] != contiguous[d])
+      return false;
+  return strides.size() == sizes.size();
+}
+
 namespace {
 
 std::string formatValue(double v) {

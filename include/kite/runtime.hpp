@@ -201,6 +201,9 @@ struct ArgSpec {
   }
   /// The strides in effect (contiguous ones when `strides` is empty).
   std::vector<int64_t> effective_strides() const;
+  /// Whether the strides are a contiguous tensor's (any stride in a dim of
+  /// size 1); true for a spec with dynamic sizes, which is contiguous.
+  bool is_contiguous() const;
   std::string str() const;
 
   static ArgSpec tensor(std::string name, DType dtype, std::vector<int64_t> sizes,

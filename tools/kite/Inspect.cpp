@@ -320,30 +320,22 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
   if (mlir::failed(cuda))
     return kite::cli::kUserError;
   report.cuda = cuda->source;
-  // A plan that takes sizes at launch computes its program count then.
-  std::string programs = std::to_string(cuda->numPrograms);
-  if (cuda->gridExpr) {
-    std::vector<std::string> names;
-    for (unsigned i = 0; i < kernel->getNumArguments(); ++i) {
-      auto n = kernel->getArgAttrOfType<mlir::StringAttr>(i, kite::kArgNameAttrName);
-      names.push_back(n ? n.str() : "#" + std::to_string(i));
-    }
-    programs = cuda->gridExpr->str(names);
+  // A plan that takes sizes at launch computes its program count then, and
+  // checks its sizes (the expressions read the arguments by these names).
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < kernel->getNumArguments(); ++i) {
+    auto n = kernel->getArgAttrOfType<mlir::StringAttr>(i, kite::kArgNameAttrName);
+    names.push_back(n ? n.str() : "#" + std::to_string(i));
   }
+  std::string programs =
+      cuda->gridExpr ? cuda->gridExpr->str(names) : std::to_string(cuda->numPrograms);
   report.launch = llvm::formatv("{0} programs of {1} threads, {2} bytes of dynamic shared memory",
                                 programs, cuda->numThreads, cuda->sharedBytes)
                       .str();
   if (cuda->persistent)
     report.launch += " (program ids of persistent programs, as many as the SMs hold at once)";
-  {
-    std::vector<std::string> names;
-    for (unsigned i = 0; i < kernel->getNumArguments(); ++i) {
-      auto n = kernel->getArgAttrOfType<mlir::StringAttr>(i, kite::kArgNameAttrName);
-      names.push_back(n ? n.str() : "#" + std::to_string(i));
-    }
-    for (const kite::LaunchCheck &c : cuda->checks)
-      report.launch += "; checks at launch that " + c.lhs.str(names) + " <= " + c.rhs.str(names);
-  }
+  for (const kite::LaunchCheck &c : cuda->checks)
+    report.launch += "; checks at launch that " + c.lhs.str(names) + " <= " + c.rhs.str(names);
 
   // Roofline: bytes and FLOPs from the IR; the device's ceilings and the
   // measured time need a GPU.
