@@ -71,20 +71,6 @@ std::string interval(int64_t lo, int64_t hi) {
   return "[" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
 }
 
-/// Whether tile loop variable `span` runs over [lb, ub) with a constant
-/// lb >= 0 and ub the size of `tensor`'s dim `d` (one origin: the argument's
-/// dim, through empty_like and outputs sized by it).
-bool spansSize(Value span, Value tensor, int64_t d) {
-  auto arg = dyn_cast<BlockArgument>(span);
-  auto loop = arg ? dyn_cast<TileForOp>(arg.getOwner()->getParentOp()) : TileForOp();
-  if (!loop || arg.getArgNumber() >= loop.getUpperBounds().size())
-    return false;
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBounds()[arg.getArgNumber()]);
-  std::optional<SizeOrigin> end = sizeOriginOf(loop.getUpperBounds()[arg.getArgNumber()]);
-  std::optional<SizeOrigin> dim = sizeOrigin(tensor, d);
-  return lb && *lb >= 0 && end && dim && *end == *dim;
-}
-
 /// A side of a launch check, as kite.launch_checks holds it: {0, value}
 /// (a constant), {1, arg, dim} (a size), {2, arg} (an integer scalar).
 std::optional<std::array<int64_t, 3>> checkOperand(Value v) {
@@ -103,14 +89,12 @@ std::optional<std::array<int64_t, 3>> checkOperand(Value v) {
 /// at most the size of `tensor`'s dim `d` (kite.launch_checks: 6 integers
 /// per check, the two sides; kite.launch_check_messages: where and what).
 bool addLaunchCheck(func::FuncOp func, Operation *op, Value span, Value tensor, int64_t d) {
-  auto arg = dyn_cast<BlockArgument>(span);
-  auto loop = arg ? dyn_cast<TileForOp>(arg.getOwner()->getParentOp()) : TileForOp();
-  if (!loop || arg.getArgNumber() >= loop.getUpperBounds().size())
+  auto [loop, loopDim] = getSpanLoop(span);
+  if (!loop)
     return false;
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBounds()[arg.getArgNumber()]);
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBounds()[loopDim]);
   std::optional<SizeOrigin> dim = sizeOrigin(tensor, d);
-  std::optional<std::array<int64_t, 3>> end =
-      checkOperand(loop.getUpperBounds()[arg.getArgNumber()]);
+  std::optional<std::array<int64_t, 3>> end = checkOperand(loop.getUpperBounds()[loopDim]);
   auto dimArg = dim ? dyn_cast<BlockArgument>(dim->first) : BlockArgument();
   if (!lb || *lb < 0 || !end || !dimArg || dim->second < 0)
     return false;
@@ -180,7 +164,7 @@ struct CheckBoundsPass : kite::impl::KiteCheckBoundsBase<CheckBoundsPass> {
         // same size from a non-negative start; where it runs to another
         // end, a launch checks that the end is within the size (static
         // shapes report that at compile time); else masked.
-        if (s.kind == Subscript::Kind::Span && spansSize(s.value, tensor, d)) {
+        if (s.kind == Subscript::Kind::Span && spanStartToSize(s.value, tensor, d).value_or(-1) >= 0) {
         } else if (s.kind == Subscript::Kind::Span && !lenient &&
                    addLaunchCheck(func, op, s.value, tensor, d)) {
         } else {

@@ -6,6 +6,7 @@
 
 #include "lowering/DynamicShapes.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -54,6 +55,18 @@ std::optional<SizeOrigin> kite::sizeOriginOf(Value size) {
   if (isa<BlockArgument>(size) && size.getType().isInteger(64))
     return SizeOrigin{size, -1};
   return std::nullopt;
+}
+
+std::optional<int64_t> kite::spanStartToSize(Value span, Value tensor, int64_t dim) {
+  auto [loop, d] = getSpanLoop(span);
+  if (!loop)
+    return std::nullopt;
+  std::optional<int64_t> start = getConstantIntValue(loop.getLowerBounds()[d]);
+  std::optional<SizeOrigin> end = sizeOriginOf(loop.getUpperBounds()[d]);
+  std::optional<SizeOrigin> whole = sizeOrigin(tensor, dim);
+  if (!start || !end || !whole || *end != *whole)
+    return std::nullopt;
+  return start;
 }
 
 std::vector<bool> kite::dynamicLeadingDims(func::FuncOp captured, ArrayRef<int64_t> ranks) {
@@ -125,10 +138,9 @@ std::vector<bool> kite::dynamicLeadingDims(func::FuncOp captured, ArrayRef<int64
           // shape would be dynamic.
           ok &= it != dims.end() && subs[it - dims.begin()].kind != Subscript::Kind::All;
           if (ok && subs[it - dims.begin()].kind == Subscript::Kind::Span) {
-            auto span = dyn_cast<BlockArgument>(subs[it - dims.begin()].value);
-            auto loop = span ? dyn_cast<TileForOp>(span.getOwner()->getParentOp()) : TileForOp();
-            if (loop && span.getArgNumber() < loop.getUpperBounds().size())
-              indexedBy[i].insert(loop.getUpperBounds()[span.getArgNumber()]);
+            auto [loop, d] = getSpanLoop(subs[it - dims.begin()].value);
+            if (loop)
+              indexedBy[i].insert(loop.getUpperBounds()[d]);
             else
               ok = false;
           }

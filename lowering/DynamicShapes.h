@@ -37,6 +37,11 @@ std::optional<SizeOrigin> sizeOrigin(mlir::Value tensor, int64_t dim);
 /// The origin of an i64 value that is a size (kite.size) or a scalar.
 std::optional<SizeOrigin> sizeOriginOf(mlir::Value size);
 
+/// Whether the loop of tile variable `span` runs to the size of `tensor`'s
+/// dim `dim` taken at launch (one origin), from a constant start; that
+/// start, or nullopt.
+std::optional<int64_t> spanStartToSize(mlir::Value span, mlir::Value tensor, int64_t dim);
+
 /// For each argument of the captured kernel `captured`, whether its
 /// outermost dim can be taken at launch, given the arguments' ranks (-1 for
 /// a scalar; see the file comment).

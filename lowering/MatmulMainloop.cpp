@@ -45,10 +45,7 @@ bool spanCoversDim(Value span, Value tensor, int64_t tensorDim) {
   int64_t size = shape[tensorDim];
   if (!ShapedType::isDynamic(size))
     return getConstantIntValue(loop.getUpperBounds()[dim]) == size;
-  // A size taken at launch: the loop runs to that same size.
-  std::optional<SizeOrigin> end = sizeOriginOf(loop.getUpperBounds()[dim]);
-  std::optional<SizeOrigin> whole = sizeOrigin(tensor, tensorDim);
-  return end && whole && *end == *whole;
+  return spanStartToSize(span, tensor, tensorDim).has_value(); // the same size, taken at launch
 }
 
 /// Why `loop` cannot be a pipelined main loop, or "" with `attrs` filled.
