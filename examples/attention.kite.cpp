@@ -15,7 +15,7 @@ KITE_KERNEL Tensor attention(Tensor q, Tensor k, Tensor v) {  // [B*H, S, D]
     auto acc = zeros({tb, tq, d}, f32);
     auto qt = q[tb, tq, all];
     for (auto tk : tile(s)) {
-      auto qk = bmm(qt, k[tb, tk, all].transpose(1, 2)) * scale;
+      auto qk = bmm(qt, k[tb, tk, all].transpose(1, 2), f32) * scale;
       auto m_new = maximum(m_i, amax(qk, -1));
       auto p = exp2(qk - m_new.unsqueeze(-1));
       auto alpha = exp2(m_i - m_new);

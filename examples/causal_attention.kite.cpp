@@ -17,7 +17,7 @@ KITE_KERNEL Tensor causal_attention(Tensor q, Tensor k, Tensor v) {  // [B*H, S,
     auto qt = q[tb, tq, all];
     for (auto tk : tile(range(0, tq.end()))) {
       auto visible = tq.index().unsqueeze(-1) >= tk.index().unsqueeze(0);
-      auto qk = where(visible, kite::bmm(qt, k[tb, tk, all].transpose(1, 2)) * scale, -INFINITY);
+      auto qk = where(visible, kite::bmm(qt, k[tb, tk, all].transpose(1, 2), f32) * scale, -INFINITY);
       auto m_new = maximum(m_i, amax(qk, -1));
       auto p = exp2(qk - m_new.unsqueeze(-1));
       auto alpha = exp2(m_i - m_new);

@@ -1154,6 +1154,24 @@ KernelEmitter::emitMatmul(llvm::StringRef name,
                           llvm::ArrayRef<const clang::Expr *> args,
                           const clang::Expr *call) {
   bool hasAcc = name == "addmm" || name == "baddbmm";
+  // bmm(a, b, out_dtype), as torch.bmm's out_dtype: a constant dtype, kept
+  // as the op's attribute.
+  mlir::TypeAttr outDtype;
+  if (name == "bmm" && args.size() == 3) {
+    FailureOr<Value> d = emitDType(args[2]);
+    if (failed(d))
+      return failure();
+    auto c = d->getDefiningOp<kite::DTypeConstOp>();
+    if (!c) {
+      diags_.report(args[2]->getSourceRange(), Diag::UnsupportedKiteApi)
+          << "kite::bmm" << " with an out_dtype that is not a constant dtype (write f32)";
+      return failure();
+    }
+    outDtype = c.getDtypeAttr();
+    if (c->use_empty())
+      c->erase();
+    args = args.drop_back();
+  }
   if (args.size() != (hasAcc ? 3u : 2u)) {
     diags_.report(call->getSourceRange(), Diag::UnsupportedKiteApi)
         << ("kite::" + name.str()) << " with these arguments";
@@ -1208,6 +1226,8 @@ KernelEmitter::emitMatmul(llvm::StringRef name,
     if (name == "dot" && isFloat16(ea) && isFloat16(eb))
       elem = b_.getF32Type();
   }
+  if (outDtype)
+    elem = outDtype.getValue();
   if (name == "dot" || name == "bmm") {
     llvm::SmallVector<int64_t> shape(rank, dyn);
     if (sa)
@@ -1218,7 +1238,7 @@ KernelEmitter::emitMatmul(llvm::StringRef name,
     Type type = tileType(llvm::ArrayRef<int64_t>(shape), elem);
     if (name == "dot")
       return KValue::of(b_.create<kite::DotOp>(l, type, a, b));
-    return KValue::of(b_.create<kite::BmmOp>(l, type, a, b));
+    return KValue::of(b_.create<kite::BmmOp>(l, type, a, b, outDtype));
   }
   // matmul: 1-D and batched operands, as torch.matmul.
   std::optional<llvm::SmallVector<int64_t>> shape;

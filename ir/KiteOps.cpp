@@ -797,7 +797,20 @@ LogicalResult AddmmOp::verify() {
                             getElementTypeOrNull(getAcc().getType()));
 }
 LogicalResult BmmOp::verify() {
-  return verifyMatmulOperands(*this, {getLhs(), getRhs()}, 3);
+  if (failed(verifyMatmulOperands(*this, {getLhs(), getRhs()}, 3)))
+    return failure();
+  std::optional<Type> out = getOutDtype();
+  if (!out)
+    return success();
+  Type ea = getElementTypeOrNull(getLhs().getType()),
+       eb = getElementTypeOrNull(getRhs().getType());
+  auto lowFloat = [](Type t) { return t.isF16() || t.isBF16(); };
+  if (ea && eb && !(*out == ea && *out == eb) &&
+      !(out->isF32() && (lowFloat(ea) || ea.isF32()) && (lowFloat(eb) || eb.isF32())))
+    return emitOpError() << "out_dtype " << *out << " is not supported for " << ea << " and "
+                         << eb << " inputs; it can be f32 for f16 or bf16 inputs, or the "
+                            "inputs' dtype";
+  return checkResultElement(*this, getType(), *out);
 }
 LogicalResult BaddbmmOp::verify() {
   if (failed(verifyMatmulOperands(*this, {getAcc(), getLhs(), getRhs()}, 3)))

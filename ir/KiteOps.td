@@ -645,13 +645,18 @@ def Kite_AddmmOp : Kite_MatmulLikeOp<"addmm"> {
 def Kite_BmmOp : Kite_MatmulLikeOp<"bmm"> {
   let summary = "a batched matrix product";
   let description = [{
-    `bmm(a, b)`: `[B, M, K] x [B, K, N] -> [B, M, N]`.
+    `bmm(a, b)`: `[B, M, K] x [B, K, N] -> [B, M, N]`, in the promoted
+    input dtype, or in `out_dtype` where given (`bmm(a, b, f32)`, as
+    torch.bmm's `out_dtype`: f32 for f16 or bf16 inputs keeps the sums
+    unrounded).
 
     ```mlir
     %c = kite.bmm %a, %b : !kite.tile<?x?x?x?>, !kite.tile<?x?x?x?> -> !kite.tile<?x?x?x?>
+    %s = kite.bmm %a, %b {out_dtype = f32} : !kite.tile<?x?x?xbf16>, !kite.tile<?x?x?xbf16> -> !kite.tile<?x?x?xf32>
     ```
   }];
-  let arguments = (ins Kite_AnyTile:$lhs, Kite_AnyTile:$rhs);
+  let arguments = (ins Kite_AnyTile:$lhs, Kite_AnyTile:$rhs,
+                       OptionalAttr<TypeAttr>:$out_dtype);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
 }
 

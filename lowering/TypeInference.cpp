@@ -229,8 +229,9 @@ private:
   LogicalResult inferSubscript(Operation *op, Value tensor,
                                ArrayRef<Subscript> subs,
                                std::optional<SmallVector<int64_t>> &shape);
+  /// `outElem`: the result's element type where the op names one.
   FailureOr<Type> inferMatmul(Operation *op, Type lhs, Type rhs,
-                              Type acc, int64_t rank);
+                              Type acc, int64_t rank, Type outElem = {});
 };
 
 LogicalResult Inferrer::inferLoop(Operation *op, ValueRange inits, Block &body,
@@ -325,12 +326,14 @@ Inferrer::inferSubscript(Operation *op, Value tensor, ArrayRef<Subscript> subs,
 }
 
 FailureOr<Type> Inferrer::inferMatmul(Operation *op, Type lhs, Type rhs,
-                                      Type acc, int64_t rank) {
+                                      Type acc, int64_t rank, Type outElem) {
   std::optional<SmallVector<int64_t>> a = shapeOf(lhs), b = shapeOf(rhs);
   Type ea = tileElem(lhs), eb = tileElem(rhs);
   Type elem = promoteTypes(ea, eb);
   if (acc)
     elem = tileElem(acc);
+  else if (outElem)
+    elem = outElem;
   else if (rank == 2 && ea && eb && isLowPrecisionFloat(ea) &&
            isLowPrecisionFloat(eb) && isa<DotOp>(op))
     elem = defaultFloat(ctx);
@@ -674,7 +677,8 @@ LogicalResult Inferrer::inferReductionOrProduct(Operation *op) {
       })
       .Case([&](BmmOp d) -> LogicalResult {
         FailureOr<Type> t = inferMatmul(d, d.getLhs().getType(),
-                                        d.getRhs().getType(), {}, 3);
+                                        d.getRhs().getType(), {}, 3,
+                                        d.getOutDtype().value_or(Type()));
         if (failed(t))
           return failure();
         set(d.getResult(), *t);

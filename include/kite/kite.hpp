@@ -702,6 +702,9 @@ Tensor matmul(const Tensor &a, const Tensor &b);
 Tensor addmm(const Tensor &acc, const Tensor &a, const Tensor &b);
 /// [B, M, K] @ [B, K, N]; the promoted dtype.
 Tensor bmm(const Tensor &a, const Tensor &b);
+/// bmm with torch.bmm's out_dtype: f32 keeps the sums of 16-bit float
+/// inputs unrounded (or the inputs' dtype, as bmm(a, b)).
+Tensor bmm(const Tensor &a, const Tensor &b, DType out_dtype);
 /// acc + bmm(a, b), in acc's dtype.
 Tensor baddbmm(const Tensor &acc, const Tensor &a, const Tensor &b);
 
@@ -3200,6 +3203,19 @@ inline Tensor bmm(const Tensor &a, const Tensor &b) {
   detail::checkMatmulOperands("bmm", a, b, 3);
   DType in = promote_types(a.dtype(), b.dtype());
   return detail::matmulImpl("bmm", nullptr, a, b, {a.size(0)}, in, in,
+                            {a.size(0), a.size(1), b.size(2)});
+}
+
+inline Tensor bmm(const Tensor &a, const Tensor &b, DType out_dtype) {
+  detail::checkMatmulOperands("bmm", a, b, 3);
+  DType in = promote_types(a.dtype(), b.dtype());
+  // As torch.bmm's out_dtype on CUDA: the inputs' dtype, or f32 for 16-bit
+  // float inputs (the f32 sums, not rounded to 16 bits).
+  if (out_dtype != in && !(out_dtype == DType::f32 && detail::opmath(in) == DType::f32))
+    detail::fail("bmm", std::string("out_dtype ") + dtype_name(out_dtype) +
+                            " is not supported for " + dtype_name(in) +
+                            " inputs; it can be f32 for f16 or bf16 inputs, or the inputs' dtype");
+  return detail::matmulImpl("bmm", nullptr, a, b, {a.size(0)}, in, out_dtype,
                             {a.size(0), a.size(1), b.size(2)});
 }
 

@@ -27,12 +27,12 @@
 // CHECK: %[[Q:.*]] = kite.convert_layout {{.*}} -> !kite.tile<1x64x128xbf16, #[[ACC]]>
 // CHECK: kite.tile_for {{.*}} iter_args({{.*}}) -> (!kite.tile<1x64xf32, #[[ROW]]>, !kite.tile<1x64x128xf32, #[[ACC]]>, !kite.tile<1x64xf32, #[[ROW]]>)
 // CHECK-NOT: kite.convert_layout
-// WG: %[[QK:.*]] = kite.bmm %[[Q]], %{{.*}} {kite.mma = "wgmma", kite.shared_lhs} : !kite.tile<1x64x128xbf16, #[[ACC]]>, !kite.tile<1x128x32xbf16, #{{.*}}> -> !kite.tile<1x64x32xbf16, #[[S]]>
-// SYNC: %[[QK:.*]] = kite.bmm %[[Q]], %{{.*}} {kite.mma = "mma_sync"} : !kite.tile<1x64x128xbf16, #[[ACC]]>, !kite.tile<1x128x32xbf16, #{{.*}}> -> !kite.tile<1x64x32xbf16, #[[S]]>
+// WG: %[[QK:.*]] = kite.bmm %[[Q]], %{{.*}} {kite.mma = "wgmma", kite.shared_lhs, out_dtype = f32} : !kite.tile<1x64x128xbf16, #[[ACC]]>, !kite.tile<1x128x32xbf16, #{{.*}}> -> !kite.tile<1x64x32xf32, #[[S]]>
+// SYNC: %[[QK:.*]] = kite.bmm %[[Q]], %{{.*}} {kite.mma = "mma_sync", out_dtype = f32} : !kite.tile<1x64x128xbf16, #[[ACC]]>, !kite.tile<1x128x32xbf16, #{{.*}}> -> !kite.tile<1x64x32xf32, #[[S]]>
 // CHECK-NOT: kite.convert_layout
-// CHECK: kite.reduce amax {{.*}} -> !kite.tile<1x64xbf16, #[[ROW]]>
+// CHECK: kite.reduce amax {{.*}} -> !kite.tile<1x64xf32, #[[ROW]]>
 // CHECK-NOT: kite.convert_layout
-// CHECK: kite.binary sub {{.*}} : !kite.tile<1x64x32xbf16, #[[S]]>, !kite.tile<1x64x1xf32, #[[COL]]> -> !kite.tile<1x64x32xf32, #[[S]]>
+// CHECK: kite.binary sub {{.*}} : !kite.tile<1x64x32xf32, #[[S]]>, !kite.tile<1x64x1xf32, #[[COL]]> -> !kite.tile<1x64x32xf32, #[[S]]>
 // CHECK-NOT: kite.convert_layout
 // CHECK: kite.reduce sum {{.*}} -> !kite.tile<1x64xf32, #[[ROW]]>
 // CHECK-NOT: kite.convert_layout
@@ -112,7 +112,7 @@
 // CAUSAL: %[[END:.*]] = kite.span_query end
 // CAUSAL: kite.tile_for (%{{.*}}) = (%{{.*}}) to (%[[END]]) block
 // CAUSAL-NOT: kite.convert_layout
-// CAUSAL: kite.bmm {{.*}} {kite.mma = "wgmma", kite.shared_lhs}
+// CAUSAL: kite.bmm {{.*}} {kite.mma = "wgmma", kite.shared_lhs, out_dtype = f32}
 // CAUSAL-NOT: kite.convert_layout
 // CAUSAL: kite.span_index
 // CAUSAL-NOT: kite.convert_layout

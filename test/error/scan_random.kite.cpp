@@ -23,3 +23,11 @@ KITE_KERNEL void empty_range(Tensor x, int64_t seed) {
     // CHECK: [[@LINE+1]]:13: error: randint needs low < high, got [4, 4)
     x[tm] = randint(seed, tm.index(), 4, 4);
 }
+
+KITE_KERNEL void bmm_dtype_of_value(Tensor x, Tensor out) {
+  for (auto tb : tile(x.size(0))) {
+    auto a = x[tb, all, all];
+    // CHECK: [[@LINE+1]]:35: error: 'kite::bmm' is not supported by the kite frontend with an out_dtype that is not a constant dtype (write f32)
+    out[tb, all, all] = bmm(a, a, x.dtype());
+  }
+}

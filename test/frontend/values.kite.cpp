@@ -150,6 +150,7 @@ KITE_KERNEL void shapes(Tensor x, int64_t k) {
 // CHECK: kite.addmm %[[ACC]], %[[A]], %[[A]] : !kite.tile<?x?xf32>, !kite.tile<?x?xbf16>, !kite.tile<?x?xbf16> -> !kite.tile<?x?xf32>
 // CHECK: kite.bmm %[[B3]], %[[B3]] : !kite.tile<?x?x?xf32>, !kite.tile<?x?x?xf32> -> !kite.tile<?x?x?xf32>
 // CHECK: kite.baddbmm %[[B3]], %[[B3]], %[[B3]]
+// CHECK: kite.bmm %[[B3]], %[[B3]] {out_dtype = f32} : !kite.tile<?x?x?xf32>, !kite.tile<?x?x?xf32> -> !kite.tile<?x?x?xf32>
 // CHECK: %[[NINF:.*]] = arith.constant 0xFFF0000000000000 : f64
 // CHECK: kite.full [%{{.*}}], %[[NINF]], %{{.*}} : [!kite.span], f64 -> !kite.tile<?xf32>
 // CHECK: %[[ONE:.*]] = arith.constant 1 : i32
@@ -173,6 +174,7 @@ KITE_KERNEL void matmuls(Tensor x) {
     auto am = addmm(acc, a, a);
     auto bm = bmm(b3, b3);
     auto bb = baddbmm(b3, b3, b3);
+    auto bo = bmm(b3, b3, f32);
     auto f = full({tm}, -INFINITY, f32);
     auto o = ones({tm, 16}, i32);
     auto r1 = arange(32);

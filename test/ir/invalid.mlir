@@ -403,3 +403,19 @@ func.func @scan_sum_indices(%v: !kite.tile<?x?xf32>) {
   %r, %i = kite.scan sum %v {dim = 1 : i64} : !kite.tile<?x?xf32> -> !kite.tile<?x?xf32>, !kite.tile<?x?xi64>
   return
 }
+
+// -----
+
+func.func @bmm_out_dtype(%a: !kite.tile<?x?x?xf32>) {
+  // expected-error @+1 {{out_dtype 'bf16' is not supported for 'f32' and 'f32' inputs; it can be f32 for f16 or bf16 inputs, or the inputs' dtype}}
+  %c = kite.bmm %a, %a {out_dtype = bf16} : !kite.tile<?x?x?xf32>, !kite.tile<?x?x?xf32> -> !kite.tile<?x?x?xbf16>
+  return
+}
+
+// -----
+
+func.func @bmm_out_dtype_result(%a: !kite.tile<?x?x?xbf16>) {
+  // expected-error @+1 {{result element type}}
+  %c = kite.bmm %a, %a {out_dtype = f32} : !kite.tile<?x?x?xbf16>, !kite.tile<?x?x?xbf16> -> !kite.tile<?x?x?xbf16>
+  return
+}

@@ -127,6 +127,8 @@ func.func @batched(%q: !kite.tensor<?x?x?x?>) attributes {kite.kernel} {
     %c = kite.bmm %a, %a : !kite.tile<?x?x?x?>, !kite.tile<?x?x?x?> -> !kite.tile<?x?x?x?>
     // CHECK: kite.baddbmm
     %d = kite.baddbmm %c, %a, %a : !kite.tile<?x?x?x?>, !kite.tile<?x?x?x?>, !kite.tile<?x?x?x?> -> !kite.tile<?x?x?x?>
+    // CHECK: kite.bmm {{.*}} {out_dtype = f32}
+    %w = kite.bmm %a, %a {out_dtype = f32} : !kite.tile<?x?x?x?>, !kite.tile<?x?x?x?> -> !kite.tile<?x?x?xf32>
   }
   return
 }

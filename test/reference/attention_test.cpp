@@ -15,11 +15,11 @@ using namespace kite_test;
 namespace {
 
 // Scores are computed as the kernel's PyTorch semantics define them: q k^T
-// in the inputs' dtype (torch.bmm of bf16 returns bf16), times the log2-based
-// scale in that dtype, then a base-2 softmax. Everything after is in double.
+// rounded once to f32 (torch.bmm(..., out_dtype=torch.float32)), times the
+// log2-based scale in f32, then a base-2 softmax. Everything after is in
+// double.
 std::vector<double> referenceAttention(const Tensor &q, const Tensor &k, const Tensor &v) {
   int64_t bh = q.size(0), s = q.size(1), d = q.size(2);
-  DType dtype = q.dtype();
   auto Q = q.to_doubles(), K = k.to_doubles(), V = v.to_doubles();
   float scale = 1.0f / std::sqrt(float(d)) * 1.44269504f;
   std::vector<double> out(bh * s * d, 0.0), score(s);
@@ -32,7 +32,7 @@ std::vector<double> referenceAttention(const Tensor &q, const Tensor &k, const T
         double dotp = 0;
         for (int64_t c = 0; c < d; ++c)
           dotp += qi[c] * kj[c];
-        score[j] = roundTo(dtype, roundTo(dtype, dotp) * scale);
+        score[j] = roundTo(f32, roundTo(f32, dotp) * scale);
         mx = std::max(mx, score[j]);
       }
       for (int64_t j = 0; j < s; ++j)

@@ -511,6 +511,25 @@ TEST(Matmul, BmmBaddbmm) {
   expectError([&] { (void)bmm(a, b[0]); }, {"bmm", "3-D"});
 }
 
+TEST(Matmul, BmmOutDtypeKeepsTheSumsUnrounded) {
+  Tensor a = randn({2, 8, 32}, bf16, 5), b = randn({2, 32, 4}, bf16, 6);
+  Tensor wide = bmm(a, b, f32), narrow = bmm(a, b);
+  EXPECT_EQ(wide.dtype(), f32);
+  EXPECT_EQ(narrow.dtype(), bf16);
+  // bf16 values are exact in f32: the f32 product of the widened inputs is
+  // the same sum, rounded once to f32.
+  EXPECT_EQ(vals(wide), vals(bmm(a.to(f32), b.to(f32))));
+  EXPECT_EQ(vals(wide.to(bf16)), vals(narrow));
+  bool someRounded = false;
+  V w = vals(wide), nv = vals(narrow);
+  for (size_t i = 0; i < w.size(); ++i) someRounded |= w[i] != nv[i];
+  EXPECT_TRUE(someRounded);
+  EXPECT_EQ(bmm(a.to(f32), b.to(f32), f32).dtype(), f32);
+  expectError([&] { (void)bmm(a.to(f32), b.to(f32), bf16); },
+              {"bmm", "out_dtype bf16", "f32 inputs"});
+  expectError([&] { (void)bmm(a, b, f16); }, {"bmm", "out_dtype f16"});
+}
+
 TEST(Matmul, LargeTiledMatchesPlainLoops) {
   int64_t M = 256, K = 256, N = 256;
   Tensor x = randn({M, K}, f32, 11), y = randn({K, N}, f32, 12);
