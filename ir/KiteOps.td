@@ -456,6 +456,7 @@ def Kite_WhereOp : Kite_Op<"where", [Pure]> {
     type($trueValue) `,` type($falseValue) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Kite_RandomOp : Kite_Op<"random", [Pure]> {
@@ -540,6 +541,7 @@ def Kite_ReduceOp : Kite_Op<"reduce", [Pure]> {
   let results = (outs Kite_AnyTile:$result);
   let assemblyFormat = "$kind $operand attr-dict `:` type($operand) `->` type($result)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Kite_ScanOp : Kite_Op<"scan", [Pure]> {

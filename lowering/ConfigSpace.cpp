@@ -36,10 +36,10 @@ std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
   return v;
 }
 
-/// True if the kernel computes exp (fast_math applies).
+/// True if the kernel computes exp or exp2 (fast_math applies).
 bool usesExp(func::FuncOp kernel) {
   bool found = false;
-  kernel.walk([&](UnaryOp u) { found |= u.getKind() == UnaryKind::exp; });
+  kernel.walk([&](UnaryOp u) { found |= u.getKind() == UnaryKind::exp || u.getKind() == UnaryKind::exp2; });
   return found;
 }
 
@@ -215,8 +215,9 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
   }
   if (usesExp(kernel))
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,
-                               "exp on f32 by the approximate hardware exp2 (the tuner keeps "
-                               "it only if the outputs match the default config's)"));
+                               "exp on f32 by the approximate hardware exp2, exp2 with results "
+                               "below 2^-126 flushed to zero (the tuner keeps it only if the "
+                               "outputs match the default config's)"));
   bool atomicAdds = false;
   kernel.walk([&](AtomicOp a) { atomicAdds |= a.getKind() == AtomicKind::add; });
   if (atomicAdds)

@@ -171,7 +171,7 @@ LogicalResult Emitter::emitUnary(UnaryOp u) {
   switch (u.getKind()) {
   case UnaryKind::neg: fn = "-"; break;
   case UnaryKind::exp: fn = fastMath && ct == "float" ? "__expf" : "k_exp"; break;
-  case UnaryKind::exp2: fn = "k_exp2"; break;
+  case UnaryKind::exp2: fn = fastMath && ct == "float" ? "k_exp2_ftz" : "k_exp2"; break;
   case UnaryKind::log: fn = "k_log"; break;
   case UnaryKind::log2: fn = "k_log2"; break;
   case UnaryKind::sqrt: fn = "k_sqrt"; break;

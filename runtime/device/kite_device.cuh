@@ -226,6 +226,14 @@ __device__ __forceinline__ float k_exp(float x) { return expf(x); }
 __device__ __forceinline__ double k_exp(double x) { return exp(x); }
 __device__ __forceinline__ float k_exp2(float x) { return exp2f(x); }
 __device__ __forceinline__ double k_exp2(double x) { return exp2(x); }
+/// fast_math's exp2: the hardware's ex2 alone, with results below 2^-126
+/// flushed to zero (exp2f adds a range test and two multiplies per element
+/// to keep them).
+__device__ __forceinline__ float k_exp2_ftz(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
 __device__ __forceinline__ float k_log(float x) { return logf(x); }
 __device__ __forceinline__ double k_log(double x) { return log(x); }
 __device__ __forceinline__ float k_log2(float x) { return log2f(x); }

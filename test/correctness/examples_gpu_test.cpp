@@ -353,7 +353,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
                 R"({"block_sizes":[1,128,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":3,"overlap_products":true})",
                 R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
-                R"({"block_sizes":[1,128,128],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})"},
+                R"({"block_sizes":[1,128,128],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
+                // exp2 as the hardware's ex2 alone (fast_math).
+                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"fast_math":true})"},
                1.0, "attention_d128"});
   // Causal: key loops that end at the query tile's end, the mask an index
   // comparison made in the scores' layout; query and key tiles of equal and
@@ -372,7 +374,8 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,32,16],"num_warps":2,"tensor_cores":true})",
                 R"({"block_sizes":[1,16,16]})",
                 R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
-                R"({"block_sizes":[1,128,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":3,"overlap_products":true})"},
+                R"({"block_sizes":[1,128,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":3,"overlap_products":true})",
+                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true,"fast_math":true})"},
                1.0, "causal_attention_d128"});
   // Two chained products: the hidden dim's partial last tile is masked in
   // the second product's K.
