@@ -16,3 +16,15 @@
 // NOEXP-NOT: fast_math
 // RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[64,1000]' --config '{"fast_math":1}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: config key 'fast_math' has the wrong type: 1
+// exp2 on f32 with fast_math is the hardware's ex2 alone (results below
+// 2^-126 flushed to zero); without it, k_exp2 (exp2f). Attention's scaled
+// scores leave their max (kite canonicalization), so the scale and the
+// subtraction of the max are one expression.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,128,64]' --arg 'k=bf16[2,128,64]' --arg 'v=bf16[2,128,64]' --config '{"fast_math":true}' --emit=cuda | FileCheck %s --check-prefix=EXP2FAST
+// EXP2FAST: k_exp2_ftz(
+// EXP2FAST-NOT: k_exp2(
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,128,64]' --arg 'k=bf16[2,128,64]' --arg 'v=bf16[2,128,64]' --emit=cuda | FileCheck %s --check-prefix=EXP2
+// EXP2: k_exp2(
+// EXP2-NOT: k_exp2_ftz(
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,128,64]' --arg 'k=bf16[2,128,64]' --arg 'v=bf16[2,128,64]' --emit=config-space | FileCheck %s --check-prefix=EXP2SPACE
+// EXP2SPACE: "key":"fast_math","values":[false,true]
