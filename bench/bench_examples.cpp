@@ -354,12 +354,20 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
   b.specs = {t("q", {BH, S, D}), t("k", {BH, S, D}), t("v", {BH, S, D})};
   b.rows = BH;
   // The default (sm_90a: 64 x 64 tiles, 4 warps, wgmma, k and v a tile
-  // ahead), then neighbours: exp2 by the hardware's ex2 alone, the second
-  // product a tile late, 32-key tiles, two warpgroups, mma.sync.
-  b.configs = {"", R"({"fast_math":true})", R"({"fast_math":true,"overlap_products":true})",
-               R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true})",
-               R"({"block_sizes":[1,128,128],"num_warps":8,"tensor_cores":true,"wgmma":true})",
-               R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false})"};
+  // ahead), then neighbours: exp2 by the hardware's ex2 alone, one staging
+  // buffer for k and for v (refilled after its product: three programs an
+  // SM), the second product a tile late, two warpgroups (with registers
+  // capped for two programs an SM), mma.sync.
+  const std::string wg = R"("tensor_cores":true,"wgmma":true,"fast_math":true)";
+  b.configs = {"", "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":2})",
+               "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1})",
+               "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":2,"overlap_products":true})",
+               "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1,"min_programs_per_sm":4})",
+               "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})",
+               "{" + wg + R"(,"block_sizes":[1,128,64],"num_warps":8,"num_stages":1,"min_programs_per_sm":2})",
+               "{" + wg + R"(,"block_sizes":[1,128,64],"num_warps":8,"num_stages":2,"overlap_products":true})",
+               "{" + wg + R"(,"block_sizes":[1,128,128],"num_warps":8,"num_stages":1})",
+               R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false,"num_stages":1})"};
   return b;
 }
 

@@ -199,7 +199,8 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
     params.push_back(parameter("num_stages", std::nullopt, {1, 2, 3}, def.num_stages,
                                "with tensor_cores: staging buffers of a product operand "
                                "loaded in a loop (kite-prefetch-operands), copied "
-                               "num_stages - 1 iterations ahead (1: loaded at the product)"));
+                               "num_stages - 1 iterations ahead (1: one buffer, refilled "
+                               "right after its product)"));
   if (hopper) {
     params.push_back(parameter("wgmma", std::nullopt, {false, true}, def.wgmma,
                                "pipelined tensor-core K loops on Hopper's warpgroup MMA "

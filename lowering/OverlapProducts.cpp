@@ -62,9 +62,12 @@ SmallVector<Value> kite::lateStageReads(TileForOp loop,
 namespace {
 
 /// The prefetched load whose tile is `product`'s right operand, or null.
+/// (A ring of one buffer does not count: the late product would read it
+/// after the next tile's copy has refilled it.)
 LoadOp prefetchedOperand(Block *body, Operation *product) {
   for (auto load : body->getOps<LoadOp>())
-    if (load->hasAttr(kPrefetchAttrName) && stagedProduct(load) == product)
+    if (auto stages = load->getAttrOfType<IntegerAttr>(kPrefetchAttrName);
+        stages && stages.getInt() >= 2 && stagedProduct(load) == product)
       return load;
   return {};
 }

@@ -1,7 +1,7 @@
 //===- PrefetchOperands.cpp - the kite-prefetch-operands pass -------------===//
 //
-// This file implements operand prefetching: with `num_stages` of 2 or more
-// in the config, a load whose tile is only a tensor-core product's right
+// This file implements operand prefetching: with `num_stages` S in the
+// config, a load whose tile is only a tensor-core product's right
 // operand (kite.mma; directly or through one transpose), in the body of a
 // key loop, with subscripts that change only with that loop's tile, is
 // marked `kite.prefetch = S`. CUDA emission then copies its tiles straight
@@ -18,6 +18,11 @@
 // The barrier before each product already separates the last reads of a
 // buffer (iteration i - 1's product) from its refill (issued after
 // iteration i's barrier), so prefetching adds no barrier.
+//
+// With S = 1 the one buffer is refilled as soon as its product is done
+// (after a barrier): tile i + 1's copy runs under the rest of iteration i
+// (in attention, the softmax and the other product), in half the shared
+// memory of S = 2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,7 +106,7 @@ struct KitePrefetchOperandsPass
     kernel.walk([&](LoadOp load) {
       load->removeAttr(kPrefetchAttrName);
       auto loop = dyn_cast<TileForOp>(load->getParentOp());
-      if (stages < 2 || !loop || loop.isTopLevel() || loop.getNumDims() != 1 ||
+      if (stages < 1 || !loop || loop.isTopLevel() || loop.getNumDims() != 1 ||
           loop->hasAttr("kite.mainloop"))
         return;
       Operation *product = stagedProduct(load);

@@ -261,8 +261,38 @@ private:
   int nextName = 0;
   int64_t sharedBytes = 0;
   /// Shared memory below this offset holds the private staging buffers of
-  /// kite.mma products (planStagingBuffers); every other use starts here.
+  /// kite.mma products (planStagingBuffers) and privatized atomic targets;
+  /// every other use starts here, or at 0 where none of those is live
+  /// (scratchBase).
   int64_t sharedBase = 0;
+  /// The staging buffers (rings, shared left operands, a product's own
+  /// buffer) live only inside the nested loops that own them: outside
+  /// those loops, and in a kernel with no privatized atomics and no
+  /// product staged outside a loop, scratch (layout conversions,
+  /// reductions, sorts) starts at offset 0 and shares their space. The
+  /// loop that makes them live first waits (__syncthreads) for any such
+  /// scratch use to finish (one emitted before it, or one a surrounding
+  /// loop's next iteration may run), and the first such use after it waits
+  /// for every thread to leave it.
+  int liveStaging = 0;
+  bool stagingOutsideLoops = false;
+  bool lowScratchUsed = false;
+  bool stagingFreed = false;
+  /// Where scratch starts now (0 or sharedBase); notes a use at 0.
+  int64_t scratchBase();
+  /// Whether `loop` (a nested tile loop) owns staging buffers: its
+  /// prefetch rings, shared left operands, or products' own buffers.
+  bool ownsStaging(Operation *loop) const;
+  /// Marks the staging buffers of `loop` live for the scope's lifetime.
+  struct StagingScope {
+    Emitter &e;
+    bool owns;
+    StagingScope(Emitter &e, Operation *loop);
+    ~StagingScope() {
+      if (owns && --e.liveStaging == 0)
+        e.stagingFreed = true;
+    }
+  };
   /// The private staging buffer (its offset) of each kite.mma product
   /// that has one.
   DenseMap<Operation *, int64_t> stagingBuffers;
@@ -419,6 +449,9 @@ private:
   /// A prefetched load where it stands in its loop: no code, a tile of its
   /// shape and layout with no registers (its product reads the ring).
   LogicalResult emitPrefetchedLoad(LoadOp load);
+  /// After `product` (whose right operand is prefetched into a ring of
+  /// one buffer): a barrier, then the next tile's copy into that buffer.
+  LogicalResult refillPrefetched(Operation *product);
   /// The copy of prefetched `load`'s tile at loop iteration `iteration` into
   /// ring slot `slot` (C++ expressions), as cp.async 16 bytes at a time.
   LogicalResult emitPrefetchCopy(Operation *load, StringRef iteration, StringRef slot);

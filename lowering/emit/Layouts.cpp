@@ -248,11 +248,52 @@ std::string Emitter::owner(const Tile &t) {
   return llvm::join(conds, " && ");
 }
 
+int64_t Emitter::scratchBase() {
+  if (liveStaging > 0 || stagingOutsideLoops || !privates.empty())
+    return sharedBase;
+  if (sharedBase > 0) {
+    if (stagingFreed)
+      line("__syncthreads(); // every thread is done with the staging buffers");
+    stagingFreed = false;
+    lowScratchUsed = true;
+  }
+  return 0;
+}
+
+bool Emitter::ownsStaging(Operation *loop) const {
+  if (prefetchLoops.count(loop) || sharedLhsLoops.count(loop))
+    return true;
+  bool owns = false;
+  loop->walk([&](Operation *op) { owns |= stagingBuffers.count(op) > 0; });
+  return owns;
+}
+
+Emitter::StagingScope::StagingScope(Emitter &e, Operation *loop)
+    : e(e), owns(e.ownsStaging(loop)) {
+  if (!owns)
+    return;
+  // Scratch at 0 used before this loop, or after it by a surrounding
+  // loop's previous iteration, may overlap its buffers: every thread is
+  // done with it before any writes them.
+  bool repeated = e.result.persistent;
+  for (Operation *p = loop->getParentOp(); p && !repeated; p = p->getParentOp())
+    if (auto outer = dyn_cast<TileForOp>(p))
+      repeated = !outer.isTopLevel();
+    else
+      repeated = isa<LoopLikeOpInterface>(p);
+  if (e.liveStaging == 0 && (e.lowScratchUsed || repeated)) {
+    e.line("__syncthreads(); // scratch below the staging buffers is free");
+    e.lowScratchUsed = false;
+  }
+  ++e.liveStaging;
+}
+
 std::string Emitter::smem(const std::string &type, int64_t count, int64_t bytes) {
-  sharedBytes = std::max<int64_t>(sharedBytes, sharedBase + llvm::alignTo(count * bytes, 16));
-  if (sharedBase == 0)
+  int64_t base = scratchBase();
+  sharedBytes = std::max<int64_t>(sharedBytes, base + llvm::alignTo(count * bytes, 16));
+  if (base == 0)
     return llvm::formatv("reinterpret_cast<{0}*>(kite_smem)", type);
-  return llvm::formatv("reinterpret_cast<{0}*>(kite_smem + {1})", type, sharedBase);
+  return llvm::formatv("reinterpret_cast<{0}*>(kite_smem + {1})", type, base);
 }
 
 std::string Emitter::smem(Type elem, int64_t count) {

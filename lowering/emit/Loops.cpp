@@ -482,6 +482,7 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
     return emitMainloop(loop, plan);
   if (loop->hasAttr(kOverlapAttrName))
     return emitOverlappedLoop(loop);
+  StagingScope staging(*this, loop);
   SmallVector<Tile> carried =
       declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
   if (failed(emitSharedLhs(loop)))

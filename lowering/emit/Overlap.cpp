@@ -121,6 +121,7 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   SmallVector<Value> cuts = lateStageReads(
       loop, [](Operation *op) { return op->hasAttr(kLateAttrName); }, slotIndex);
 
+  StagingScope staging(*this, loop);
   SmallVector<Tile> carried = declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
   if (failed(emitSharedLhs(loop)))
     return failure();

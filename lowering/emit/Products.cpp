@@ -273,6 +273,19 @@ void Emitter::planStagingBuffers() {
   if (swizzled)
     sharedBase += kSwizzleAlign;
   sharedBytes = std::max(sharedBytes, sharedBase);
+  // Staging owned by anything but a nested tile loop stays live throughout.
+  auto inNestedLoop = [](Operation *op) {
+    auto loop = dyn_cast_or_null<TileForOp>(op);
+    if (!loop)
+      loop = op->getParentOfType<TileForOp>();
+    return loop && !loop.isTopLevel();
+  };
+  for (auto &[loop, _] : prefetchLoops)
+    stagingOutsideLoops |= !inNestedLoop(loop);
+  for (auto &[loop, _] : sharedLhsLoops)
+    stagingOutsideLoops |= !inNestedLoop(loop);
+  for (auto &[op, _] : stagingBuffers)
+    stagingOutsideLoops |= !inNestedLoop(op);
 }
 
 std::string Emitter::sharedAt(int64_t offset, bool aligned, StringRef type) {
@@ -330,7 +343,8 @@ LogicalResult Emitter::emitPrefetchCopy(Operation *load, StringRef iteration, St
 
 LogicalResult Emitter::emitPrefetchPrologue(ArrayRef<Operation *> loads, const LoopVars &lv,
                                             Operation *behind) {
-  int64_t ahead = prefetches[loads.front()].stages - 1;
+  // S - 1 tiles ahead; a ring of one buffer starts with tile 0 in it.
+  int64_t ahead = std::max<int64_t>(prefetches[loads.front()].stages - 1, 1);
   for (int64_t d = 0; d < ahead; ++d) {
     for (Operation *load : loads) {
       int64_t tile = load == behind ? d - 1 : d;
@@ -355,8 +369,9 @@ FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
   int64_t ahead = p.stages - 1;
   // Copies committed after this iteration's: the loop's other loads of
   // this iteration and of the next `ahead - 1`, and the earlier ones of
-  // iteration + ahead.
-  line(llvm::formatv("cp_async_wait<{0}>();", p.count * ahead - 1));
+  // iteration + ahead. With one buffer, each other load's one copy in
+  // flight (this iteration's, or the next one's refilled after its product).
+  line(llvm::formatv("cp_async_wait<{0}>();", p.count * std::max<int64_t>(ahead, 1) - 1));
   if (p.wgmma)
     line("fence_proxy_async();");
   // Every thread's copies have landed, and every thread has finished the
@@ -370,6 +385,9 @@ FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
   line(llvm::formatv("{0}* {1} = {2} + (int)({3}) * {4};", type, bs,
                      sharedAt(p.offset, p.wgmma, type), slot,
                      p.staged.bytes / elementBytes(elem)));
+  // One buffer: refilled after the product (refillPrefetched).
+  if (p.stages == 1)
+    return bs;
   std::string next = llvm::formatv("{0} + {1}", lv.iv, ahead);
   line(llvm::formatv("if ({0} < {1}) {{", next, lv.count));
   ++indent;
@@ -379,6 +397,28 @@ FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
   line("}");
   line("cp_async_commit();");
   return bs;
+}
+
+LogicalResult Emitter::refillPrefetched(Operation *product) {
+  auto it = prefetchedOperand.find(product);
+  if (it == prefetchedOperand.end() || prefetches[it->second].stages != 1)
+    return success();
+  Operation *load = it->second;
+  const LoopVars &lv = loopVars[load->getParentOp()];
+  // Every thread is done with the product (its wgmma has been waited for)
+  // before any copy overwrites the buffer it read. The commit comes
+  // whether or not there is a next tile: awaitPrefetched's count assumes
+  // one group per load and iteration.
+  line("__syncthreads();");
+  std::string next = llvm::formatv("{0} + 1", lv.iv);
+  line(llvm::formatv("if ({0} < {1}) {{", next, lv.count));
+  ++indent;
+  if (failed(emitPrefetchCopy(load, next, "0")))
+    return failure();
+  --indent;
+  line("}");
+  line("cp_async_commit();");
+  return success();
 }
 
 std::string kite::emit::stagedIndex(int64_t ld, int64_t swizzleRows, StringRef row,
@@ -822,10 +862,12 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   Tile a = tiles[lhs], b = tiles[rhs];
   if (a.rank() != rank || b.rank() != rank)
     return op->emitError() << "matrix product operands must have rank " << rank;
-  if (onWgmma(op))
-    return emitWgmmaProduct(op, accValue, lhs, rhs, rank);
-  if (op->hasAttr(kMmaAttrName))
-    return emitTensorCoreProduct(op, accValue, lhs, rhs, rank);
+  if (op->hasAttr(kMmaAttrName)) {
+    if (failed(onWgmma(op) ? emitWgmmaProduct(op, accValue, lhs, rhs, rank)
+                           : emitTensorCoreProduct(op, accValue, lhs, rhs, rank)))
+      return failure();
+    return refillPrefetched(op);
+  }
   Type outElem = cast<TileType>(op->getResult(0).getType()).getElementType();
   std::optional<Tile> acc;
   Tile r = declareProduct(op, accValue, a, b, rank, acc);

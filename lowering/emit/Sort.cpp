@@ -41,12 +41,13 @@ LogicalResult Emitter::emitSort(SortOp op) {
     return lineIdx.empty() ? c : llvm::formatv("({0}) * {1} + {2}", lineIdx, L, c).str();
   };
   std::string keys = fresh("keys"), positions = fresh("pos");
+  int64_t base = scratchBase();
   line(llvm::formatv("{0}* {1} = {2};", key, keys, smem(key, lines * L, keyBytes)));
   // The positions follow the keys (16-byte aligned).
   int64_t keysEnd = llvm::alignTo(lines * L * keyBytes, 16);
-  sharedBytes = std::max<int64_t>(sharedBytes, sharedBase + keysEnd + lines * L * posBytes);
+  sharedBytes = std::max<int64_t>(sharedBytes, base + keysEnd + lines * L * posBytes);
   line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", pos, positions,
-                     sharedBase + keysEnd));
+                     base + keysEnd));
   // Replicas write the same elements: the same values.
   forEach(src, [&](ArrayRef<std::string> k) {
     std::string off = offsetOf(src, k);

@@ -102,14 +102,33 @@
 // tensor cores from registers (kite-assign-layouts marks it kite.mma): its
 // left operand's registers are the A fragments (K lanes past the valid
 // extent as zeros), the right operand is staged in rows padded by 8
-// elements and read by ldmatrix, and the sums stay in registers.
+// elements and read by ldmatrix, and the sums stay in registers. With one
+// stage (the default of a partial config) the right operand is prefetched
+// into one buffer: tile 0 before the loop, and tile t + 1 right after
+// tile t's product, behind a barrier (out-of-range rows zero-filled).
 // RUN: kite inspect %kite_src/test/lowering/kite-matmul-mainloop.mlir --kernel scaled --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=REG
-// REG: store_vec<8>(&[[SB:sb[0-9]+]][{{.*}} * 72 + {{.*}}], Vec<bf16, 8>{{[{][{]}}{{.*}} < {{n[0-9]+}}) ? {{.*}} : cvt<bf16>(0)
+// REG: cp_async16(&{{pb[0-9]+}}[{{.*}} * 72 + {{.*}}], ({{.*}} < {{n[0-9]+}} && {{.*}}) ? &a1[{{.*}}] : a1, {{.*}} ? 16 : 0);
+// REG: cp_async_commit();
+// REG: for (i64 [[T:t[0-9]+]] = 0;
+// REG: cp_async_wait<0>();
+// REG-NEXT: __syncthreads();
+// REG-NEXT: bf16* [[SB:sb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + 0) + (int)([[T]] % 1) * 2304;
+// REG-NOT: cp_async16
 // REG: [[AF:af[0-9]+]][{{mi[0-9]+}}][0] = mma_pack({{.*}} < {{n[0-9]+}} ? {{v[0-9]+}}[{{.*}}] : cvt<bf16>(0)),
 // REG: mma_b_x4<72, false>([[BF:bf[0-9]+]], [[SB]], {{ks[0-9]+}} * 16,
 // REG: MmaInstr<bf16>::run({{d[0-9]+}}, [[AF]][{{mi[0-9]+}}], {[[BF]][0], [[BF]][1]});
+// REG: __syncthreads();
+// REG-NEXT: if ([[T]] + 1 < {{c[0-9]+}}) {
+// REG: cp_async16(
+// REG: cp_async_commit();
 // REG-NOT: mma_tile
 // REG-NOT: mma_mainloop
+//
+// A right operand that cannot be prefetched (k: the kernel writes its
+// tensor) is stored to its staging buffer at the product, 16 bytes a store.
+// RUN: kite inspect %kite_src/test/lowering/kite-prefetch-operands.mlir --kernel written --arg 'q=bf16[256,64]' --arg 'k=bf16[256,64]' --arg 'v=bf16[256,64]' --config '{"block_sizes":[64,32],"num_warps":4,"tensor_cores":true,"num_stages":1}' --emit=cuda | FileCheck %s --check-prefix=STAGED
+// STAGED: store_vec<8>(&[[SB:sb[0-9]+]][{{.*}} * 72 + {{.*}}], Vec<bf16, 8>{{[{][{]}}
+// STAGED: mma_b_x4<72, true>({{bf[0-9]+}}, [[SB]],
 //
 // Where a warp would own fewer than 16 rows (a 16-row tile on 4 warps) the
 // product stages both operands and runs mma_tile.

@@ -1,5 +1,5 @@
 // RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [64, 32], \"num_warps\": 4, \"tensor_cores\": true, \"num_stages\": 2}'" --kite-assign-layouts --kite-prefetch-operands | FileCheck %s --check-prefix=TWO
-// RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [64, 32], \"num_warps\": 4, \"tensor_cores\": true, \"num_stages\": 1}'" --kite-assign-layouts --kite-prefetch-operands | FileCheck %s --check-prefix=ONE
+// RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [64, 32], \"num_warps\": 4, \"tensor_cores\": true, \"num_stages\": 1}'" --kite-assign-layouts --kite-prefetch-operands | FileCheck %s --check-prefix=SINGLE
 // RUN: kite-opt %s --kite-specialize="kernel=chained args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [16, 32], \"num_warps\": 4, \"tensor_cores\": true, \"num_stages\": 2}'" --kite-assign-layouts --kite-prefetch-operands | FileCheck %s --check-prefix=ONE
 // RUN: kite-opt %s --kite-specialize="kernel=written args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [64, 32], \"num_warps\": 4, \"tensor_cores\": true, \"num_stages\": 3}'" --kite-assign-layouts --kite-prefetch-operands | FileCheck %s --check-prefix=WRITTEN
 // RUN: kite-opt %s --kite-specialize="kernel=twice args='q=bf16[256,64] k=bf16[256,64] v=bf16[256,64]'" --kite-apply-config="config='{\"block_sizes\": [64, 32], \"num_warps\": 4, \"tensor_cores\": true, \"num_stages\": 2}'" --kite-assign-layouts --kite-prefetch-operands | FileCheck %s --check-prefix=TWICE
@@ -17,8 +17,15 @@
 // TWO: kite.load {{.*}} {kite.prefetch = 2 : i64}
 // TWO-NEXT: kite.addmm {{.*}} {kite.mma = "mma_sync"}
 //
-// One stage, or products not on the tensor cores from registers (16 rows
-// on 4 warps): nothing is marked.
+// One stage: the same loads, into one buffer each.
+// SINGLE: kite.tile_for
+// SINGLE: kite.load {{.*}} {kite.prefetch = 1 : i64}
+// SINGLE-NEXT: kite.transpose
+// SINGLE: kite.load {{.*}} {kite.prefetch = 1 : i64}
+// SINGLE-NEXT: kite.addmm
+//
+// Products not on the tensor cores from registers (16 rows on 4 warps):
+// nothing is marked.
 // ONE-NOT: kite.prefetch
 //
 // A tensor the kernel writes (k, stored to at the end) is read where it
