@@ -44,8 +44,9 @@ constexpr llvm::StringLiteral kWgmma = "wgmma";
 constexpr llvm::StringLiteral kSharedLhsAttrName = "kite.shared_lhs";
 
 /// kite-prefetch-operands' mark on a load that CUDA emission copies
-/// straight into its product's staging buffers, this many (an integer, 2
-/// or more) a ring, `value - 1` iterations of its loop ahead.
+/// straight into its product's staging buffers, this many (an integer, 1
+/// or more) a ring, `value - 1` iterations of its loop ahead (one buffer:
+/// refilled right after its product).
 constexpr llvm::StringLiteral kPrefetchAttrName = "kite.prefetch";
 
 /// kite-overlap-products' marks: on a key loop whose late stage (the ops

@@ -137,6 +137,34 @@ def KiteReductionLoops : Pass<"kite-reduction-loops", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def KiteSplitMaskedLoops : Pass<"kite-split-masked-loops", "::mlir::ModuleOp"> {
+  let summary = "Split nested tile loops where a mask is uniformly true";
+  let description = [{
+    For a nested 1-D `kite.tile_for` whose body selects with `kite.where`
+    on a condition built from index tiles (`span_index` of the loop's own
+    tile and of tiles or scalars defined outside it, shape ops, `add`,
+    `sub`, multiplication by a constant, `and`, and one comparison
+    `lt`/`le`/`gt`/`ge`), finds the iterations on which the condition
+    holds for every element of the tile: the condition is affine in the
+    iteration, so they form one interval, computed before the loop. The
+    loop is split at its ends into up to three loops over consecutive key
+    ranges, carrying the same values; in the middle one each `kite.where`
+    on that condition is its true operand. A causal mask (`tq.index() >=
+    tk.index()`) leaves the tiles below the diagonal unmasked and only the
+    ones that straddle it pay for the comparison and select.
+
+    Assumes: kite-apply-config ran (the loop's block size is a constant).
+    Guarantees: the same results; a where is replaced only where its
+    condition is true on every element the iteration computes.
+
+    ```mlir
+    %r = kite.tile_for (%tk) = (%c0) to (%split) ... { no where }
+    %r2 = kite.tile_for (%tk) = (%split) to (%end) iter_args(... = %r) { where }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def KiteCacheHints : Pass<"kite-cache-hints", "::mlir::ModuleOp"> {
   let summary = "L2 eviction priorities for loads (config l2_hints)";
   let description = [{
@@ -251,7 +279,7 @@ def KiteAssignLayouts : Pass<"kite-assign-layouts", "::mlir::ModuleOp"> {
 def KitePrefetchOperands : Pass<"kite-prefetch-operands", "::mlir::ModuleOp"> {
   let summary = "Mark product operand loads that are copied ahead of their loop's iteration";
   let description = [{
-    With `num_stages` S of 2 or more in the config, marks `kite.prefetch = S`
+    With `num_stages` S in the config, marks `kite.prefetch = S`
     each `kite.load` in the body of a nested 1-D `kite.tile_for` (not a
     `kite.mainloop`) whose tile is used only as the right operand of a
     `kite.mma` product in the same block (directly or through one
@@ -260,7 +288,8 @@ def KitePrefetchOperands : Pass<"kite-prefetch-operands", "::mlir::ModuleOp"> {
     loop, and that reads a kernel parameter nothing in the kernel writes.
     CUDA emission copies such a load's tiles with cp.async straight into a
     ring of S staging buffers of its product, S - 1 iterations ahead (the
-    first ones before the loop), and the product reads the buffer of its
+    first ones before the loop; S = 1: one buffer, refilled right after its
+    product), and the product reads the buffer of its
     iteration after the wait and barrier it already had. Attention's k and
     v tiles are the example.
 

@@ -21,6 +21,8 @@ void kite::buildKiteLoweringPipeline(OpPassManager &pm,
   pm.addPass(createKiteApplyConfig({options.config, options.arch}));
   // Reductions the config loops over chunks of, instead of whole rows.
   pm.addPass(createKiteReductionLoops());
+  // Key loops split where an index mask (causal) holds on whole tiles.
+  pm.addPass(createKiteSplitMaskedLoops());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Subscripts proven inside their tensors; the rest an error or masked.

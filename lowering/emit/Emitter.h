@@ -303,9 +303,10 @@ private:
   /// The loops with prefetched loads: their loads in order, their bounds.
   DenseMap<Operation *, SmallVector<Operation *>> prefetchLoops;
   /// Left operands of wgmma products read from shared memory
-  /// (kSharedLhsAttrName): their buffer's offset past the aligned base,
-  /// and, per tile loop, the ones staged before it.
-  DenseMap<Value, int64_t> sharedLhs;
+  /// (kSharedLhsAttrName): their buffer's offset past the aligned base
+  /// (per tile loop and value), and, per tile loop, the ones staged before
+  /// it.
+  DenseMap<std::pair<Operation *, Value>, int64_t> sharedLhs;
   DenseMap<Operation *, SmallVector<Value>> sharedLhsLoops;
   DenseMap<Operation *, LoopVars> loopVars;
   /// The loop kite-overlap-products split, while it is emitted.

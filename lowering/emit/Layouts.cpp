@@ -273,17 +273,19 @@ Emitter::StagingScope::StagingScope(Emitter &e, Operation *loop)
   if (!owns)
     return;
   // Scratch at 0 used before this loop, or after it by a surrounding
-  // loop's previous iteration, may overlap its buffers: every thread is
-  // done with it before any writes them.
+  // loop's previous iteration, and the buffers of a loop before it (a
+  // sibling shares their space) may overlap its buffers: every thread is
+  // done with them before any writes them.
   bool repeated = e.result.persistent;
   for (Operation *p = loop->getParentOp(); p && !repeated; p = p->getParentOp())
     if (auto outer = dyn_cast<TileForOp>(p))
       repeated = !outer.isTopLevel();
     else
       repeated = isa<LoopLikeOpInterface>(p);
-  if (e.liveStaging == 0 && (e.lowScratchUsed || repeated)) {
+  if (e.liveStaging == 0 && (e.lowScratchUsed || e.stagingFreed || repeated)) {
     e.line("__syncthreads(); // scratch below the staging buffers is free");
     e.lowScratchUsed = false;
+    e.stagingFreed = false;
   }
   ++e.liveStaging;
 }

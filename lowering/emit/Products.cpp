@@ -224,37 +224,50 @@ void Emitter::planStagingBuffers() {
   for (Operation *load : loads)
     prefetches[load].count = prefetchLoops[load->getParentOp()].size();
   // Private buffers, below sharedBase: a ring for each prefetched operand,
-  // one buffer for each other product that shares its block with another.
-  // wgmma's are offsets from kite_smem rounded up to 1024 bytes: past the
-  // others, with room for the rounding.
-  bool swizzled = false;
-  auto allocate = [&](int64_t bytes, bool wgmma) {
-    if (wgmma)
-      sharedBase = llvm::alignTo(sharedBase, kSwizzleAlign);
-    swizzled |= wgmma;
-    int64_t offset = sharedBase;
-    sharedBase += bytes;
-    return offset;
+  // a loop-invariant left operand read from shared memory (one buffer per
+  // value and loop, staged before the loop), one buffer for each other
+  // product that shares its block with another. Each buffer belongs to
+  // the outermost nested loop around it, where it is live; sibling loops
+  // (one key loop split by kite-split-masked-loops) run one after the
+  // other and share the same space. wgmma's are offsets from kite_smem
+  // rounded up to 1024 bytes: past the others, with room for the rounding.
+  auto root = [](Operation *op) -> Operation * {
+    Operation *found = nullptr;
+    for (auto loop = dyn_cast<TileForOp>(op) ? cast<TileForOp>(op)
+                                             : op->getParentOfType<TileForOp>();
+         loop && !loop.isTopLevel(); loop = loop->getParentOfType<TileForOp>())
+      found = loop;
+    return found;
   };
+  struct Buffer {
+    Operation *root;
+    int64_t bytes;
+    bool wgmma;
+    std::function<void(int64_t)> place;
+  };
+  SmallVector<Buffer> buffers;
   for (Operation *load : loads) {
     Prefetch &p = prefetches[load];
-    p.offset = allocate(p.stages * p.staged.bytes, p.wgmma);
+    buffers.push_back({root(load->getParentOp()), p.stages * p.staged.bytes, p.wgmma,
+                       [&p](int64_t offset) { p.offset = offset; }});
     usesGemm = true; // cp.async
   }
-  // A loop-invariant left operand read from shared memory (one buffer a
-  // value), staged before the tile loop around its products.
   kernel.walk([&](Operation *op) {
     if (!op->hasAttr(kSharedLhsAttrName))
       return;
     Value lhs = op->getOperand(op->getNumOperands() - 2);
-    if (sharedLhs.count(lhs))
+    auto loop = op->getParentOfType<TileForOp>();
+    auto key = std::make_pair(loop.getOperation(), lhs);
+    if (sharedLhs.count(key))
       return;
+    sharedLhs[key] = -1;
     auto type = cast<TileType>(lhs.getType());
     ArrayRef<int64_t> shape = type.getShape();
     int64_t bytes = paddedSize(shape[shape.size() - 2]) * paddedSize(shape.back()) *
                     elementBytes(type.getElementType());
-    sharedLhs[lhs] = allocate(bytes, true);
-    sharedLhsLoops[op->getParentOfType<TileForOp>()].push_back(lhs);
+    buffers.push_back({root(loop), bytes, true,
+                       [this, key](int64_t offset) { sharedLhs[key] = offset; }});
+    sharedLhsLoops[loop].push_back(lhs);
   });
   for (auto &[block, products] : byBlock) {
     if (products.size() < 2)
@@ -267,25 +280,37 @@ void Emitter::planStagingBuffers() {
       bool wgmma = onWgmma(op);
       StagedOperand staged = stagedRightOperand(cast<BlockedLayoutAttr>(type.getLayout()),
                                                 type.getRank(), wgmma);
-      stagingBuffers[op] = allocate(staged.bytes, wgmma);
+      buffers.push_back({root(op), staged.bytes, wgmma,
+                         [this, op](int64_t offset) { stagingBuffers[op] = offset; }});
     }
+  }
+  // Buffers outside any nested loop first (live throughout), then each
+  // loop's from the same base.
+  bool swizzled = false;
+  auto allocate = [&](int64_t &at, const Buffer &b) {
+    if (b.wgmma)
+      at = llvm::alignTo(at, kSwizzleAlign);
+    swizzled |= b.wgmma;
+    b.place(at);
+    at += b.bytes;
+  };
+  for (const Buffer &b : buffers)
+    if (!b.root) {
+      allocate(sharedBase, b);
+      stagingOutsideLoops = true;
+    }
+  int64_t loopsBase = sharedBase;
+  DenseMap<Operation *, int64_t> ends;
+  for (const Buffer &b : buffers) {
+    if (!b.root)
+      continue;
+    auto [it, inserted] = ends.try_emplace(b.root, loopsBase);
+    allocate(it->second, b);
+    sharedBase = std::max(sharedBase, it->second);
   }
   if (swizzled)
     sharedBase += kSwizzleAlign;
   sharedBytes = std::max(sharedBytes, sharedBase);
-  // Staging owned by anything but a nested tile loop stays live throughout.
-  auto inNestedLoop = [](Operation *op) {
-    auto loop = dyn_cast_or_null<TileForOp>(op);
-    if (!loop)
-      loop = op->getParentOfType<TileForOp>();
-    return loop && !loop.isTopLevel();
-  };
-  for (auto &[loop, _] : prefetchLoops)
-    stagingOutsideLoops |= !inNestedLoop(loop);
-  for (auto &[loop, _] : sharedLhsLoops)
-    stagingOutsideLoops |= !inNestedLoop(loop);
-  for (auto &[op, _] : stagingBuffers)
-    stagingOutsideLoops |= !inNestedLoop(op);
 }
 
 std::string Emitter::sharedAt(int64_t offset, bool aligned, StringRef type) {
@@ -714,7 +739,7 @@ LogicalResult Emitter::emitSharedLhs(Operation *loop) {
     std::string elem = cType(a.elem), buf = fresh("sa"), ks = fresh("ks"), mi = fresh("mi");
     line("{");
     ++indent;
-    line(llvm::formatv("{0}* {1} = {2};", elem, buf, sharedAt(sharedLhs[lhs], true, elem)));
+    line(llvm::formatv("{0}* {1} = {2};", elem, buf, sharedAt(sharedLhs[{loop, lhs}], true, elem)));
     // Fragment f of a thread: row g + 8 (f % 2), columns 2 c + 8 (f / 2)
     // and the next one, of its warp's 16 rows and the K step's 16 columns.
     std::string base = llvm::formatv("((int)threadIdx.x / 128 * {0} + {1}) * {2}", MT, mi, 64 * PK);
@@ -780,7 +805,7 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   // A from shared memory (staged before the loop), else every A fragment
   // is written before the fence that orders register writes before the
   // wgmmas that read them.
-  auto lhsBuffer = sharedLhs.find(lhs);
+  auto lhsBuffer = sharedLhs.find({op->getParentOfType<TileForOp>().getOperation(), lhs});
   bool sharedA = lhsBuffer != sharedLhs.end();
   std::string as;
   if (sharedA) {

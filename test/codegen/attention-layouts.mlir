@@ -6,7 +6,7 @@
 // mma.sync with key tiles of 32.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --emit=config | FileCheck %s --check-prefix=DEF90
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --arch sm_80 --emit=config | FileCheck %s --check-prefix=DEF80
-// DEF90: {"block_sizes":[1,64,64],{{.*}}"num_stages":2,"num_warps":4,{{.*}}"tensor_cores":true,"wgmma":true}
+// DEF90: {"block_sizes":[1,64,64],{{.*}}"num_stages":1,"num_warps":4,{{.*}}"tensor_cores":true,"wgmma":true}
 // DEF80: {"block_sizes":[1,64,32],{{.*}}"num_stages":2,"num_warps":4,{{.*}}"tensor_cores":true}
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2}' --emit=lowered | FileCheck %s --check-prefixes=CHECK,WG
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false,"num_stages":2}' --emit=lowered | FileCheck %s --check-prefixes=CHECK,SYNC

@@ -8,6 +8,7 @@
 // PASSES: // ----- after kite-apply-config -----
 // PASSES: kite.config =
 // PASSES: // ----- after kite-reduction-loops -----
+// PASSES: // ----- after kite-split-masked-loops -----
 // PASSES: // ----- after canonicalize -----
 // PASSES: // ----- after cse -----
 // PASSES: // ----- after kite-cache-hints -----

@@ -151,7 +151,8 @@
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=ATTN
 // ATTN: "tensor_cores":true
 // ATTN-NOT: "wgmma"
-// ATTN: store_vec<8>(&[[SB:sb[0-9]+]][{{.*}} * 72 + {{.*}}], Vec<bf16, 8>{{[{][{]}}{{v[0-9]+}}[
+// ATTN: cp_async16(&{{pb[0-9]+}}[{{.*}} * 72 + {{.*}}],
+// ATTN: bf16* [[SB:sb[0-9]+]] =
 // ATTN: mma_b_x4<72, true>({{bf[0-9]+}}, [[SB]],
 // ATTN: mma_b_x4<72, false>(
 // ATTN-NOT: mma_tile
@@ -163,11 +164,13 @@
 // K-major (N rows of 64-element swizzled rows: K steps of 32 bytes), v
 // MN-major (transposed by the instruction), each made visible to the async
 // proxy before the barrier; the sums wait before they are read. k and v
-// are copied a key tile ahead with num_stages 2 (the default's), masked
-// rows as zeros; with num_stages 1, staged from registers.
-// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2}' --emit=cuda | FileCheck %s --check-prefixes=WGATTN,WGPRE
-// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true}' --emit=cuda | FileCheck %s --check-prefixes=WGATTN,WGREG
-// WGPRE: "num_stages":2
+// are copied a key tile ahead with num_stages 2, masked rows as zeros;
+// with num_stages 1 (the default's) into one buffer each, refilled right
+// after its product.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2}' --emit=cuda | FileCheck %s --check-prefixes=WGATTN,WGPRE,WGTWO
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[12,100,64]' --arg 'k=bf16[12,100,64]' --arg 'v=bf16[12,100,64]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true}' --emit=cuda | FileCheck %s --check-prefixes=WGATTN,WGPRE,WGONE
+// WGTWO: "num_stages":2
+// WGONE: "num_stages":1
 // WGATTN: "tensor_cores":true,"wgmma":true
 // WGATTN: bf16* [[QS:sa[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023) + [[QOFF:[0-9]+]]);
 // WGATTN: *reinterpret_cast<unsigned*>(&[[QS]][((int)threadIdx.x / 128 * 1 + {{mi[0-9]+}}) * 4096 + sw128_index<64>((int)threadIdx.x / 32 % 4 * 16 + (int)threadIdx.x % 32 / 4 + 8, {{ks[0-9]+}} * 16 + (int)threadIdx.x % 4 * 2 + 0)]) = mma_pack(
@@ -178,9 +181,6 @@
 // WGPRE-NEXT: fence_proxy_async();
 // WGPRE-NEXT: __syncthreads();
 // WGPRE-NEXT: bf16* [[KS:sb[0-9]+]] =
-// WGREG: store_vec<8>(&[[KS:sb[0-9]+]][sw128_index<32>(
-// WGREG: fence_proxy_async();
-// WGREG-NEXT: __syncthreads();
 // WGATTN: const bf16* [[QA:sa[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023) + [[QOFF]]);
 // WGATTN-NOT: wgmma_touch_a(
 // WGATTN: wgmma_fence();
@@ -188,8 +188,11 @@
 // WGATTN: WgmmaOp<32, bf16>::run<0>({{c[0-9]+}}[{{mi[0-9]+}}], wgmma_desc([[QA]] + ((int)threadIdx.x / 128 * 1 + {{mi[0-9]+}}) * 4096 + ({{ks[0-9]+}} / 4) * 4096 + ({{ks[0-9]+}} % 4) * 16, 16, 1024), {{db[0-9]+}});
 // WGATTN: wgmma_drain<0, 1, 32>(
 // WGATTN-NOT: wgmma_touch_a(
+// WGONE: __syncthreads();
+// WGONE-NEXT: if ({{t[0-9]+}} + 1 < {{c[0-9]+}}) {
+// WGONE: cp_async16(&{{pb[0-9]+}}[sw128_index<32>(
+// WGONE: cp_async_commit();
 // WGPRE: bf16* [[VS:sb[0-9]+]] =
-// WGREG: store_vec<8>(&[[VS:sb[0-9]+]][sw128_index<32>(
 // WGATTN: wgmma_touch_a(
 // WGATTN-NEXT: wgmma_fence();
 // WGATTN: wgmma_desc([[VS]] + {{ks[0-9]+}} * 1024, 4096, 1024)

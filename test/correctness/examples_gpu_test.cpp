@@ -43,6 +43,7 @@
 #include "../../examples/softmax.kite.cpp"
 #include "../../examples/sum.kite.cpp"
 #include "../../examples/swiglu.kite.cpp"
+#include "kernels/masked_loops.kite.cpp"
 #include "../../examples/topk.kite.cpp"
 #include "../../examples/welford.kite.cpp"
 
@@ -377,6 +378,34 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,128,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":3,"overlap_products":true})",
                 R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true,"fast_math":true})"},
                1.0, "causal_attention_d128"});
+  // Key loops split where an index condition holds on whole tiles
+  // (kite-split-masked-loops): a band over every column (three loops), a
+  // suffix from the row tile's begin, a condition constant along the loop;
+  // tiles of equal and different sizes, partial ones at every edge.
+  const std::vector<std::string> maskedConfigs = {
+      "", R"({"block_sizes":[16,16]})", R"({"block_sizes":[32,64],"num_warps":2})",
+      R"({"block_sizes":[64,32]})", R"({"block_sizes":[128,16],"num_warps":8})",
+      R"({"block_sizes":[8,128]})"};
+  c.push_back({"masked_loops", "band_sum", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, n + 5}, bf, s)), S("window", 40, DType::i64)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(band_sum(*a[0].tensor, (int64_t)a[1].scalar));
+               },
+               maskedConfigs, 10.0});
+  c.push_back({"masked_loops", "upper_sum", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({n, n + 3}, bf, s))}; },
+               [](const std::vector<Arg> &a) { return one(upper_sum(*a[0].tensor)); },
+               maskedConfigs, 20.0});
+  c.push_back({"masked_loops", "limited_sum", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, n}, bf, s)), S("limit", double(n / 2 + 1), DType::i64)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(limited_sum(*a[0].tensor, (int64_t)a[1].scalar));
+               },
+               maskedConfigs, 20.0});
   // Two chained products: the hidden dim's partial last tile is masked in
   // the second product's K.
   c.push_back({"mlp", "mlp", {1, 7, 129},
