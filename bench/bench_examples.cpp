@@ -332,24 +332,28 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
 }
 
 /// Flash attention forward (examples/attention.kite.cpp, or with `causal`
-/// examples/causal_attention.kite.cpp) on q, k, v of [B*H, S, D] bf16;
+/// examples/causal_attention.kite.cpp) on q, k, v of [B*H, S, D] bf16 (or
+/// f16: the shape text starts with "f16");
 /// torch_baseline.py times scaled_dot_product_attention (is_causal for
 /// the causal one) on the same tensors as [B, H, S, D]. Sampled by (batch,
 /// head) slices for the cross-check. Causal FLOPs count half the scores.
-Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = false) {
+/// A sweep row tries the default and two full configs.
+Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = false,
+                     DType dt = bf16, bool sweep = false) {
   auto T = [](std::string nm, Tensor t) { return DevArg{std::move(nm), std::move(t)}; };
-  auto t = [](const char *nm, std::vector<int64_t> s) { return ArgSpec::tensor(nm, bf16, s, {}, 16); };
+  auto t = [dt](const char *nm, std::vector<int64_t> s) { return ArgSpec::tensor(nm, dt, s, {}, 16); };
   Bench b;
   b.name = b.file = b.kernel = causal ? "causal_attention" : "attention";
-  b.dtype = "bf16";
-  b.shape = "B" + std::to_string(B) + " H" + std::to_string(H) + " S" + std::to_string(S) + " D" +
-            std::to_string(D);
+  b.dtype = dt == f16 ? "f16" : "bf16";
+  b.sweep = sweep;
+  b.shape = std::string(dt == f16 ? "f16 " : "") + "B" + std::to_string(B) + " H" +
+            std::to_string(H) + " S" + std::to_string(S) + " D" + std::to_string(D);
   int64_t BH = B * H;
   b.bytes = 4.0 * BH * S * D * 2;
   b.flops = (causal ? 2.0 : 4.0) * BH * S * S * D; // q k^T and p v
   b.inputs = [=] {
-    return std::vector<DevArg>{T("q", randomDevice({BH, S, D}, bf16, 21)), T("k", randomDevice({BH, S, D}, bf16, 22)),
-                               T("v", randomDevice({BH, S, D}, bf16, 23))};
+    return std::vector<DevArg>{T("q", randomDevice({BH, S, D}, dt, 21)), T("k", randomDevice({BH, S, D}, dt, 22)),
+                               T("v", randomDevice({BH, S, D}, dt, 23))};
   };
   b.specs = {t("q", {BH, S, D}), t("k", {BH, S, D}), t("v", {BH, S, D})};
   b.rows = BH;
@@ -359,6 +363,11 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
   // SM), the second product a tile late, two warpgroups (with registers
   // capped for two programs an SM), mma.sync.
   const std::string wg = R"("tensor_cores":true,"wgmma":true,"fast_math":true)";
+  if (sweep) {
+    b.configs = {"", "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1})",
+                 "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})"};
+    return b;
+  }
   b.configs = {"", "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":2})",
                "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1})",
                "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":2,"overlap_products":true})",
@@ -410,6 +419,15 @@ std::vector<Bench> benches() {
   b.push_back(productBench("bmm", 1024, 1024, 1024, 64));
   b.push_back(attentionBench(4, 32, 4096, 128));
   b.push_back(attentionBench(4, 32, 4096, 128, /*causal=*/true));
+  // Issue 22's attention sweep: bf16 and f16, head dims 64 and 128, B4 H32
+  // at S 1024, 4096, 16384 and B1 H32 S32768, non-causal and causal (the
+  // two rows above are its bf16 D128 S4096 ones).
+  for (DType dt : {bf16, f16})
+    for (int64_t D : {64, 128})
+      for (auto [B, S] : {std::pair<int64_t, int64_t>{4, 1024}, {4, 4096}, {4, 16384}, {1, 32768}})
+        for (bool causal : {false, true})
+          if (!(dt == bf16 && D == 128 && S == 4096))
+            b.push_back(attentionBench(B, 32, S, D, causal, dt, /*sweep=*/true));
   // Issue 25's operations.
   b.push_back(scanBench(8192, 8192));
   b.push_back(scanBench(4096, 32000));

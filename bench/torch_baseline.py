@@ -157,11 +157,12 @@ def main():
                     fns[name])
         return (name, f"{m}x{n}x{k}", lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16)), fns[name])
 
-    def attention_bench(b, h, s, d, causal=False):
+    def attention_bench(b, h, s, d, causal=False, dt=bf16):
         """(name, shape text, make inputs, function), as kite_bench's attentionBench."""
         name = "causal_attention" if causal else "attention"
-        return (name, f"B{b} H{h} S{s} D{d}",
-                lambda: tuple(randn(b * h, s, d, dtype=bf16) for _ in range(3)), fns[name])
+        prefix = "f16 " if dt == torch.float16 else ""
+        return (name, f"{prefix}B{b} H{h} S{s} D{d}",
+                lambda: tuple(randn(b * h, s, d, dtype=dt) for _ in range(3)), fns[name])
 
     def row_bench(name, n, m):
         """(name, shape text, make inputs, function), as kite_bench's rowBench."""
@@ -198,6 +199,13 @@ def main():
                 product_bench("bmm", 1024, 1024, 1024, 64)]
     benches.append(attention_bench(4, 32, 4096, 128))
     benches.append(attention_bench(4, 32, 4096, 128, causal=True))
+    # Issue 22's attention sweep (bench_examples.cpp's order).
+    for dt in (bf16, torch.float16):
+        for d in (64, 128):
+            for b, s in ((4, 1024), (4, 4096), (4, 16384), (1, 32768)):
+                for causal in (False, True):
+                    if not (dt == bf16 and d == 128 and s == 4096):
+                        benches.append(attention_bench(b, 32, s, d, causal, dt))
     # Issue 25's operations (bench_examples.cpp's scanBench, dropoutBench).
     benches += [("cumsum", f"{n}x{m}", (lambda n=n, m=m: (randn(n, m, dtype=bf16),)), fns["cumsum"])
                 for n, m in ((8192, 8192), (4096, 32000))]

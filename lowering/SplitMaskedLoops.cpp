@@ -19,8 +19,8 @@
 // prefix of the iterations (d1 < 0), a suffix (d1 > 0) or all or none
 // (d1 = 0); `and` intersects them. The interval [t0, t1) is computed
 // before the loop with integer arithmetic; the loop becomes up to three
-// loops over [lower, lower + t0 bk), [.., min(lower + t1 bk, upper)),
-// [.., upper), chained through their carried values, and in the middle one
+// loops over [lower, min(lower + t0 bk, upper)), [.., min(lower + t1 bk,
+// upper)), [.., upper), chained through their carried values, and in the middle one
 // the wheres on that condition become their true operands. Every tile of
 // the split loops is one of the original loop's, so masks and bounds stay
 // as they were.
@@ -318,7 +318,9 @@ LogicalResult split(TileForOp loop) {
   Value bk = loop.getBlockSizes()[0];
   Value count = a.max(a.ceilDiv(a.sub(upper, lower), bk), a.constant(0));
   Interval range = solve(*ineqs, count, a);
-  Value begin = a.add(lower, a.mul(range.t0, bk));
+  // Both ends at tile boundaries, or at upper (t0 or t1 may be count,
+  // whose last tile ends there).
+  Value begin = a.min(a.add(lower, a.mul(range.t0, bk)), upper);
   Value end = a.min(a.add(lower, a.mul(range.t1, bk)), upper);
 
   // [lower, begin) as the original, [begin, end) without the wheres, then

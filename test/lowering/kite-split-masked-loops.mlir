@@ -28,7 +28,10 @@
 // second to the end without the where.
 // RUN: kite-opt %s --kite-specialize="kernel=upper_sum args='x=f32[256,256]'" --kite-apply-config="config='{\"block_sizes\": [32, 32]}'" --kite-split-masked-loops --canonicalize --cse | FileCheck %s --check-prefix=UPPER
 // UPPER: %[[B:.*]] = kite.span_query begin
-// UPPER: %[[HEAD:.*]] = kite.tile_for (%{{.*}}) = (%[[B]]) to (%[[S:.*]]) block (%c32_i64)
+// The split is a tile boundary or the loop's end, never past it (the
+// head's last tile would then run past the columns).
+// UPPER: %[[S:.*]] = arith.minsi %{{.*}}, %c256_i64
+// UPPER: %[[HEAD:.*]] = kite.tile_for (%{{.*}}) = (%[[B]]) to (%[[S]]) block (%c32_i64)
 // UPPER: kite.where
 // UPPER: %[[WHOLE:.*]] = kite.tile_for (%{{.*}}) = (%[[S]]) to (%{{.*}}) block (%c32_i64) iter_args(%{{.*}} = %[[HEAD]])
 // UPPER-NOT: kite.where
