@@ -93,7 +93,7 @@ def main():
         if k.get("sweep") and kms and isinstance(t.get("compile_ms"), (int, float)):
             sweep.append(kms / t["compile_ms"])
         name = k.get("name") or t.get("name") or n
-        rows.append([name, f"{dtype} {shape}" if dtype else shape, ms(kms), gbps, pct,
+        rows.append([name, f"{dtype} {shape}" if dtype and dtype not in shape.split() else shape, ms(kms), gbps, pct,
                      ms(t.get("eager_ms")), ms(t.get("compile_ms")), ratio,
                      ", ".join(checks) or "-", config])
 
