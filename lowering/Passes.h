@@ -49,6 +49,11 @@ constexpr llvm::StringLiteral kSharedLhsAttrName = "kite.shared_lhs";
 /// refilled right after its product).
 constexpr llvm::StringLiteral kPrefetchAttrName = "kite.prefetch";
 
+/// kite-split-masked-loops' mark on a nested tile loop all of whose tiles
+/// are full: its bounds are a multiple of its block size apart (by
+/// construction), so emission masks nothing past a tile's end.
+constexpr llvm::StringLiteral kFullTilesAttrName = "kite.full_tiles";
+
 /// kite-overlap-products' marks: on a key loop whose late stage (the ops
 /// marked `kLateAttrName`: what depends on a tile the loop carries into a
 /// wgmma product, and the loads only they read) CUDA emission runs one

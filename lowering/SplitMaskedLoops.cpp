@@ -19,8 +19,8 @@
 // prefix of the iterations (d1 < 0), a suffix (d1 > 0) or all or none
 // (d1 = 0); `and` intersects them. The interval [t0, t1) is computed
 // before the loop with integer arithmetic; the loop becomes up to three
-// loops over [lower, min(lower + t0 bk, upper)), [.., min(lower + t1 bk,
-// upper)), [.., upper), chained through their carried values, and in the middle one
+// loops over [lower, lower + t0 bk), [.., lower + t1 bk), [.., upper),
+// with t0 <= t1 at most the number of full tiles, chained through their carried values, and in the middle one
 // the wheres on that condition become their true operands. Every tile of
 // the split loops is one of the original loop's, so masks and bounds stay
 // as they were.
@@ -227,7 +227,8 @@ struct Arith {
   Value mul(Value x, Value y) { return b.create<arith::MulIOp>(loc, x, y); }
   Value min(Value x, Value y) { return b.create<arith::MinSIOp>(loc, x, y); }
   Value max(Value x, Value y) { return b.create<arith::MaxSIOp>(loc, x, y); }
-  Value floorDiv(Value x, int64_t d) { return b.create<arith::FloorDivSIOp>(loc, x, constant(d)); }
+  Value floorDiv(Value x, int64_t d) { return floorDiv(x, constant(d)); }
+  Value floorDiv(Value x, Value d) { return b.create<arith::FloorDivSIOp>(loc, x, d); }
   Value ceilDiv(Value x, Value d) { return b.create<arith::CeilDivSIOp>(loc, x, d); }
   /// The loop-invariant part of `a` (its terms and constant).
   Value invariant(const Affine &a) {
@@ -318,27 +319,35 @@ LogicalResult split(TileForOp loop) {
   Value bk = loop.getBlockSizes()[0];
   Value count = a.max(a.ceilDiv(a.sub(upper, lower), bk), a.constant(0));
   Interval range = solve(*ineqs, count, a);
-  // Both ends at tile boundaries, or at upper (t0 or t1 may be count,
-  // whose last tile ends there).
-  Value begin = a.min(a.add(lower, a.mul(range.t0, bk)), upper);
-  Value end = a.min(a.add(lower, a.mul(range.t1, bk)), upper);
+  // Split at tile boundaries no further than the last full tile: the head
+  // and the middle loop hold full tiles only (kFullTilesAttrName: emission
+  // masks nothing past their ends), a partial last tile stays in the tail.
+  Value full = a.max(a.floorDiv(a.sub(upper, lower), bk), a.constant(0));
+  Value t0 = a.min(range.t0, full);
+  Value t1 = a.max(a.min(range.t1, full), t0);
+  Value begin = a.add(lower, a.mul(t0, bk));
+  Value end = a.add(lower, a.mul(t1, bk));
 
   // [lower, begin) as the original, [begin, end) without the wheres, then
   // [end, upper) as the original (the original loop itself, last).
   ValueRange carried = loop.getInitArgs();
   SmallVector<Value> init(carried.begin(), carried.end());
+  UnitAttr fullTiles = before.getUnitAttr();
   if (range.hasBefore) {
     IRMapping map;
     TileForOp head = cloneOver(loop, before, lower, begin, init, map);
+    head->setAttr(kFullTilesAttrName, fullTiles);
     init.assign(head.getResults().begin(), head.getResults().end());
   }
   IRMapping map;
   TileForOp whole = cloneOver(loop, before, range.hasBefore ? begin : lower, end, init, map);
+  whole->setAttr(kFullTilesAttrName, fullTiles);
   foldWheres(whole, map.lookupOrDefault(cond));
   loop.getLowerBoundsMutable().assign(end);
   loop.getInitArgsMutable().assign(whole.getResults());
-  if (!range.hasAfter) {
-    // Nothing can follow [begin, end): it ends at upper.
+  std::optional<int64_t> lo = getConstantIntValue(lower), hi = getConstantIntValue(upper);
+  if (!range.hasAfter && lo && hi && (*hi - *lo) % *getConstantIntValue(bk) == 0) {
+    // Nothing follows [begin, end): it ends at upper.
     loop.getResults().replaceAllUsesWith(whole.getResults());
     loop->erase();
   }

@@ -32,6 +32,8 @@ void Emitter::defineSpan(Value span, StringRef begin, StringRef upper, int64_t b
   v.count = count.str();
   v.blockSize = bs;
   v.exact = upperConst >= 0 && lower >= 0 && (upperConst - lower) % bs == 0;
+  if (auto [loop, dim] = getSpanLoop(span); loop && loop->hasAttr(kFullTilesAttrName))
+    v.exact = true;
   v.alignElems = lower >= 0 ? (int64_t)std::gcd(lower, bs) : 1;
   v.upperConst = upperConst;
   line(llvm::formatv("const i64 {0} = {1};", v.begin, begin));

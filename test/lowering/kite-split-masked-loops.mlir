@@ -24,18 +24,27 @@
 // BAND: kite.store %[[TAIL]]
 //
 // j >= i from the row tile's begin: the condition holds on a suffix of the
-// key tiles (the loop's lower bound a run-time value), so two loops, the
-// second to the end without the where.
+// key tiles (the loop's lower bound a run-time value). The splits stop at
+// the last full tile ((256 - b) floordiv 32), so the first two loops hold
+// full tiles only (kite.full_tiles) and a partial last tile, if any, runs
+// in the third, with the where.
 // RUN: kite-opt %s --kite-specialize="kernel=upper_sum args='x=f32[256,256]'" --kite-apply-config="config='{\"block_sizes\": [32, 32]}'" --kite-split-masked-loops --canonicalize --cse | FileCheck %s --check-prefix=UPPER
 // UPPER: %[[B:.*]] = kite.span_query begin
-// The split is a tile boundary or the loop's end, never past it (the
-// head's last tile would then run past the columns).
-// UPPER: %[[S:.*]] = arith.minsi %{{.*}}, %c256_i64
-// UPPER: %[[HEAD:.*]] = kite.tile_for (%{{.*}}) = (%[[B]]) to (%[[S]]) block (%c32_i64)
+// UPPER: %[[EXTENT:.*]] = arith.subi %c256_i64, %[[B]]
+// UPPER: %[[Q:.*]] = arith.floordivsi %[[EXTENT]], %c32_i64
+// UPPER: %[[FULL:.*]] = arith.maxsi %[[Q]], %c0_i64
+// UPPER: arith.minsi %{{.*}}, %[[FULL]]
+// UPPER: %[[HEAD:.*]] = kite.tile_for (%{{.*}}) = (%[[B]]) to (%[[S:.*]]) block (%c32_i64)
 // UPPER: kite.where
-// UPPER: %[[WHOLE:.*]] = kite.tile_for (%{{.*}}) = (%[[S]]) to (%{{.*}}) block (%c32_i64) iter_args(%{{.*}} = %[[HEAD]])
+// UPPER: } {kite.full_tiles}
+// UPPER: %[[WHOLE:.*]] = kite.tile_for (%{{.*}}) = (%[[S]]) to (%[[E:.*]]) block (%c32_i64) iter_args(%{{.*}} = %[[HEAD]])
 // UPPER-NOT: kite.where
-// UPPER: kite.store %[[WHOLE]]
+// UPPER: } {kite.full_tiles}
+// UPPER: %[[TAIL:.*]] = kite.tile_for (%{{.*}}) = (%[[E]]) to (%c256_i64) block (%c32_i64) iter_args(%{{.*}} = %[[WHOLE]])
+// UPPER: kite.where
+// UPPER: kite.yield
+// UPPER-NEXT: }
+// UPPER-NEXT: kite.store %[[TAIL]]
 //
 // i < limit does not change along the loop: all its iterations or none
 // (a select); i == j never holds on a whole tile and stays a where in both.
@@ -63,6 +72,14 @@
 // CAUSAL: kite.prefetch = 1
 // CAUSAL: kite.compare ge
 // CAUSAL: kite.where
+//
+// In CUDA: the first loop's tiles are full, so p's A fragments take no
+// key mask; the second's last tile may be partial (S = 300), so they do.
+// RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --kernel causal_attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,64,64],"num_warps":4,"num_stages":1,"tensor_cores":true,"wgmma":true}' --emit=cuda | FileCheck %s --check-prefix=CAUSALCUDA
+// CAUSALCUDA: for (i64 {{t[0-9]+}} = 0;
+// CAUSALCUDA-NOT: < {{n[0-9]+}} ? {{v[0-9]+}}
+// CAUSALCUDA: for (i64
+// CAUSALCUDA: mma_pack({{.*}} < {{n[0-9]+}} ? {{v[0-9]+}}
 //
 // A condition the analysis does not follow (a data-dependent one) leaves
 // the loop as it is.
