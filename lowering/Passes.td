@@ -153,6 +153,10 @@ def KiteSplitMaskedLoops : Pass<"kite-split-masked-loops", "::mlir::ModuleOp"> {
     tk.index()`) leaves the tiles below the diagonal unmasked and only the
     ones that straddle it pay for the comparison and select.
 
+    The splits stop at the last full tile: the first two loops hold full
+    tiles only and are marked `kite.full_tiles` (emission masks nothing
+    past their tiles' ends); a partial last tile runs in the third.
+
     Assumes: kite-apply-config ran (the loop's block size is a constant).
     Guarantees: the same results; a where is replaced only where its
     condition is true on every element the iteration computes.

@@ -18,12 +18,14 @@
 // lo(x) - hi(y) >= 0: one affine inequality d0 + d1 t >= 0, true on a
 // prefix of the iterations (d1 < 0), a suffix (d1 > 0) or all or none
 // (d1 = 0); `and` intersects them. The interval [t0, t1) is computed
-// before the loop with integer arithmetic; the loop becomes up to three
-// loops over [lower, lower + t0 bk), [.., lower + t1 bk), [.., upper),
-// with t0 <= t1 at most the number of full tiles, chained through their carried values, and in the middle one
-// the wheres on that condition become their true operands. Every tile of
-// the split loops is one of the original loop's, so masks and bounds stay
-// as they were.
+// before the loop with integer arithmetic, clamped to the loop's full
+// tiles; the loop becomes up to three loops over [lower, lower + t0 bk),
+// [.., lower + t1 bk), [.., upper), chained through their carried values,
+// and in the middle one the wheres on that condition become their true
+// operands. Every tile of the split loops is one of the original loop's,
+// so masks and bounds stay as they were; the first two hold full tiles
+// only (marked kite.full_tiles: emission masks nothing past their ends),
+// and a partial last tile runs in the third.
 //
 //===----------------------------------------------------------------------===//
 
@@ -239,18 +241,19 @@ struct Arith {
   }
 };
 
-/// The pieces [t0, t1) of the iteration space where `ineqs` all hold,
-/// clamped to [0, count]; whether t0 can be above 0 and t1 below count.
+/// The iterations [t0, t1) where `ineqs` all hold, clamped to [0, full]
+/// (the loop's full tiles); whether t0 can be above 0 and t1 below the
+/// loop's end.
 struct Interval {
   Value t0, t1;
   bool hasBefore = false, hasAfter = false;
 };
 
-Interval solve(ArrayRef<Inequality> ineqs, Value count, Arith &a) {
+Interval solve(ArrayRef<Inequality> ineqs, Value full, Arith &a) {
   Interval r;
   Value zero = a.constant(0);
   r.t0 = zero;
-  r.t1 = count;
+  r.t1 = full;
   for (const Inequality &d : ineqs) {
     Value d0 = a.invariant(d);
     if (d.perIter < 0) {
@@ -268,14 +271,13 @@ Interval solve(ArrayRef<Inequality> ineqs, Value count, Arith &a) {
       r.hasAfter = true;
     }
   }
-  r.t0 = a.min(a.max(r.t0, zero), count);
-  r.t1 = a.min(a.max(r.t1, r.t0), count);
+  r.t0 = a.min(a.max(r.t0, zero), full);
+  r.t1 = a.min(a.max(r.t1, r.t0), full);
   return r;
 }
 
-/// Replaces the wheres on `cond` in `loop` by their true operands; returns
-/// how many.
-int foldWheres(TileForOp loop, Value cond) {
+/// Replaces the wheres on `cond` in `loop` by their true operands.
+void foldWheres(TileForOp loop, Value cond) {
   SmallVector<WhereOp> wheres;
   loop.walk([&](WhereOp w) {
     if (w.getCondition() == cond && w.getTrueValue().getType() == w.getType())
@@ -285,7 +287,6 @@ int foldWheres(TileForOp loop, Value cond) {
     w.getResult().replaceAllUsesWith(w.getTrueValue());
     w->erase();
   }
-  return wheres.size();
 }
 
 /// A copy of `loop` before `loop` over [lower, upper) carrying `init`.
@@ -317,16 +318,13 @@ LogicalResult split(TileForOp loop) {
   Arith a{before, loop.getLoc()};
   Value lower = loop.getLowerBounds()[0], upper = loop.getUpperBounds()[0];
   Value bk = loop.getBlockSizes()[0];
-  Value count = a.max(a.ceilDiv(a.sub(upper, lower), bk), a.constant(0));
-  Interval range = solve(*ineqs, count, a);
   // Split at tile boundaries no further than the last full tile: the head
   // and the middle loop hold full tiles only (kFullTilesAttrName: emission
   // masks nothing past their ends), a partial last tile stays in the tail.
   Value full = a.max(a.floorDiv(a.sub(upper, lower), bk), a.constant(0));
-  Value t0 = a.min(range.t0, full);
-  Value t1 = a.max(a.min(range.t1, full), t0);
-  Value begin = a.add(lower, a.mul(t0, bk));
-  Value end = a.add(lower, a.mul(t1, bk));
+  Interval range = solve(*ineqs, full, a);
+  Value begin = a.add(lower, a.mul(range.t0, bk));
+  Value end = a.add(lower, a.mul(range.t1, bk));
 
   // [lower, begin) as the original, [begin, end) without the wheres, then
   // [end, upper) as the original (the original loop itself, last).
