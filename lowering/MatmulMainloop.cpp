@@ -106,25 +106,32 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   if (warps == 12 && !specialized)
     return "12 warps are for a warp-specialized loop (wgmma, BK = 64, 64 or 128 rows and at "
            "most 256 columns per consumer, not persistent)";
-  // 16-byte copies: contiguous rows, 16-byte aligned data and row strides,
-  // tile columns starting at multiples of 8 elements.
+  // How each operand's tiles are copied (kite_gemm.cuh's GemmCopy):
+  // "async" (16-byte cp.async) for contiguous rows with 16-byte aligned data
+  // and row strides and tile columns starting at multiples of 8 elements;
+  // "shifted" (aligned 16-byte loads shifted into place) for contiguous
+  // rows of any static stride of at least 16 elements on 16-byte aligned
+  // data; "elements" otherwise.
   auto func = loop->getParentOfType<func::FuncOp>();
-  auto vectorizable = [&](const ProductOperand &o, Value colSpan) {
+  auto copyKind = [&](const ProductOperand &o, Value colSpan) -> StringRef {
     unsigned i = o.tensor.getArgNumber();
     auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "kite.strides");
     auto align = func.getArgAttrOfType<IntegerAttr>(i, "kite.align");
     if (!strides || !align || align.getInt() < 16)
-      return false;
+      return "elements";
     ArrayRef<int64_t> s = strides.asArrayRef();
     if ((int64_t)s.size() != rank || s[rank - 1] != 1)
-      return false;
-    for (int64_t d = 0; d + 1 < rank; ++d)
-      if (s[d] % 8 != 0)
-        return false;
+      return "elements";
     std::optional<int64_t> lower = spanLowerBound(colSpan);
-    return lower && *lower % 8 == 0;
+    if (llvm::all_of(s.drop_back(), [](int64_t x) { return x % 8 == 0; }) && lower &&
+        *lower % 8 == 0)
+      return "async";
+    if (llvm::all_of(s.drop_back(), [](int64_t x) { return x >= 16; }))
+      return "shifted";
+    return "elements";
   };
-  bool vecA = vectorizable(*a, k), vecB = vectorizable(*b, b->spans[rank - 1]);
+  StringRef copyA = copyKind(*a, k), copyB = copyKind(*b, b->spans[rank - 1]);
+  bool vecA = copyA == "async", vecB = copyB == "async";
   auto shapeA = cast<kite::TensorType>(a->tensor.getType()).getShape();
   auto shapeB = cast<kite::TensorType>(b->tensor.getType()).getShape();
   bool wholeDims = spanCoversDim(a->spans[rank - 2], a->tensor, rank - 2) &&
@@ -172,8 +179,8 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   }
 
   attrs.push_back(builder.getNamedAttr("stages", builder.getI64IntegerAttr(stages)));
-  attrs.push_back(builder.getNamedAttr("vec_a", builder.getBoolAttr(vecA)));
-  attrs.push_back(builder.getNamedAttr("vec_b", builder.getBoolAttr(vecB)));
+  attrs.push_back(builder.getNamedAttr("copy_a", builder.getStringAttr(copyA)));
+  attrs.push_back(builder.getNamedAttr("copy_b", builder.getStringAttr(copyB)));
   return "";
 }
 

@@ -331,9 +331,11 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
       rows, positive strides, loops over whole dimensions), else `wgmma_ws`.
 
     All kinds carry the shared-memory `stages` (the config's `num_stages`,
-    at least 2) and whether each operand can be copied 16 bytes at a time
-    (`vec_a`, `vec_b`: contiguous rows, 16-byte aligned data and row
-    strides). Kinds the target `arch` lacks are not chosen. Other products
+    at least 2) and how each operand's tiles are copied (`copy_a`,
+    `copy_b`): `async` (16-byte cp.async: contiguous rows, 16-byte aligned
+    data and row strides), `shifted` (contiguous rows of another static
+    stride of at least 16 elements on 16-byte aligned data: aligned 16-byte
+    loads shifted into place in registers) or `elements`. Kinds the target `arch` lacks are not chosen. Other products
     keep the per-step path. With `explain`, each loop with a product that
     is not marked gets a remark saying why.
 
@@ -343,8 +345,8 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
     ```mlir
     %r = kite.tile_for (%tk) = ... iter_args(%acc = %0) -> (!kite.tile<128x256xf32>) {
       ...
-    } {kite.mainloop = {kind = "wgmma_tma", stages = 4 : i64, vec_a = true,
-                        vec_b = true, warpgroups = 3 : i64}}
+    } {kite.mainloop = {copy_a = "async", copy_b = "async", kind = "wgmma_tma",
+                        stages = 4 : i64, warpgroups = 3 : i64}}
     ```
 
     Test: test/lowering/kite-matmul-mainloop.mlir

@@ -35,7 +35,11 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   int64_t BM = aType.getShape()[rank - 2], BK = aType.getShape()[rank - 1];
   int64_t BN = bType.getShape()[rank - 1];
   auto get = [&](StringRef key) { return cast<IntegerAttr>(plan.get(key)).getInt(); };
-  auto flag = [&](StringRef key) { return cast<BoolAttr>(plan.get(key)).getValue(); };
+  // kite_gemm.cuh's GemmCopy of an operand.
+  auto copy = [&](StringRef key) {
+    StringRef how = cast<StringAttr>(plan.get(key)).getValue();
+    return how == "async" ? "kCopyAsync" : how == "shifted" ? "kCopyShifted" : "kCopyElements";
+  };
   StringRef kind = cast<StringAttr>(plan.get("kind")).getValue();
   bool tma = kind == "wgmma_tma";
   bool specialized = kind == "wgmma_ws" || tma;
@@ -115,8 +119,7 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
     line(llvm::formatv("{0}, {1}, {2}, {3}, {4}>({5}, {6} + {7}, {8}LL, {9}LL, {10} + {11}, "
                        "{12}LL, {13}LL, (int)({14}), (int)({15}), (int)((i64)({16}) - "
                        "(i64)({17})));",
-                       shape, stages, flag("vec_a") ? "true" : "false",
-                       flag("vec_b") ? "true" : "false", elem, smem, A.ptr, offA,
+                       shape, stages, copy("copy_a"), copy("copy_b"), elem, smem, A.ptr, offA,
                        A.strides[rank - 2], A.strides[rank - 1], B.ptr, offB,
                        B.strides[rank - 2], B.strides[rank - 1], m.valid, n.valid, hi, lo));
   }

@@ -15,9 +15,11 @@
 //     BN + kGemmPad, element (r, c) at gemm_sum_index(r, c), which the
 //     generated epilogue reads.
 //
-// Operands that cannot be copied 16 bytes at a time (a row stride that is
-// not a multiple of 8 elements, a transposed view) are loaded element by
-// element instead (VecA/VecB false), through the same buffers.
+// How an operand's tiles get from global to shared memory is the main
+// loop's CopyA/CopyB (GemmCopy): 16-byte cp.async copies where rows are
+// 16-byte aligned; where rows are contiguous but their stride is not a
+// multiple of 16 bytes (4097 x 4095), aligned 16-byte loads shifted into
+// place in registers; element by element otherwise (a transposed view).
 //
 // Requires sm_80 or later (cp.async, ldmatrix, bf16 mma).
 //
@@ -100,18 +102,141 @@ __device__ __forceinline__ void gemm_copy_elements(const T *src, i64 rowStride, 
   }
 }
 
+/// How a main loop copies an operand's tiles to shared memory.
+enum GemmCopy : int {
+  /// One element at a time (any strides).
+  kCopyElements = 0,
+  /// 16-byte cp.async copies: contiguous rows, 16-byte aligned data and
+  /// row strides.
+  kCopyAsync = 1,
+  /// Aligned 16-byte loads shifted into place (gemm_copy_shifted):
+  /// contiguous rows of any stride of at least 32 bytes, 16-byte aligned
+  /// data.
+  kCopyShifted = 2,
+};
+
+/// Bytes [s, s + 16) of the 32 bytes in `w` (s < 16, a multiple of the
+/// element size): the 16-byte chunk that starts s bytes into an aligned
+/// pair of chunks.
+__device__ __forceinline__ uint4 gemm_shift_chunk(const unsigned (&w)[8], int s) {
+  const int q = s >> 2;
+  const unsigned bits = (s & 3) * 8;
+  unsigned x[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i)
+    x[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+  return make_uint4(__funnelshift_r(x[0], x[1], bits), __funnelshift_r(x[1], x[2], bits),
+                    __funnelshift_r(x[2], x[3], bits), __funnelshift_r(x[3], x[4], bits));
+}
+
+/// The copy of a Rows x Cols tile of a matrix with contiguous rows whose
+/// stride is not a multiple of 16 bytes: each 16-byte chunk of a tile row
+/// is read as the one or two aligned 16-byte chunks of global memory that
+/// hold it, shifted into place in registers and stored to shared memory at
+/// `dst + at(r, col)` (col a multiple of 16 bytes' elements) in one 16-byte
+/// store. Each thread loads a batch of up to MaxBatch chunks (8 registers
+/// each) before it stores any. Elements at or past (validRows, validCols) read as zero.
+///
+/// The aligned loads read bytes around a chunk's elements; they stay
+/// inside the tensor: `src`'s tensor starts 16-byte aligned (so rounding
+/// down never leaves it), a row other than the last valid one is followed
+/// by a row of the tensor at least 32 bytes further (rowStride of 32 bytes
+/// or more), and in the last valid row a chunk whose aligned reads would
+/// pass its valid elements is read element by element.
+template <int Rows, int Cols, int Threads, int MaxBatch, class T, class At>
+__device__ __forceinline__ void gemm_copy_shifted(T *dst, const T *src, i64 rowStride,
+                                                  int validRows, int validCols, int tid, At at) {
+  constexpr int E = 16 / sizeof(T); // elements per chunk
+  constexpr int Chunks = Cols / E;
+  constexpr int Per = (Rows * Chunks + Threads - 1) / Threads;
+  constexpr int Batch = Per < MaxBatch ? Per : MaxBatch;
+  static_assert(Cols % E == 0, "gemm_copy_shifted: rows of whole 16-byte chunks");
+#pragma unroll 1
+  for (int base = 0; base < Per; base += Batch) {
+    unsigned w[Batch][8];
+    int shift[Batch];
+#pragma unroll
+    for (int j = 0; j < Batch; ++j) {
+      const int i = tid + (base + j) * Threads;
+      const int r = i / Chunks, c = i % Chunks;
+      const int n = validCols - c * E; // valid elements of the chunk (if positive)
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        w[j][k] = 0u;
+      shift[j] = 0;
+      if (i >= Rows * Chunks || r >= validRows || n <= 0)
+        continue;
+      const T *p = src + (i64)r * rowStride + c * E;
+      const unsigned long long addr = reinterpret_cast<unsigned long long>(p);
+      const int s = (int)(addr & 15);
+      const uint4 *q = reinterpret_cast<const uint4 *>(addr - s);
+      const bool second = s + (n < E ? n : E) * (int)sizeof(T) > 16;
+      const unsigned long long end = addr - s + (second ? 32 : 16);
+      shift[j] = s;
+      if (r + 1 < validRows ||
+          end <= reinterpret_cast<unsigned long long>(src + (i64)r * rowStride + validCols)) {
+        const uint4 lo = q[0];
+        w[j][0] = lo.x, w[j][1] = lo.y, w[j][2] = lo.z, w[j][3] = lo.w;
+        if (second) {
+          const uint4 hi = q[1];
+          w[j][4] = hi.x, w[j][5] = hi.y, w[j][6] = hi.z, w[j][7] = hi.w;
+        }
+      } else {
+        // The last valid row's end: its elements one at a time, already
+        // in place.
+        shift[j] = 0;
+        static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                      "gemm_copy_shifted: elements of 1, 2 or 4 bytes");
+        using Raw = typename Bits<sizeof(T) < 2 ? 2 : sizeof(T)>::type;
+        constexpr int PerWord = 4 / sizeof(T);
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+          unsigned bitsOf = 0u;
+          if (e < n) {
+            if constexpr (sizeof(T) == 1)
+              bitsOf = *reinterpret_cast<const unsigned char *>(p + e);
+            else
+              bitsOf = *reinterpret_cast<const Raw *>(p + e);
+          }
+          w[j][e / PerWord] |= bitsOf << (8 * sizeof(T) * (e % PerWord));
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < Batch; ++j) {
+      const int i = tid + (base + j) * Threads;
+      if (i >= Rows * Chunks)
+        continue;
+      const int r = i / Chunks, c = i % Chunks;
+      uint4 u = gemm_shift_chunk(w[j], shift[j]);
+      // Zero the elements past the valid columns (read from the next ones).
+      const int bytes = (validCols - c * E) * (int)sizeof(T);
+      if (bytes < 16) {
+        unsigned *x = reinterpret_cast<unsigned *>(&u);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int keep = bytes - 4 * k;
+          x[k] = keep >= 4 ? x[k] : keep <= 0 ? 0u : x[k] & ((1u << (keep * 8)) - 1u);
+        }
+      }
+      *reinterpret_cast<uint4 *>(dst + at(r, c * E)) = u;
+    }
+  }
+}
+
 /// Copies a Rows x Cols tile of a strided global matrix into a swizzled
 /// shared buffer (row-major, Cols contiguous), by `Threads` threads of which
-/// this is number `tid`. Elements at or past
-/// (validRows, validCols) read as zero. With Vec, the global rows are
-/// contiguous (colStride 1) and 16-byte aligned, and the copy is
-/// asynchronous; otherwise it is element by element.
-template <int Rows, int Cols, int Threads, bool Vec, class T>
+/// this is number `tid`, as `Copy` (a GemmCopy) says. Elements at or past
+/// (validRows, validCols) read as zero. With kCopyAsync the copy is
+/// asynchronous (cp.async); the others have stored when they return.
+/// kCopyShifted holds up to MaxBatch chunks of 8 registers at once.
+template <int Rows, int Cols, int Threads, int Copy, int MaxBatch = 2, class T>
 __device__ __forceinline__ void gemm_load_tile(T *dst, const T *src, i64 rowStride,
                                                i64 colStride, int validRows, int validCols,
                                                int tid) {
   constexpr int Chunks = Cols / 8;
-  if constexpr (Vec) {
+  auto at = [](int r, int col) { return r * Cols + swizzle<Chunks>(r, col / 8) * 8 + col % 8; };
+  if constexpr (Copy == kCopyAsync) {
 #pragma unroll
     for (int i = tid; i < Rows * Chunks; i += Threads) {
       const int r = i / Chunks, c = i % Chunks;
@@ -120,12 +245,12 @@ __device__ __forceinline__ void gemm_load_tile(T *dst, const T *src, i64 rowStri
       const T *g = bytes ? src + (i64)r * rowStride + c * 8 : src;
       cp_async16(dst + r * Cols + swizzle<Chunks>(r, c) * 8, g, bytes);
     }
+  } else if constexpr (Copy == kCopyShifted) {
+    gemm_copy_shifted<Rows, Cols, Threads, MaxBatch>(dst, src, rowStride, validRows, validCols, tid, at);
   } else {
-    gemm_copy_elements<Rows, Cols, Threads>(src, rowStride, colStride, validRows, validCols, tid,
-                                            [&](int r, int col, T v) {
-                                              dst[r * Cols + swizzle<Chunks>(r, col / 8) * 8 +
-                                                  col % 8] = v;
-                                            });
+    gemm_copy_elements<Rows, Cols, Threads>(
+        src, rowStride, colStride, validRows, validCols, tid,
+        [&](int r, int col, T v) { dst[at(r, col)] = v; });
   }
 }
 
@@ -136,7 +261,7 @@ __device__ __forceinline__ void gemm_load_tile(T *dst, const T *src, i64 rowStri
 /// (k0, n0)); strides are in elements. Every thread of the block calls it
 /// (WM * WN warps). Shared memory: Stages * (BM * BK + BK * BN) elements,
 /// and at least BM * (BN + kGemmPad) floats.
-template <int BM, int BN, int BK, int WM, int WN, int Stages, bool VecA, bool VecB, class T>
+template <int BM, int BN, int BK, int WM, int WN, int Stages, int CopyA, int CopyB, class T>
 __device__ __forceinline__ void mma_mainloop(unsigned char *smem, const T *A, i64 sam, i64 sak,
                                              const T *B, i64 sbk, i64 sbn, int validM,
                                              int validN, int K) {
@@ -163,9 +288,9 @@ __device__ __forceinline__ void mma_mainloop(unsigned char *smem, const T *A, i6
   const int KT = (K + BK - 1) / BK;
   auto load = [&](int stage, int kt) {
     const int k0 = kt * BK;
-    gemm_load_tile<BM, BK, Threads, VecA>(sA + stage * StageA, A + (i64)k0 * sak, sam, sak,
+    gemm_load_tile<BM, BK, Threads, CopyA>(sA + stage * StageA, A + (i64)k0 * sak, sam, sak,
                                           validM, K - k0, threadIdx.x);
-    gemm_load_tile<BK, BN, Threads, VecB>(sB + stage * StageB, B + (i64)k0 * sbk, sbk, sbn,
+    gemm_load_tile<BK, BN, Threads, CopyB>(sB + stage * StageB, B + (i64)k0 * sbk, sbk, sbn,
                                           K - k0, validN, threadIdx.x);
   };
 #pragma unroll
@@ -309,13 +434,13 @@ template <int FM, int BN> __device__ __forceinline__ void wgmma_touch_sums(Wgmma
 /// shared memory as BN / 64 column blocks of BK rows of 64 elements (128
 /// bytes), 16-byte chunks swizzled by row: wgmma's MN-major layout with
 /// 128-byte swizzling. Elements at or past (validRows, validCols) read as
-/// zero.
-template <int Rows, int Cols, int Threads, bool Vec, class T>
+/// zero. `Copy` and `MaxBatch` as for gemm_load_tile.
+template <int Rows, int Cols, int Threads, int Copy, int MaxBatch = 2, class T>
 __device__ __forceinline__ void wgmma_load_b(T *dst, const T *src, i64 rowStride, i64 colStride,
                                              int validRows, int validCols, int tid) {
   constexpr int Chunks = Cols / 8;
   auto at = [](int r, int col) { return sw128_index<Rows>(r, col); };
-  if constexpr (Vec) {
+  if constexpr (Copy == kCopyAsync) {
 #pragma unroll
     for (int i = tid; i < Rows * Chunks; i += Threads) {
       const int r = i / Chunks, c = i % Chunks;
@@ -324,6 +449,8 @@ __device__ __forceinline__ void wgmma_load_b(T *dst, const T *src, i64 rowStride
       const T *g = bytes ? src + (i64)r * rowStride + c * 8 : src;
       cp_async16(dst + at(r, c * 8), g, bytes);
     }
+  } else if constexpr (Copy == kCopyShifted) {
+    gemm_copy_shifted<Rows, Cols, Threads, MaxBatch>(dst, src, rowStride, validRows, validCols, tid, at);
   } else {
     gemm_copy_elements<Rows, Cols, Threads>(src, rowStride, colStride, validRows, validCols, tid,
                                             [&](int r, int col, T v) { dst[at(r, col)] = v; });
@@ -397,14 +524,14 @@ __device__ __forceinline__ void wgmma_store_sums(float *C, const WgmmaSums<FM, B
 /// 128-byte swizzled), filled by cp.async while earlier stages' wgmmas run.
 /// `smem` must be 1024-byte aligned. Compiled for an architecture without
 /// wgmma (before sm_90a), it runs mma_mainloop on the same tile instead.
-template <int BM, int BN, int WG, int Stages, bool VecA, bool VecB, class T>
+template <int BM, int BN, int WG, int Stages, int CopyA, int CopyB, class T>
 __device__ __forceinline__ void wgmma_mainloop(unsigned char *smem, const T *A, i64 sam,
                                                i64 sak, const T *B, i64 sbk, i64 sbn,
                                                int validM, int validN, int K) {
 #if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // No wgmma before sm_90a: the same tile on mma.sync, the warps as a
   // (2 WG) x 2 grid (same shared memory and sums per thread).
-  mma_mainloop<BM, BN, 64, 2 * WG, 2, Stages, VecA, VecB, T>(smem, A, sam, sak, B, sbk, sbn,
+  mma_mainloop<BM, BN, 64, 2 * WG, 2, Stages, CopyA, CopyB, T>(smem, A, sam, sak, B, sbk, sbn,
                                                              validM, validN, K);
 #else
   constexpr int BK = 64, Threads = WG * 128;
@@ -422,9 +549,9 @@ __device__ __forceinline__ void wgmma_mainloop(unsigned char *smem, const T *A, 
   const int KT = (K + BK - 1) / BK;
   auto load = [&](int stage, int kt) {
     const int k0 = kt * BK;
-    gemm_load_tile<BM, BK, Threads, VecA>(sA + stage * StageA, A + (i64)k0 * sak, sam, sak,
+    gemm_load_tile<BM, BK, Threads, CopyA>(sA + stage * StageA, A + (i64)k0 * sak, sam, sak,
                                           validM, K - k0, threadIdx.x);
-    wgmma_load_b<BK, BN, Threads, VecB>(sB + stage * StageB, B + (i64)k0 * sbk, sbk, sbn,
+    wgmma_load_b<BK, BN, Threads, CopyB>(sB + stage * StageB, B + (i64)k0 * sbk, sbk, sbn,
                                         K - k0, validN, threadIdx.x);
   };
 #pragma unroll
@@ -583,13 +710,13 @@ __device__ __forceinline__ void wgmma_specialized(unsigned char *smem, unsigned 
 /// mbarrier once they have completed. Neither role stops at a block
 /// barrier inside the loop. Needs sm_90a for two consumers; with one, an
 /// older architecture runs mma_mainloop on the same tile instead.
-template <int BM, int BN, int Consumers, int Stages, bool VecA, bool VecB, class T>
+template <int BM, int BN, int Consumers, int Stages, int CopyA, int CopyB, class T>
 __device__ __forceinline__ void wgmma_ws_mainloop(unsigned char *smem, const T *A, i64 sam,
                                                   i64 sak, const T *B, i64 sbk, i64 sbn,
                                                   int validM, int validN, int K) {
 #if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(Consumers == 1, "two consumer warpgroups need sm_90a");
-  mma_mainloop<BM, BN, 64, 2, 4, Stages, VecA, VecB, T>(smem, A, sam, sak, B, sbk, sbn, validM,
+  mma_mainloop<BM, BN, 64, 2, 4, Stages, CopyA, CopyB, T>(smem, A, sam, sak, B, sbk, sbn, validM,
                                                         validN, K);
 #else
   using Ring = WgmmaRing<BM, BN, Stages, T>;
@@ -601,9 +728,9 @@ __device__ __forceinline__ void wgmma_ws_mainloop(unsigned char *smem, const T *
           if (kt >= Stages)
             mbar_wait(&ring.empty[s], (kt / Stages - 1) & 1);
           const int k0 = kt * 64;
-          gemm_load_tile<BM, 64, 128, VecA>(ring.a + s * Ring::StageA, A + (i64)k0 * sak, sam,
+          gemm_load_tile<BM, 64, 128, CopyA, 8>(ring.a + s * Ring::StageA, A + (i64)k0 * sak, sam,
                                             sak, validM, K - k0, t);
-          wgmma_load_b<64, BN, 128, VecB>(ring.b + s * Ring::StageB, B + (i64)k0 * sbk, sbk,
+          wgmma_load_b<64, BN, 128, CopyB, 8>(ring.b + s * Ring::StageB, B + (i64)k0 * sbk, sbk,
                                           sbn, K - k0, validN, t);
           mbar_arrive_cp_async(&ring.full[s]);
           mbar_arrive(&ring.full[s]);

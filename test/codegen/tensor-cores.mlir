@@ -6,7 +6,7 @@
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,32],"num_warps":8,"num_stages":3,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=CUDA
 // CUDA: // launch: 12 programs of 256 threads, 69632 bytes of dynamic shared memory
 // CUDA: #include "kite_gemm.cuh"
-// CUDA: mma_mainloop<128, 128, 32, 2, 4, 3, true, true, bf16>(kite_smem, a0 + (i64)([[M:b[0-9]+]]) * 256LL + (i64)(0LL) * 1LL, 256LL, 1LL, a1 + (i64)(0LL) * 384LL + (i64)([[N:b[0-9]+]]) * 1LL, 384LL, 1LL,
+// CUDA: mma_mainloop<128, 128, 32, 2, 4, 3, kCopyAsync, kCopyAsync, bf16>(kite_smem, a0 + (i64)([[M:b[0-9]+]]) * 256LL + (i64)(0LL) * 1LL, 256LL, 1LL, a1 + (i64)(0LL) * 384LL + (i64)([[N:b[0-9]+]]) * 1LL, 384LL, 1LL,
 // CUDA: reinterpret_cast<const float*>(kite_smem)
 // CUDA-NOT: mma_tile
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4,"num_stages":4,"tensor_cores":true}' --emit=ptx | FileCheck %s --check-prefix=PTX
@@ -25,9 +25,10 @@
 // DEF: "block_sizes":[128,256,64],"indexing":"tma","l2_groupings":[8]{{.*}}"num_warps":12,{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true
 // DEF: kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023);
 // DEF: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16>(
-// Rows that are not (odd sizes): the same tiles with cp.async copies.
+// Rows that are not 16-byte multiples (odd sizes): the same tiles, each
+// operand's rows read by aligned 16-byte loads shifted into place.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --emit=cuda | FileCheck %s --check-prefix=DEFODD
-// DEFODD: wgmma_ws_mainloop<128, 128, 2, 4, false, false, bf16>(
+// DEFODD: wgmma_ws_mainloop<128, 128, 2, 4, kCopyShifted, kCopyShifted, bf16>(
 // Too few rows for two consumers: 8 warps, which the main loop turns down
 // for tiles it cannot take.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[7,64]' --arg 'y=bf16[64,40]' --emit=cuda | FileCheck %s --check-prefix=DEFSMALL
@@ -38,7 +39,7 @@
 // copies signalling mbarriers, a consumer warpgroup of wgmma.mma_async
 // m64n128k16.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda | FileCheck %s --check-prefix=WS
-// WS: wgmma_ws_mainloop<128, 128, 1, 4, true, true, bf16>(
+// WS: wgmma_ws_mainloop<128, 128, 1, 4, kCopyAsync, kCopyAsync, bf16>(
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=ptx | FileCheck %s --check-prefix=WSPTX
 // WSPTX-DAG: mbarrier.init.shared::cta.b64
 // WSPTX-DAG: mbarrier.try_wait.parity.shared::cta.b64
@@ -52,7 +53,7 @@
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda | FileCheck %s --check-prefix=WS2
 // WS2: // launch: 8 programs of 384 threads
 // WS2: __launch_bounds__(384)
-// WS2: wgmma_ws_mainloop<128, 256, 2, 4, true, true, bf16>(
+// WS2: wgmma_ws_mainloop<128, 256, 2, 4, kCopyAsync, kCopyAsync, bf16>(
 // WS2: if (threadIdx.x < 256
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=ptx | FileCheck %s --check-prefix=WS2PTX
 // WS2PTX: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
@@ -70,10 +71,10 @@
 // TMAPTX-NOT: cp.async.cg.shared.global
 //
 // Rows that are not 16-byte multiples cannot be TMA boxes: the cp.async
-// producer instead.
+// producer instead, x's rows (300 elements) by shifted loads.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=NOTMA
 // NOTMA-NOT: KiteTensorMap
-// NOTMA: wgmma_ws_mainloop<128, 128, 1, 4, false, true, bf16>(
+// NOTMA: wgmma_ws_mainloop<128, 128, 1, 4, kCopyShifted, kCopyAsync, bf16>(
 //
 // 12 warps without a loop the warp-specialized main loop takes are an
 // error that says why.
@@ -96,7 +97,7 @@
 // Batched products with a batch tile of 1 take the main loop too; f16 as
 // well as bf16.
 // RUN: kite inspect %kite_src/examples/bmm.kite.cpp --kernel bmm --arg 'a=f16[3,100,64]' --arg 'b=f16[3,64,72]' --config '{"block_sizes":[1,32,32,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=BMM
-// BMM: mma_mainloop<32, 32, 32, 2, 2, 2, true, true, f16>(
+// BMM: mma_mainloop<32, 32, 32, 2, 2, 2, kCopyAsync, kCopyAsync, f16>(
 //
 // A product inside a loop that does more than accumulate it runs on the
 // tensor cores from registers (kite-assign-layouts marks it kite.mma): its

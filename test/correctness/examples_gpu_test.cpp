@@ -231,7 +231,7 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
                 R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"}, 10.0});
   // Rows of 264 and 136 elements: the pipelined main loop copies 16 bytes
-  // at a time (above, rows of 77 and 65 are copied element by element),
+  // at a time (above, rows of 77 and 65 are read by shifted 16-byte loads),
   // with partial tiles along M, N and K.
   c.push_back({"matmul", "matmul", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
@@ -256,6 +256,23 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[4]})",
                 R"({"block_sizes":[128,64,64],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
                10.0, "matmul_aligned"});
+  // Rows of 203 and 301 elements (odd: every 2-byte shift occurs) on the
+  // main loops: aligned 16-byte loads shifted into place, partial chunks at
+  // the rows' ends and the last row's end read element by element.
+  c.push_back({"matmul", "matmul", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 203}, bf, s)), T("y", randn({203, 301}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[128,128,32],"num_warps":8,"num_stages":3,"tensor_cores":true})",
+                R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":4,"tensor_cores":true})",
+                R"({"block_sizes":[16,16,16],"num_warps":1,"num_stages":2,"tensor_cores":true})",
+                R"({"block_sizes":[128,256,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"},
+               10.0, "matmul_unaligned"});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 136}, bf, s + 1)),

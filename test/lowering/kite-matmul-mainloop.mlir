@@ -1,5 +1,6 @@
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 32], \"num_warps\": 8, \"num_stages\": 3, \"tensor_cores\": true}'" --kite-matmul-mainloop | FileCheck %s
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[500,300] y=bf16[300,100]'" --kite-apply-config="config='{\"block_sizes\": [64, 32, 16], \"num_warps\": 4, \"tensor_cores\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=ODD
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[500,12] y=bf16[12,100]'" --kite-apply-config="config='{\"block_sizes\": [64, 32, 16], \"num_warps\": 4, \"tensor_cores\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=NARROW
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 32], \"num_warps\": 8}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=OFF
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=f32[512,256] y=f32[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 32], \"num_warps\": 8, \"tensor_cores\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=F32
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [16, 16, 32], \"num_warps\": 8, \"tensor_cores\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=WARPS
@@ -15,28 +16,33 @@
 // CHECK-LABEL: func.func @matmul
 // CHECK: kite.tile_for
 // CHECK: kite.addmm
-// CHECK: } {kite.mainloop = {kind = "mma", stages = 3 : i64, vec_a = true, vec_b = true, warps_m = 2 : i64, warps_n = 4 : i64}}
+// CHECK: } {kite.mainloop = {copy_a = "async", copy_b = "async", kind = "mma", stages = 3 : i64, warps_m = 2 : i64, warps_n = 4 : i64}}
 
-// Rows of 300 and 100 elements are not 16-byte multiples: element-wise
-// copies; num_stages 1 still gets the 2 stages a pipeline needs.
-// ODD: kite.mainloop = {kind = "mma", stages = 2 : i64, vec_a = false, vec_b = false, warps_m = 2 : i64, warps_n = 2 : i64}
+// Rows of 300 and 100 elements are not 16-byte multiples: aligned loads
+// shifted into place; num_stages 1 still gets the 2 stages a pipeline needs.
+// ODD: kite.mainloop = {copy_a = "shifted", copy_b = "shifted", kind = "mma", stages = 2 : i64, warps_m = 2 : i64, warps_n = 2 : i64}
+
+// Rows of 12 elements are too short for shifted loads (the aligned reads
+// around a row's last chunk would pass the next row's start): element by
+// element.
+// NARROW: kite.mainloop = {copy_a = "elements", copy_b = "shifted", kind = "mma"
 
 // wgmma: 8 warps are 2 warpgroups of 64 rows each, with all 256 columns.
-// WGMMA: kite.mainloop = {kind = "wgmma", stages = 4 : i64, vec_a = true, vec_b = true, warpgroups = 2 : i64}
+// WGMMA: kite.mainloop = {copy_a = "async", copy_b = "async", kind = "wgmma", stages = 4 : i64, warpgroups = 2 : i64}
 
 // warp_specialize: one producer and one consumer warpgroup of the 8 warps.
-// WS: kite.mainloop = {kind = "wgmma_ws", stages = 4 : i64, vec_a = true, vec_b = true, warpgroups = 2 : i64}
+// WS: kite.mainloop = {copy_a = "async", copy_b = "async", kind = "wgmma_ws", stages = 4 : i64, warpgroups = 2 : i64}
 
 // 12 warps with indexing "tma": a producer (one thread issuing TMA copies)
 // and two consumer warpgroups of 128 rows each.
-// TMA: kite.mainloop = {kind = "wgmma_tma", stages = 4 : i64, vec_a = true, vec_b = true, warpgroups = 3 : i64}
+// TMA: kite.mainloop = {copy_a = "async", copy_b = "async", kind = "wgmma_tma", stages = 4 : i64, warpgroups = 3 : i64}
 
 // 12 warps are only for the warp-specialized loop, which needs BK = 64.
 // W12: remark: not a pipelined main loop: 12 warps are for a warp-specialized loop
 // W12-NOT: kite.mainloop =
 
 // wgmma needs K tiles of 64; with 32 the loop falls back to mma.sync.
-// NOWG: kite.mainloop = {kind = "mma", stages = 2 : i64, vec_a = true, vec_b = true, warps_m = 2 : i64, warps_n = 4 : i64}
+// NOWG: kite.mainloop = {copy_a = "async", copy_b = "async", kind = "mma", stages = 2 : i64, warps_m = 2 : i64, warps_n = 4 : i64}
 
 // Without tensor_cores nothing is marked.
 // OFF-NOT: kite.mainloop
