@@ -319,7 +319,8 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
   const char *pre = name == "bmm" ? R"({"block_sizes":[1,)" : R"({"block_sizes":[)";
   // The default (TMA copies for two consumer warpgroups, 128x256x64, L2
   // groups of 8 tile rows), then its neighbours: one consumer, smaller
-  // tiles for few rows, thread copies, no grouping, no warp specialization.
+  // tiles for few rows, thread copies, no grouping, no warp specialization,
+  // two programs an SM.
   const std::string ws = R"(,"tensor_cores":true,"wgmma":true,"warp_specialize":true)";
   const std::string tma = ws + R"(,"indexing":"tma")";
   b.configs = {"", std::string(pre) + R"(128,128,64],"num_warps":8,"num_stages":4)" + tma + "}",
@@ -327,7 +328,10 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
                std::string(pre) + R"(256,128,64],"num_warps":12,"num_stages":4)" + tma + "}",
                std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + tma + "}",
                std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + ws + "}",
-               std::string(pre) + R"(256,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true})"};
+               std::string(pre) + R"(256,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true})",
+               // Two programs an SM (99 KB of shared memory, 113 registers
+               // each), so one's epilogue runs under the other's products.
+               std::string(pre) + R"(64,128,64],"num_warps":8,"num_stages":4,"min_programs_per_sm":2)" + tma + "}"};
   return b;
 }
 
@@ -409,6 +413,9 @@ std::vector<Bench> benches() {
     b.push_back(rowBench("cross_entropy", "cross_entropy", 4096, m, true));
   b.push_back(rowBench("add", "add", 1024, 1024, true));
   b.push_back(rowBench("add", "add", 16384, 16384, true));
+  // Rows that are not 16-byte multiples: every access element by element.
+  b.push_back(rowBench("add", "add", 8192, 8191, true));
+  b.push_back(rowBench("softmax", "softmax", 8192, 4097, true));
   // Issue 6's matrix products (M x N x K; bmm: batch x M x N x K).
   b.push_back(productBench("matmul", 8192, 8192, 8192, 1));
   b.push_back(productBench("matmul", 4097, 4095, 4096, 1));

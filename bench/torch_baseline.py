@@ -192,6 +192,8 @@ def main():
     benches += [row_bench(k, 16384, m) for k in ("layernorm", "rmsnorm") for m in (768, 4096, 12288)]
     benches += [row_bench("cross_entropy", 4096, m) for m in (32000, 128256)]
     benches += [row_bench("add", 1024, 1024), row_bench("add", 16384, 16384)]
+    # Rows that are not 16-byte multiples (no vector access).
+    benches += [row_bench("add", 8192, 8191), row_bench("softmax", 8192, 4097)]
     benches += [product_bench("matmul", *s) for s in ((8192, 8192, 8192), (4097, 4095, 4096),
                                                        (16384, 1024, 4096), (1024, 16384, 8192),
                                                        (128, 8192, 8192))]

@@ -75,8 +75,10 @@ public:
           for (BlockArgument a : b.getArguments())
             visit(a.getType());
     });
-    if (narrowest)
+    if (narrowest) {
       vecElems = std::clamp<int64_t>(16 / narrowest, 1, 8);
+      narrowestBytes = narrowest;
+    }
   }
 
   LogicalResult run();
@@ -84,6 +86,7 @@ public:
 private:
   func::FuncOp kernel;
   int64_t numThreads = 128, vecElems = 4, innerThreads = 0;
+  int64_t narrowestBytes = 4; // of the kernel's tensors' elements
   bool tensorCores = false;
   bool wgmma = false; // products may run on wgmma (sm_90a, whole warpgroups)
   BlockedLayoutAttr main; // the current top-level loop's context
@@ -91,6 +94,7 @@ private:
   // Layouts -----------------------------------------------------------------
 
   BlockedLayoutAttr contextFor(ArrayRef<int64_t> shape);
+  int64_t accessRun(Operation *loop);
   std::optional<BlockedLayoutAttr> fit(ArrayRef<int64_t> padded, BlockedLayoutAttr ctx);
   BlockedLayoutAttr layoutFor(ArrayRef<int64_t> padded);
   static BlockedLayoutAttr layoutOf(Value v) {
@@ -436,6 +440,84 @@ SmallVector<int64_t> largestTileShape(Operation *loop) {
   return biggest;
 }
 
+/// The run of elements (of the kernel's narrowest type) that a thread of
+/// `loop`'s context should hold along the innermost dim: `vecElems`,
+/// unless no global access in the loop can move more than `w < vecElems`
+/// of them at once (rows whose stride, start or length is not a multiple
+/// of a vector, 4097 columns), in which case `w`: with scalar accesses a
+/// warp's lanes then touch consecutive elements (one 64-byte segment of
+/// bf16 per access) instead of one element per 16-byte run (512 bytes,
+/// 8 times the L2 transactions for stores). Accesses that do not index a
+/// contiguous innermost dim by a tile do not count; the operands of a K
+/// loop that kite-matmul-mainloop marked are copied by the main loop, not
+/// in this layout.
+int64_t Assigner::accessRun(Operation *loop) {
+  int64_t widest = 0;
+  bool any = false;
+  loop->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->hasAttr("kite.mainloop"))
+      return WalkResult::skip();
+    Value tensor;
+    SmallVector<Subscript> subs;
+    if (auto l = dyn_cast<LoadOp>(op))
+      tensor = l.getTensor(), subs = l.getSubscripts();
+    else if (auto st = dyn_cast<StoreOp>(op))
+      tensor = st.getTensor(), subs = st.getSubscripts();
+    else if (auto a = dyn_cast<AtomicOp>(op))
+      tensor = a.getTensor(), subs = a.getSubscripts();
+    else
+      return WalkResult::advance();
+    auto type = dyn_cast<kite::TensorType>(tensor.getType());
+    int64_t bytes = type && type.hasElementType() ? elementBytes(type.getElementType()) : 0;
+    if (!bytes || subs.empty() || subs.back().kind == Subscript::Kind::Scalar ||
+        subs.back().kind == Subscript::Kind::Gather ||
+        subs.back().kind == Subscript::Kind::NewAxis)
+      return WalkResult::advance();
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t rank = shape.size();
+    // Strides and alignment: a parameter's as specialized; anything else
+    // (an output kite allocates) is dense and aligned.
+    SmallVector<int64_t> strides(rank, 1);
+    int64_t align = 16;
+    auto arg = dyn_cast<BlockArgument>(tensor);
+    auto func = loop->getParentOfType<func::FuncOp>();
+    if (arg && arg.getOwner()->isEntryBlock() &&
+        func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(), "kite.strides")) {
+      ArrayRef<int64_t> s =
+          func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(), "kite.strides");
+      strides.assign(s.begin(), s.end());
+      if (auto a = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "kite.align"))
+        align = a.getInt();
+    } else if (arg || llvm::any_of(shape, ShapedType::isDynamic)) {
+      return WalkResult::advance(); // unknown: it could vectorize
+    } else {
+      for (int64_t d = rank - 2; d >= 0; --d)
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    if ((int64_t)strides.size() != rank || rank == 0 || strides[rank - 1] != 1)
+      return WalkResult::advance();
+    int64_t w = 16 / bytes;
+    auto divides = [&](int64_t m) {
+      if (m <= 0)
+        return; // a size or stride taken at launch: not known here
+      while (w > 1 && m % w != 0)
+        w /= 2;
+    };
+    divides(align / bytes);
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if (shape[d] != 1)
+        divides(strides[d]);
+    if (!ShapedType::isDynamic(shape[rank - 1]))
+      divides(shape[rank - 1]);
+    any = true;
+    widest = std::max(widest, w * bytes / narrowestBytes);
+    return WalkResult::advance();
+  });
+  if (!any)
+    return vecElems;
+  return std::clamp<int64_t>(widest, 1, vecElems);
+}
+
 LogicalResult Assigner::run() {
   // Emission's order: the prologue (outside any loop), then the loops.
   Block &entry = kernel.getBody().front();
@@ -445,10 +527,13 @@ LogicalResult Assigner::run() {
   for (Operation &op : entry) {
     if (!isa<TileForOp, GridForOp>(op))
       continue;
+    int64_t kernelRun = vecElems;
+    vecElems = accessRun(&op);
     main = contextFor(largestTileShape(&op));
     op.setAttr(kLayoutAttrName, main);
     if (failed(assignBlock(op.getRegion(0).front())))
       return failure();
+    vecElems = kernelRun;
   }
   // Conversions that a loop's second layout round left without users, and
   // ops remake left without users (or made for a round a later one undid).

@@ -17,11 +17,17 @@
 // CONFIG: __launch_bounds__(256)
 // CONFIG: (2, 1024) in context 0
 
-// The lowered IR has static tile types, each with its layout (33 columns
+// The lowered IR has static tile types, each with its layout (36 columns
 // padded to 64: 16 threads of 4 floats along a row, 8 rows at a time).
-// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=f32[7,33]' --emit=lowered | FileCheck %s --check-prefix=LOWERED
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=f32[7,36]' --emit=lowered | FileCheck %s --check-prefix=LOWERED
 // LOWERED: #[[ROWS:blocked[0-9]*]] = #kite.blocked<shape = [8, 64], vec = [1, 4], threads = [8, 16], dims = [0, 1]>
-// LOWERED: kite.load {{.*}} -> !kite.tile<8x33xf32, #[[ROWS]]>
+// LOWERED: kite.load {{.*}} -> !kite.tile<8x36xf32, #[[ROWS]]>
+
+// Rows of 33 floats admit no vector access: one float a thread, so that a
+// warp's scalar loads and stores touch consecutive elements.
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=f32[7,33]' --emit=lowered | FileCheck %s --check-prefix=ODDROWS
+// ODDROWS: #[[ROWS:blocked[0-9]*]] = #kite.blocked<shape = [8, 64], vec = [1, 1], threads = [2, 64], dims = [0, 1]>
+// ODDROWS: kite.load {{.*}} -> !kite.tile<8x33xf32, #[[ROWS]]>
 
 // PTX for sm_90a.
 // RUN: kite inspect %kite_src/examples/add.kite.cpp --arg 'x=f32[100,100]' --arg 'y=f32[100,100]' --emit=ptx | FileCheck %s --check-prefix=PTX
