@@ -115,6 +115,24 @@ enum GemmCopy : int {
   kCopyShifted = 2,
 };
 
+/// 16 bytes of global memory at `addr` (16-byte aligned) if `pred`, else
+/// zeros: a predicated load, no branch.
+__device__ __forceinline__ uint4 ld_global_v4_if(unsigned long long addr, bool pred) {
+  uint4 v;
+  asm("{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %5, 0;\n"
+      "mov.b32 %0, 0;\n"
+      "mov.b32 %1, 0;\n"
+      "mov.b32 %2, 0;\n"
+      "mov.b32 %3, 0;\n"
+      "@p ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+      "}\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(addr), "r"((int)pred));
+  return v;
+}
+
 /// Bytes [s, s + 16) of the 32 bytes in `w` (s < 16, a multiple of the
 /// element size): the 16-byte chunk that starts s bytes into an aligned
 /// pair of chunks.
@@ -155,51 +173,55 @@ __device__ __forceinline__ void gemm_copy_shifted(T *dst, const T *src, i64 rowS
   for (int base = 0; base < Per; base += Batch) {
     unsigned w[Batch][8];
     int shift[Batch];
+    bool slow[Batch]; // the last valid row's end: element by element
+    // The aligned loads first, predicated and without branches, so that
+    // all of a batch's are in flight at once.
 #pragma unroll
     for (int j = 0; j < Batch; ++j) {
       const int i = tid + (base + j) * Threads;
       const int r = i / Chunks, c = i % Chunks;
       const int n = validCols - c * E; // valid elements of the chunk (if positive)
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        w[j][k] = 0u;
-      shift[j] = 0;
-      if (i >= Rows * Chunks || r >= validRows || n <= 0)
-        continue;
+      const bool valid = i < Rows * Chunks && r < validRows && n > 0;
       const T *p = src + (i64)r * rowStride + c * E;
       const unsigned long long addr = reinterpret_cast<unsigned long long>(p);
       const int s = (int)(addr & 15);
-      const uint4 *q = reinterpret_cast<const uint4 *>(addr - s);
+      const unsigned long long q = addr - s;
       const bool second = s + (n < E ? n : E) * (int)sizeof(T) > 16;
-      const unsigned long long end = addr - s + (second ? 32 : 16);
-      shift[j] = s;
-      if (r + 1 < validRows ||
-          end <= reinterpret_cast<unsigned long long>(src + (i64)r * rowStride + validCols)) {
-        const uint4 lo = q[0];
-        w[j][0] = lo.x, w[j][1] = lo.y, w[j][2] = lo.z, w[j][3] = lo.w;
-        if (second) {
-          const uint4 hi = q[1];
-          w[j][4] = hi.x, w[j][5] = hi.y, w[j][6] = hi.z, w[j][7] = hi.w;
-        }
-      } else {
-        // The last valid row's end: its elements one at a time, already
-        // in place.
-        shift[j] = 0;
-        static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
-                      "gemm_copy_shifted: elements of 1, 2 or 4 bytes");
-        using Raw = typename Bits<sizeof(T) < 2 ? 2 : sizeof(T)>::type;
-        constexpr int PerWord = 4 / sizeof(T);
+      const unsigned long long end = q + (second ? 32 : 16);
+      const bool fast =
+          r + 1 < validRows ||
+          end <= reinterpret_cast<unsigned long long>(src + (i64)r * rowStride + validCols);
+      slow[j] = valid && !fast;
+      shift[j] = fast ? s : 0;
+      const uint4 lo = ld_global_v4_if(q, valid && fast);
+      const uint4 hi = ld_global_v4_if(q + 16, valid && fast && second);
+      w[j][0] = lo.x, w[j][1] = lo.y, w[j][2] = lo.z, w[j][3] = lo.w;
+      w[j][4] = hi.x, w[j][5] = hi.y, w[j][6] = hi.z, w[j][7] = hi.w;
+    }
+    // The last valid row's end, where the aligned reads could pass the
+    // tensor's: its elements one at a time, already in place.
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                  "gemm_copy_shifted: elements of 1, 2 or 4 bytes");
+    using Raw = typename Bits<sizeof(T) < 2 ? 2 : sizeof(T)>::type;
+    constexpr int PerWord = 4 / sizeof(T);
 #pragma unroll
-        for (int e = 0; e < E; ++e) {
-          unsigned bitsOf = 0u;
-          if (e < n) {
-            if constexpr (sizeof(T) == 1)
-              bitsOf = *reinterpret_cast<const unsigned char *>(p + e);
-            else
-              bitsOf = *reinterpret_cast<const Raw *>(p + e);
-          }
-          w[j][e / PerWord] |= bitsOf << (8 * sizeof(T) * (e % PerWord));
+    for (int j = 0; j < Batch; ++j) {
+      if (!slow[j])
+        continue;
+      const int i = tid + (base + j) * Threads;
+      const int r = i / Chunks, c = i % Chunks;
+      const int n = validCols - c * E;
+      const T *p = src + (i64)r * rowStride + c * E;
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        unsigned bitsOf = 0u;
+        if (e < n) {
+          if constexpr (sizeof(T) == 1)
+            bitsOf = *reinterpret_cast<const unsigned char *>(p + e);
+          else
+            bitsOf = *reinterpret_cast<const Raw *>(p + e);
         }
+        w[j][e / PerWord] |= bitsOf << (8 * sizeof(T) * (e % PerWord));
       }
     }
 #pragma unroll
@@ -212,12 +234,13 @@ __device__ __forceinline__ void gemm_copy_shifted(T *dst, const T *src, i64 rowS
       // Zero the elements past the valid columns (read from the next ones).
       const int bytes = (validCols - c * E) * (int)sizeof(T);
       if (bytes < 16) {
-        unsigned *x = reinterpret_cast<unsigned *>(&u);
+        unsigned x[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
           const int keep = bytes - 4 * k;
           x[k] = keep >= 4 ? x[k] : keep <= 0 ? 0u : x[k] & ((1u << (keep * 8)) - 1u);
         }
+        u = make_uint4(x[0], x[1], x[2], x[3]);
       }
       *reinterpret_cast<uint4 *>(dst + at(r, c * E)) = u;
     }
@@ -729,9 +752,9 @@ __device__ __forceinline__ void wgmma_ws_mainloop(unsigned char *smem, const T *
             mbar_wait(&ring.empty[s], (kt / Stages - 1) & 1);
           const int k0 = kt * 64;
           gemm_load_tile<BM, 64, 128, CopyA, 8>(ring.a + s * Ring::StageA, A + (i64)k0 * sak, sam,
-                                            sak, validM, K - k0, t);
+                                                sak, validM, K - k0, t);
           wgmma_load_b<64, BN, 128, CopyB, 8>(ring.b + s * Ring::StageB, B + (i64)k0 * sbk, sbk,
-                                          sbn, K - k0, validN, t);
+                                              sbn, K - k0, validN, t);
           mbar_arrive_cp_async(&ring.full[s]);
           mbar_arrive(&ring.full[s]);
         }
