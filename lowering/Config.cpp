@@ -629,6 +629,14 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
         return c.block_sizes[op.getId()];
       return getConstantIntValue(b).value_or(0);
     };
+    // Few output tiles (128 x 8192 x 8192: 32 tiles of 128 x 256 for the
+    // H200's 132 SMs): 64 x 128 tiles on one consumer with 6 stages fill
+    // four times the SMs (on the H200 0.061 ms against 0.083).
+    constexpr int64_t kHopperSMs = 132;
+    auto setBlock = [&](Value b, int64_t v) {
+      if (auto op = b.getDefiningOp<BlockSizeOp>())
+        c.block_sizes[op.getId()] = v;
+    };
     kernel.walk([&](TileForOp loop) {
       auto top = loop->getParentOfType<TileForOp>();
       if (!top || !whyNotPlainProductLoop(loop).empty())
@@ -637,6 +645,22 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
       int64_t bm = dims >= 2 ? blockOf(top.getBlockSizes()[dims - 2]) : 0;
       int64_t bn = blockOf(top.getBlockSizes()[dims - 1]);
       int64_t bk = blockOf(loop.getBlockSizes()[0]);
+      std::optional<int64_t> tiles = 1;
+      for (unsigned d = 0; d < dims && tiles; ++d) {
+        std::optional<int64_t> lo = getConstantIntValue(top.getLowerBounds()[d]);
+        std::optional<int64_t> hi = getConstantIntValue(top.getUpperBounds()[d]);
+        int64_t b = blockOf(top.getBlockSizes()[d]);
+        if (!lo || !hi || b <= 0)
+          tiles = std::nullopt; // a size taken at launch: not known here
+        else
+          *tiles *= std::max<int64_t>(1, llvm::divideCeil(*hi - *lo, b));
+      }
+      if (dims >= 2 && tiles && *tiles < kHopperSMs && bm >= 128 && bn >= 256 && bk == 64) {
+        setBlock(top.getBlockSizes()[dims - 2], 64);
+        setBlock(top.getBlockSizes()[dims - 1], 128);
+        c.num_stages = 6;
+        bm = 64;
+      }
       if (bm < 128 || bn < 64 || bk != 64)
         c.num_warps = 8;
     });

@@ -21,10 +21,15 @@
 // The default config of a bf16 matmul whose K loop only accumulates, with
 // rows of 16-byte multiples: 128 x 256 x 64 tiles, TMA copies by a producer
 // warpgroup for two consumer warpgroups (12 warps), L2 groups of 8.
-// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=DEF
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4096,512]' --arg 'y=bf16[512,4096]' --emit=cuda | FileCheck %s --check-prefix=DEF
 // DEF: "block_sizes":[128,256,64],"indexing":"tma","l2_groupings":[8]{{.*}}"num_warps":12,{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true
 // DEF: kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023);
 // DEF: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16>(
+// Fewer 128 x 256 tiles than the SMs (12 here): 64 x 128 tiles on one
+// consumer with 6 stages.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=DEFFEW
+// DEFFEW: "block_sizes":[64,128,64],{{.*}}"num_stages":6,"num_warps":8,
+// DEFFEW: wgmma_tma_mainloop<64, 128, 1, 6, 2, bf16>(
 // Rows that are not 16-byte multiples (odd sizes): the same tiles, each
 // operand's rows read by aligned 16-byte loads shifted into place.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --emit=cuda | FileCheck %s --check-prefix=DEFODD
