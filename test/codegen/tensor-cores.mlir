@@ -30,6 +30,10 @@
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=DEFFEW
 // DEFFEW: "block_sizes":[64,128,64],{{.*}}"num_stages":6,"num_warps":8,
 // DEFFEW: wgmma_tma_mainloop<64, 128, 1, 6, 2, bf16>(
+// y's rows (4095 elements) are copied through registers by the producer:
+// 256 x 128 tiles give it the narrower side.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4097,4096]' --arg 'y=bf16[4096,4095]' --emit=cuda | FileCheck %s --check-prefix=DEFSHIFT
+// DEFSHIFT: wgmma_ws_mainloop<256, 128, 2, 4, kCopyAsync, kCopyShifted, bf16>(
 // Rows that are not 16-byte multiples (odd sizes): the same tiles, each
 // operand's rows read by aligned 16-byte loads shifted into place.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --emit=cuda | FileCheck %s --check-prefix=DEFODD
