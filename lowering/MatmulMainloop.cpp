@@ -110,7 +110,7 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   // "async" (16-byte cp.async) for contiguous rows with 16-byte aligned data
   // and row strides and tile columns starting at multiples of 8 elements;
   // "shifted" (aligned 16-byte loads shifted into place) for contiguous
-  // rows of any static stride of at least 16 elements on 16-byte aligned
+  // rows of any static stride of at least 32 bytes on 16-byte aligned
   // data; "elements" otherwise.
   auto func = loop->getParentOfType<func::FuncOp>();
   auto copyKind = [&](const ProductOperand &o, Value colSpan) -> StringRef {
@@ -126,7 +126,10 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
     if (llvm::all_of(s.drop_back(), [](int64_t x) { return x % 8 == 0; }) && lower &&
         *lower % 8 == 0)
       return "async";
-    if (llvm::all_of(s.drop_back(), [](int64_t x) { return x >= 16; }))
+    // gemm_copy_shifted's aligned reads around a row's last chunk stay
+    // inside the next row: strides of at least 32 bytes.
+    int64_t bytes = elementBytes(cast<kite::TensorType>(o.tensor.getType()).getElementType());
+    if (llvm::all_of(s.drop_back(), [&](int64_t x) { return x * bytes >= 32; }))
       return "shifted";
     return "elements";
   };
@@ -145,7 +148,9 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
       wholeDims &= llvm::all_of(strides.asArrayRef(), [](int64_t s) { return s > 0; });
   // TMA copies (indexing "tma"): the producer is one thread. TMA needs
   // 16-byte aligned rows, and loops over whole dims (its bounds are the
-  // tensors'); the cp.async producer copes without.
+  // tensors'); the cp.async producer copes without. (TMA cannot take rows
+  // that are not 16-byte multiples even as one map per row class of
+  // 16-byte strides: a box must also start on a 16-byte boundary.)
   bool tma = specialized && config.indexing == "tma" && vecA && vecB && wholeDims;
   if (specialized) {
     attrs.push_back(builder.getNamedAttr(

@@ -334,10 +334,11 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
     at least 2) and how each operand's tiles are copied (`copy_a`,
     `copy_b`): `async` (16-byte cp.async: contiguous rows, 16-byte aligned
     data and row strides), `shifted` (contiguous rows of another static
-    stride of at least 16 elements on 16-byte aligned data: aligned 16-byte
-    loads shifted into place in registers) or `elements`. Kinds the target `arch` lacks are not chosen. Other products
-    keep the per-step path. With `explain`, each loop with a product that
-    is not marked gets a remark saying why.
+    stride of at least 32 bytes on 16-byte aligned data: aligned 16-byte
+    loads shifted into place in registers) or `elements`. Kinds the target
+    `arch` lacks are not chosen. Other products keep the per-step path.
+    With `explain`, each loop with a product that is not marked gets a
+    remark saying why.
 
     Assumes: a configured kernel (`kite.config` set), static tile types.
     Guarantees: only the attribute changes.

@@ -153,7 +153,8 @@ __device__ __forceinline__ uint4 gemm_shift_chunk(const unsigned (&w)[8], int s)
 /// hold it, shifted into place in registers and stored to shared memory at
 /// `dst + at(r, col)` (col a multiple of 16 bytes' elements) in one 16-byte
 /// store. Each thread loads a batch of up to MaxBatch chunks (8 registers
-/// each) before it stores any. Elements at or past (validRows, validCols) read as zero.
+/// each) before it stores any. Elements at or past (validRows, validCols)
+/// read as zero.
 ///
 /// The aligned loads read bytes around a chunk's elements; they stay
 /// inside the tensor: `src`'s tensor starts 16-byte aligned (so rounding
