@@ -258,7 +258,8 @@ std::vector<Case> cases() {
                10.0, "matmul_aligned"});
   // Rows of 203 and 301 elements (odd: every 2-byte shift occurs) on the
   // main loops: aligned 16-byte loads shifted into place, partial chunks at
-  // the rows' ends and the last row's end read element by element.
+  // the rows' ends and the last row's end read element by element (with
+  // indexing "tma" too, which such rows cannot take).
   c.push_back({"matmul", "matmul", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 203}, bf, s)), T("y", randn({203, 301}, bf, s + 1))};
@@ -272,8 +273,24 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
                 R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
                 R"({"block_sizes":[256,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
-                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"},
+                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[256,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
                10.0, "matmul_unaligned"});
+  // Only the right operand's rows (203 elements) are not 16-byte multiples:
+  // the warp-specialized producer copies A by cp.async and B by shifted
+  // loads, with odd and even counts of K steps.
+  c.push_back({"matmul", "matmul", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 203}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[256,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
+                R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"},
+               10.0, "matmul_unaligned_rhs"});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 136}, bf, s + 1)),
