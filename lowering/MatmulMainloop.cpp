@@ -76,6 +76,14 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
     return "the K tile must be 16 to 128";
   int64_t warps = config.num_warps;
   int64_t stages = std::clamp<int64_t>(config.num_stages, 2, 8);
+  // The sums a thread may keep: the registers a thread gets (65536 an SM
+  // over min_programs_per_sm programs, at most 255, in steps of 8) less
+  // about 40 for addresses, descriptors and the loop. Past it ptxas spills
+  // the sums (128 x 128 tiles on one consumer at 2 programs an SM: 2.92 ms
+  // at 4096^3 on the H200; as two wgmma warpgroups within the cap, 0.41).
+  int64_t regCap = std::min<int64_t>(
+      255, 65536 / (std::max<int64_t>(config.min_programs_per_sm, 1) * warps * 32) / 8 * 8);
+  int64_t maxSums = std::min<int64_t>(128, regCap - 40);
   Builder builder(loop.getContext());
   // Hopper's warpgroup MMA where the config asks for it and the tile
   // allows: warpgroups of 4 warps each take 64-row blocks of the tile, with
@@ -85,7 +93,7 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
     int64_t groups = warps / 4;
     int64_t rows = BM / groups;
     wgmma = BK == 64 && BM % groups == 0 && rows % 64 == 0 && BN % 64 == 0 && BN <= 256 &&
-            rows * BN / 128 <= 128 &&
+            rows * BN / 128 <= maxSums &&
             stages * (BM + BN) * 128 + 1024 <= 232448;
   }
   // Warp-specialized: a producer warpgroup and one or two consumer
@@ -99,13 +107,14 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
                      !StringRef(config.pid_type).starts_with("persistent") &&
                      (warps == 8 || warps == 12) && BK == 64 && BM % consumers == 0 &&
                      (rows == 64 || rows == 128) && BN % 64 == 0 && BN <= 256 &&
-                     (rows / 64) * BN / 2 <= 128 &&
+                     (rows / 64) * BN / 2 <= maxSums &&
                      stages * (BM + BN) * 128 + 16 * stages + 1024 <= 232448;
   if (warps == 12 && !hopper)
     return "12 warps are for a warp-specialized loop, which needs sm_90a";
   if (warps == 12 && !specialized)
     return "12 warps are for a warp-specialized loop (wgmma, BK = 64, 64 or 128 rows and at "
-           "most 256 columns per consumer, not persistent)";
+           "most 256 columns per consumer, at most " +
+           std::to_string(maxSums) + " sums a thread, not persistent)";
   // How each operand's tiles are copied (kite_gemm.cuh's GemmCopy):
   // "async" (16-byte cp.async) for contiguous rows with 16-byte aligned data
   // and row strides and tile columns starting at multiples of 8 elements;
@@ -176,8 +185,9 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
     if (!WM)
       return "the warps cannot split the tile into parts of at least 16 x 16";
     // The sums a thread holds: more than 128 floats would spill.
-    if (BM * BN / (warps * 32) > 128)
-      return "more than 128 sums per thread (use more warps or smaller tiles)";
+    if (BM * BN / (warps * 32) > maxSums)
+      return "more than " + std::to_string(maxSums) +
+             " sums per thread (use more warps, smaller tiles or fewer programs per SM)";
     attrs.push_back(builder.getNamedAttr("kind", builder.getStringAttr("mma")));
     attrs.push_back(builder.getNamedAttr("warps_m", builder.getI64IntegerAttr(WM)));
     attrs.push_back(builder.getNamedAttr("warps_n", builder.getI64IntegerAttr(WN)));

@@ -8,6 +8,8 @@
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 32], \"num_warps\": 8, \"tensor_cores\": true, \"wgmma\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=NOWG
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 64], \"num_warps\": 8, \"num_stages\": 4, \"tensor_cores\": true, \"wgmma\": true, \"warp_specialize\": true}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=WS
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [256, 128, 64], \"num_warps\": 12, \"num_stages\": 4, \"tensor_cores\": true, \"wgmma\": true, \"warp_specialize\": true, \"indexing\": \"tma\"}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=TMA
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 128, 64], \"num_warps\": 8, \"num_stages\": 3, \"tensor_cores\": true, \"wgmma\": true, \"warp_specialize\": true, \"min_programs_per_sm\": 2}'" --kite-matmul-mainloop | FileCheck %s --check-prefix=CAP
+// RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 256, 64], \"num_warps\": 12, \"num_stages\": 3, \"tensor_cores\": true, \"wgmma\": true, \"warp_specialize\": true, \"min_programs_per_sm\": 2}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=CAP12
 // RUN: kite-opt %s --kite-specialize="kernel=matmul args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [128, 256, 32], \"num_warps\": 12, \"num_stages\": 4, \"tensor_cores\": true, \"wgmma\": true, \"warp_specialize\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=W12
 // RUN: kite-opt %s --kite-specialize="kernel=scaled args='x=bf16[512,256] y=bf16[256,384]'" --kite-apply-config="config='{\"block_sizes\": [64, 64, 32], \"tensor_cores\": true}'" --kite-matmul-mainloop=explain 2>&1 | FileCheck %s --check-prefix=BODY
 
@@ -36,6 +38,13 @@
 // 12 warps with indexing "tma": a producer (one thread issuing TMA copies)
 // and two consumer warpgroups of 128 rows each.
 // TMA: kite.mainloop = {copy_a = "async", copy_b = "async", kind = "wgmma_tma", stages = 4 : i64, warpgroups = 3 : i64}
+
+// Two programs an SM cap 8 warps at 128 registers a thread: one consumer's
+// 128 sums would spill, so the warps split the tile as two wgmma
+// warpgroups of 64 sums each instead.
+// CAP: kite.mainloop = {copy_a = "async", copy_b = "async", kind = "wgmma", stages = 3 : i64, warpgroups = 2 : i64}
+// At 12 warps the cap is 80 registers: no room for 128 sums.
+// CAP12: remark: not a pipelined main loop: 12 warps are for a warp-specialized loop ({{.*}}at most 40 sums a thread
 
 // 12 warps are only for the warp-specialized loop, which needs BK = 64.
 // W12: remark: not a pipelined main loop: 12 warps are for a warp-specialized loop
