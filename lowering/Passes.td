@@ -330,6 +330,11 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
       by TMA; only where both operands can be TMA boxes (16-byte aligned
       rows, positive strides, loops over whole dimensions), else `wgmma_ws`.
 
+    Every kind keeps a thread's f32 sums within 128 and within the
+    registers a thread gets (65536 over the threads of `min_programs_per_sm`
+    programs, at most 255) less 40; a kind whose sums would not fit is not
+    chosen.
+
     All kinds carry the shared-memory `stages` (the config's `num_stages`,
     at least 2) and how each operand's tiles are copied (`copy_a`,
     `copy_b`): `async` (16-byte cp.async: contiguous rows, 16-byte aligned
