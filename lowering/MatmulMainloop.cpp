@@ -184,7 +184,7 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
     }
     if (!WM)
       return "the warps cannot split the tile into parts of at least 16 x 16";
-    // The sums a thread holds: more than 128 floats would spill.
+    // The sums a thread holds: more than maxSums floats would spill.
     if (BM * BN / (warps * 32) > maxSums)
       return "more than " + std::to_string(maxSums) +
              " sums per thread (use more warps, smaller tiles or fewer programs per SM)";
