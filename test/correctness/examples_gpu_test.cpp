@@ -44,6 +44,7 @@
 #include "../../examples/sum.kite.cpp"
 #include "../../examples/swiglu.kite.cpp"
 #include "kernels/masked_loops.kite.cpp"
+#include "kernels/sorts.kite.cpp"
 #include "../../examples/topk.kite.cpp"
 #include "../../examples/welford.kite.cpp"
 
@@ -565,6 +566,54 @@ std::vector<Case> cases() {
                  return many(topk_rows(*a[0].tensor, (int64_t)a[1].scalar));
                },
                sortConfigs, 1.0, "", /*exact=*/true});
+  // Orders, dims and dtypes past the examples': signed zeros, infinities,
+  // integer extremes; k below its power of two (3), the select path (64),
+  // and k past a quarter of the line (bitonic or radix sort, then the
+  // first k).
+  auto edgyRows = [](int64_t rows, int64_t n, DType dtype, uint64_t s) {
+    Tensor x = randn({rows, n}, DType::f32, s);
+    float *p = x.data<float>();
+    for (int64_t i = 0; i < rows * n; ++i)
+      p[i] = std::round(p[i] * 4) / 4;
+    const float special[] = {-0.0f, 0.0f, INFINITY, -INFINITY, NAN, -0.0f, 1e30f, -1e30f};
+    for (int64_t i = 0; i < rows * n; i += 5)
+      p[i] = special[(i / 5 + s) % 8];
+    if (dtype == DType::i32 || dtype == DType::i64) {
+      for (int64_t i = 0; i < rows * n; ++i)
+        p[i] = std::isnan(p[i]) ? 0.0f : std::clamp(p[i] * 1e3f, -2e9f, 2e9f);
+    }
+    return x.to(dtype);
+  };
+  c.push_back({"sorts", "sort_rows_ascending", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", edgyRows(5, n, DType::f16, s))};
+               },
+               [](const std::vector<Arg> &a) { return many(sort_rows_ascending(*a[0].tensor)); },
+               sortConfigs, 1.0, "sort_rows_ascending_f16", /*exact=*/true});
+  c.push_back({"sorts", "sort_rows_ascending", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", edgyRows(5, n, DType::i32, s))};
+               },
+               [](const std::vector<Arg> &a) { return many(sort_rows_ascending(*a[0].tensor)); },
+               sortConfigs, 1.0, "sort_rows_ascending_i32", /*exact=*/true});
+  for (int64_t k : {3, 64, 300})
+    c.push_back({"sorts", "smallest_k", {300, 1000, 4097},
+                 [=](int64_t n, uint64_t s) {
+                   return std::vector<Arg>{T("x", edgyRows(6, n, f, s)), S("k_", double(k), DType::i64)};
+                 },
+                 [](const std::vector<Arg> &a) {
+                   return many(smallest_k(*a[0].tensor, (int64_t)a[1].scalar));
+                 },
+                 sortConfigs, 1.0, "smallest_k" + std::to_string(k), /*exact=*/true});
+  c.push_back({"sorts", "sort_columns", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", edgyRows(n, 9, bf, s))};
+               },
+               [](const std::vector<Arg> &a) { return many(sort_columns(*a[0].tensor)); },
+               {"", R"({"block_sizes":[1],"num_warps":4})", R"({"block_sizes":[2],"num_warps":8})",
+                R"({"block_sizes":[1],"num_warps":16})", R"({"block_sizes":[2],"num_warps":16})",
+                R"({"block_sizes":[1],"num_warps":8,"pid_type":"persistent_interleaved"})"},
+               1.0, "", /*exact=*/true});
   // The top-k sampler: topk, softmax, cumsum, rand and a search in one
   // kernel; the tokens match reference mode exactly.
   c.push_back({"sampling", "sample_topk", {64, 100, 1000, 4097},
