@@ -109,10 +109,14 @@ LogicalResult Emitter::emitOp(Operation *op) {
       .Case([&](RandomOp r) {
         static const char *fns[] = {"k_rand_uniform", "k_rand_normal", "k_rand_bits"};
         std::string fn = fns[(int)r.getKind()];
+        // One memo of Philox words for all of the thread's elements.
+        std::string memo = fresh("rng");
+        line("RandomMemo " + memo + ";");
         return emitElementwise(
             r, {r.getSeed(), r.getOffsets()},
             [&](ArrayRef<std::string> a) {
-              return llvm::formatv("{0}(cvt<i64>({1}), cvt<i64>({2}))", fn, a[0], a[1]).str();
+              return llvm::formatv("{0}(cvt<i64>({1}), cvt<i64>({2}), {3})", fn, a[0], a[1], memo)
+                  .str();
             },
             getElementTypeOrNull(r.getType()));
       })
