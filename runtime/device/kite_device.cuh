@@ -1242,17 +1242,20 @@ __device__ __forceinline__ void atomic_min(int *p, int v) { atomicMin(p, v); }
 __device__ __forceinline__ void atomic_max(i64 *p, i64 v) { atomicMax(p, v); }
 __device__ __forceinline__ void atomic_min(i64 *p, i64 v) { atomicMin(p, v); }
 
-/// Float max/min through compare-and-swap (NaN propagates).
-template <bool IsMax>
-__device__ __forceinline__ void atomic_extreme(float *p, float v) {
-  int *ip = reinterpret_cast<int *>(p);
-  int old = *ip;
+/// Float max/min through compare-and-swap of the value's bits (16-bit
+/// CAS for bf16 and f16): NaN propagates, as torch's amax and amin do.
+template <bool IsMax, class T>
+__device__ __forceinline__ void atomic_extreme(T *p, T v) {
+  typedef typename ScalarBits<sizeof(T)>::type B;
+  B *ip = reinterpret_cast<B *>(p);
+  B old = *ip;
   while (true) {
-    float cur = __int_as_float(old);
-    float next = IsMax ? k_maximum(cur, v) : k_minimum(cur, v);
-    if (__float_as_int(next) == old)
+    T cur = *reinterpret_cast<const T *>(&old);
+    T next = IsMax ? k_maximum(cur, v) : k_minimum(cur, v);
+    B bits = *reinterpret_cast<const B *>(&next);
+    if (bits == old)
       return;
-    int seen = atomicCAS(ip, old, __float_as_int(next));
+    B seen = atomicCAS(ip, old, bits);
     if (seen == old)
       return;
     old = seen;
@@ -1260,5 +1263,11 @@ __device__ __forceinline__ void atomic_extreme(float *p, float v) {
 }
 __device__ __forceinline__ void atomic_max(float *p, float v) { atomic_extreme<true>(p, v); }
 __device__ __forceinline__ void atomic_min(float *p, float v) { atomic_extreme<false>(p, v); }
+__device__ __forceinline__ void atomic_max(double *p, double v) { atomic_extreme<true>(p, v); }
+__device__ __forceinline__ void atomic_min(double *p, double v) { atomic_extreme<false>(p, v); }
+__device__ __forceinline__ void atomic_max(bf16 *p, bf16 v) { atomic_extreme<true>(p, v); }
+__device__ __forceinline__ void atomic_min(bf16 *p, bf16 v) { atomic_extreme<false>(p, v); }
+__device__ __forceinline__ void atomic_max(f16 *p, f16 v) { atomic_extreme<true>(p, v); }
+__device__ __forceinline__ void atomic_min(f16 *p, f16 v) { atomic_extreme<false>(p, v); }
 
 } // namespace kite_device

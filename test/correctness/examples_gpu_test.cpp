@@ -45,6 +45,7 @@
 #include "../../examples/swiglu.kite.cpp"
 #include "kernels/masked_loops.kite.cpp"
 #include "kernels/sorts.kite.cpp"
+#include "kernels/atomics.kite.cpp"
 #include "../../examples/topk.kite.cpp"
 #include "../../examples/welford.kite.cpp"
 
@@ -614,6 +615,36 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1],"num_warps":16})", R"({"block_sizes":[2],"num_warps":16})",
                 R"({"block_sizes":[1],"num_warps":8,"pid_type":"persistent_interleaved"})"},
                1.0, "", /*exact=*/true});
+  // Atomics into gathered rows in every float dtype: small integers, so
+  // that sums are exact in any order, and NaN for max and min.
+  auto scatterInputs = [](int64_t n, DType dtype, uint64_t s, bool nan) {
+    int64_t rows = std::max<int64_t>(1, n / 4);
+    Tensor idx = randint(0, rows, {n}, DType::i64, s);
+    Tensor src = nan ? randint(1, 10, {n, 7}, DType::f32, s + 1) : randint(-4, 5, {n, 7}, DType::f32, s + 1);
+    if (nan)
+      for (int64_t i = 3; i < n * 7; i += 97)
+        src.data<float>()[i] = NAN;
+    return std::vector<Arg>{T("idx", idx), T("src", src.to(dtype)), S("rows", double(rows), DType::i64)};
+  };
+  const std::vector<std::string> scatterConfigs = {
+      "", R"({"block_sizes":[1,1]})", R"({"block_sizes":[16,8],"num_warps":2})",
+      R"({"block_sizes":[64,8],"num_warps":8,"privatize_atomics":false})",
+      R"({"block_sizes":[32,8],"num_warps":4,"pid_type":"persistent_interleaved"})"};
+  for (DType dtype : {bf, DType::f16, f, DType::f64}) {
+    std::string name = dtype_name(dtype);
+    c.push_back({"atomics", "index_add_rows", {1, 7, 1000, 4097},
+                 [=](int64_t n, uint64_t s) { return scatterInputs(n, dtype, s, false); },
+                 [](const std::vector<Arg> &a) {
+                   return one(index_add_rows(*a[0].tensor, *a[1].tensor, (int64_t)a[2].scalar));
+                 },
+                 scatterConfigs, 1.0, "index_add_rows_" + name, /*exact=*/true});
+    c.push_back({"atomics", "index_max_min_rows", {1, 7, 1000, 4097},
+                 [=](int64_t n, uint64_t s) { return scatterInputs(n, dtype, s, true); },
+                 [](const std::vector<Arg> &a) {
+                   return many(index_max_min_rows(*a[0].tensor, *a[1].tensor, (int64_t)a[2].scalar));
+                 },
+                 scatterConfigs, 1.0, "index_max_min_rows_" + name, /*exact=*/true});
+  }
   // The top-k sampler: topk, softmax, cumsum, rand and a search in one
   // kernel; the tokens match reference mode exactly.
   c.push_back({"sampling", "sample_topk", {64, 100, 1000, 4097},
