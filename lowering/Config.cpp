@@ -511,6 +511,11 @@ static bool shiftedRhs(TileForOp loop) {
   return st.back() == 1 && st[st.size() - 2] > 0 && st[st.size() - 2] % 8 != 0;
 }
 
+int64_t kite::registersPerThread(const Config &config, int64_t threads) {
+  int64_t programs = std::max<int64_t>(config.min_programs_per_sm, 1);
+  return std::min<int64_t>(255, 65536 / (programs * threads) / 8 * 8);
+}
+
 Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
   // Aim for about 4096 elements per tile value in a program: enough work
   // per thread at 4 warps, little enough to stay in registers.
@@ -621,19 +626,22 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
       c.block_sizes.resize(op.getId() + 1, 1);
     c.block_sizes[op.getId()] = std::max<int64_t>(llvm::PowerOf2Ceil(target), 1);
   }
-  // Enough warps that the largest row tile stays around 32 elements a
-  // thread (4 to 16 warps).
-  int64_t largest = 1;
-  kernel.walk([&](TileForOp loop) {
-    if (!loop.isTopLevel())
-      return;
+  // The elements of a top-level loop's tile under the block sizes so far.
+  auto tileElements = [&](TileForOp loop) {
     int64_t n = staticFootprint(loop, looped);
     for (Value b : loop.getBlockSizes())
       if (auto op = b.getDefiningOp<BlockSizeOp>())
         n *= c.block_sizes[op.getId()];
       else if (std::optional<int64_t> v = getConstantIntValue(b))
         n *= *v;
-    largest = std::max(largest, n);
+    return n;
+  };
+  // Enough warps that the largest row tile stays around 32 elements a
+  // thread (4 to 16 warps).
+  int64_t largest = 1;
+  kernel.walk([&](TileForOp loop) {
+    if (loop.isTopLevel())
+      largest = std::max(largest, tileElements(loop));
   });
   if (!hasMatmul)
     c.num_warps = std::clamp<int64_t>(llvm::PowerOf2Ceil(largest / (32 * 32)), 4, 16);
@@ -716,12 +724,7 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
         auto inner = loop.getBlockSizes().back().getDefiningOp<BlockSizeOp>();
         if (!inner)
           return;
-        int64_t elements = staticFootprint(loop, looped);
-        for (Value b : loop.getBlockSizes())
-          if (auto op = b.getDefiningOp<BlockSizeOp>())
-            elements *= c.block_sizes[op.getId()];
-          else
-            elements *= getConstantIntValue(b).value_or(1);
+        int64_t elements = tileElements(loop);
         int64_t &block = c.block_sizes[inner.getId()];
         std::optional<int64_t> hi = getConstantIntValue(loop.getUpperBounds().back());
         int64_t cap = hi ? (int64_t)llvm::PowerOf2Ceil(std::max<int64_t>(*hi, 1)) : 8192;

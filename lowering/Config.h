@@ -179,6 +179,11 @@ bool hasWgmma(llvm::StringRef arch);
 /// A reasonable config for a specialized kernel without tuning, on `arch`.
 Config defaultConfig(mlir::func::FuncOp kernel, llvm::StringRef arch = "sm_90a");
 
+/// The registers a thread of a program of `threads` threads may use under
+/// `config`: 65536 an SM over min_programs_per_sm programs (what
+/// __launch_bounds__ tells ptxas), in steps of 8, at most 255.
+int64_t registersPerThread(const Config &config, int64_t threads);
+
 } // namespace kite
 
 #endif // KITE_LOWERING_CONFIG_H

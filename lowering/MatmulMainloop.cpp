@@ -81,9 +81,7 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   // about 40 for addresses, descriptors and the loop. Past it ptxas spills
   // the sums (128 x 128 tiles on one consumer at 2 programs an SM: 2.92 ms
   // at 4096^3 on the H200; as two wgmma warpgroups within the cap, 0.41).
-  int64_t regCap = std::min<int64_t>(
-      255, 65536 / (std::max<int64_t>(config.min_programs_per_sm, 1) * warps * 32) / 8 * 8);
-  int64_t maxSums = std::min<int64_t>(128, regCap - 40);
+  int64_t maxSums = std::min<int64_t>(128, registersPerThread(config, warps * 32) - 40);
   Builder builder(loop.getContext());
   // Hopper's warpgroup MMA where the config asks for it and the tile
   // allows: warpgroups of 4 warps each take 64-row blocks of the tile, with

@@ -29,8 +29,8 @@ enum class SortAlgorithm { radixSelect, radixSort, bitonicTopk, bitonicSort };
 /// kRadixSelectInts).
 constexpr int64_t kRadixSelectInts = 256 + 4 + 32;
 
-static SortAlgorithm chooseSort(int64_t L, int64_t K, int64_t threads, int64_t keyBytes,
-                                int64_t posBytes) {
+static SortAlgorithm chooseSort(int64_t L, int64_t K, int64_t threads, int64_t registers,
+                                int64_t keyBytes, int64_t posBytes) {
   if (K < L && 4 * K <= L)
     return SortAlgorithm::radixSelect;
   // A pass holds L / threads entries a thread: one register each for a
@@ -39,7 +39,6 @@ static SortAlgorithm chooseSort(int64_t L, int64_t K, int64_t threads, int64_t k
   // most (on the H200, 32768 f32 keys a line on 512 threads: 72 bytes, 6.7
   // ms for 4096 lines against 15.8 for the bitonic network).
   int64_t perEntry = keyBytes + posBytes <= 4 ? 1 : llvm::divideCeil(keyBytes + posBytes, 4);
-  int64_t registers = std::min<int64_t>(255, 65536 / threads);
   if (threads % 32 == 0 && L >= threads && (L / threads) * perEntry <= registers)
     return SortAlgorithm::radixSort;
   return K < L ? SortAlgorithm::bitonicTopk : SortAlgorithm::bitonicSort;
@@ -62,7 +61,7 @@ LogicalResult Emitter::emitSort(SortOp op) {
     k = cast<TileType>(op.getValues().getType()).getShape()[dim];
     K = std::max<int64_t>(1, paddedSize(k));
   }
-  SortAlgorithm algorithm = chooseSort(L, K, numThreads, keyBytes, posBytes);
+  SortAlgorithm algorithm = chooseSort(L, K, numThreads, registersPerThread(config, numThreads), keyBytes, posBytes);
   bool select = algorithm == SortAlgorithm::radixSelect;
   // The element offset of element `c` of tile `t` in lines of `stride`:
   // its line (row-major over the other dims' padded sizes), then its

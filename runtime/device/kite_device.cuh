@@ -767,18 +767,24 @@ template <class K, class P> struct RadixItem<K, P, true> {
   }
 };
 
-/// An exclusive prefix sum over `counts[0..n)` (n at most the program's
-/// threads), one entry a thread; `warpSums` holds a value per warp. Every
-/// thread of the program must call it; the sums are visible on return.
-__device__ __forceinline__ void block_exclusive_sum(int *counts, int n, int *warpSums) {
-  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  int v = t < n ? counts[t] : 0, x = v;
+/// The sum of `x` over this lane and the lanes below it.
+__device__ __forceinline__ int warp_inclusive_sum(int x) {
+  const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
     int y = __shfl_up_sync(0xffffffffu, x, o);
     if (lane >= o)
       x += y;
   }
+  return x;
+}
+
+/// An exclusive prefix sum over `counts[0..n)` (n at most the program's
+/// threads), one entry a thread; `warpSums` holds a value per warp. Every
+/// thread of the program must call it; the sums are visible on return.
+__device__ __forceinline__ void block_exclusive_sum(int *counts, int n, int *warpSums) {
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  int v = t < n ? counts[t] : 0, x = warp_inclusive_sum(v);
   if (lane == 31)
     warpSums[warp] = x;
   __syncthreads();
@@ -805,8 +811,9 @@ __device__ __forceinline__ void block_exclusive_sum(int *counts, int n, int *war
 /// a line on 512 threads sorted in 3.6 ms for 4096 lines with 128
 /// registers, against 14.3 with the entries loaded first (64 registers and
 /// 2 KB of spills). Fewer are loaded first and counted from registers
-/// (8192 f32 keys on 256 threads: 2.13 ms for 8192 lines, against 2.86). `scratch` holds 33 * Warps ints. Every thread of
-/// the program must call it; the keys are visible to all when it returns.
+/// (8192 f32 keys on 256 threads: 2.13 ms for 8192 lines, against 2.86).
+/// `scratch` holds 33 * Warps ints. Every thread of the program must call
+/// it; the keys are visible to all when it returns.
 template <bool Desc, int L, int Lines, int Threads, class K, class P>
 __device__ void radix_sort_lines(K *keys, P *pos, int valid, int *scratch) {
   typedef RadixBits<K> R;
@@ -961,14 +968,7 @@ __device__ void radix_topk_lines(K_ *keys, P *pos, int valid, int *scratch) {
           c[e] = lane * Per + e < Digits ? hist[lane * Per + e] : 0;
           sum += c[e];
         }
-        int incl = sum;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-          int y = __shfl_up_sync(0xffffffffu, incl, o);
-          if (lane >= o)
-            incl += y;
-        }
-        int acc = incl - sum;
+        int incl = warp_inclusive_sum(sum), acc = incl - sum;
         if (acc < remaining && remaining <= incl) {
 #pragma unroll
           for (int e = 0; e < Per; ++e) {
