@@ -3,7 +3,10 @@
 // `cumsum_long` streams column tiles of a tunable width and carries each
 // row's running total from one tile to the next, so rows of any length fit.
 // `cummax_rows` is the running maximum and where it was found, as
-// torch.cummax (NaN propagates).
+// torch.cummax (NaN propagates). `linear_recurrence` and `segment_sums`
+// scan with their own combine functions (associative_scan): the first
+// solves h_t = a_t * h_{t-1} + b_t along each row, the second sums runs of
+// a row that restart wherever `starts` is set.
 #include <kite/kite.hpp>
 using namespace kite;
 
@@ -37,4 +40,32 @@ KITE_KERNEL std::tuple<Tensor, Tensor> cummax_rows(Tensor x) {
     indices[tm, all] = i;
   }
   return {values, indices};
+}
+
+// h_t = a_t * h_{t-1} + b_t (h_{-1} = 0): composing two steps (a0, b0) then
+// (a1, b1) gives the step (a0 * a1, b0 * a1 + b1), which is associative.
+KITE_KERNEL Tensor linear_recurrence(Tensor a, Tensor b) {
+  auto h = empty({a.size(0), a.size(1)}, f32);
+  for (auto tm : tile(a.size(0))) {
+    auto [steps, values] = associative_scan(
+        std::tuple{a[tm, all].to(f32), b[tm, all].to(f32)}, 1,
+        [](auto a0, auto b0, auto a1, auto b1) { return std::tuple{a0 * a1, b0 * a1 + b1}; });
+    h[tm, all] = values;
+  }
+  return h;
+}
+
+// A segmented sum: (started, sum) pairs, where a later start drops the
+// sum before it.
+KITE_KERNEL Tensor segment_sums(Tensor x, Tensor starts) {
+  auto out = empty_like(x);
+  for (auto tm : tile(x.size(0))) {
+    auto [started, sums] = associative_scan(
+        std::tuple{starts[tm, all], x[tm, all]}, 1,
+        [](auto f0, auto s0, auto f1, auto s1) {
+          return std::tuple{f0 | f1, where(f1, s1, s0 + s1)};
+        });
+    out[tm, all] = sums;
+  }
+  return out;
 }

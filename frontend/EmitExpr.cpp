@@ -759,7 +759,7 @@ FailureOr<KValue> KernelEmitter::emitCall(const clang::CallExpr *e) {
 FailureOr<KValue>
 KernelEmitter::emitInlineCall(const clang::FunctionDecl *callee,
                               llvm::ArrayRef<const clang::Expr *> args,
-                              const clang::Expr *call) {
+                              const clang::Expr *call, llvm::ArrayRef<KValue> given) {
   const clang::FunctionDecl *def = nullptr;
   const clang::Stmt *body = callee->getBody(def);
   if (!body || !def) {
@@ -797,6 +797,15 @@ KernelEmitter::emitInlineCall(const clang::FunctionDecl *callee,
     if (param->getType()->isPointerType()) {
       diags_.report(param->getSourceRange(), Diag::PointerNotSupported);
       return failure();
+    }
+    if (!given.empty()) {
+      if (i >= given.size()) {
+        diags_.report(call->getSourceRange(), Diag::UnsupportedCall)
+            << def->getQualifiedNameAsString();
+        return failure();
+      }
+      bound.push_back({param, given[i], nullptr});
+      continue;
     }
     if (i >= args.size()) {
       diags_.report(call->getSourceRange(), Diag::UnsupportedCall)

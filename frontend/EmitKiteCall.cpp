@@ -434,6 +434,8 @@ KernelEmitter::emitKiteCall(llvm::StringRef name,
           .Default(std::nullopt);
   if (scan && arity(2))
     return emitScan(*scan, args, call);
+  if (name == "associative_scan" && arity(3))
+    return emitAssociativeScan(args, call);
 
   if ((name == "sort" && (arity(2) || arity(3))) || (name == "topk" && (arity(3) || arity(4))))
     return emitSort(name, args, call);
@@ -836,6 +838,175 @@ KernelEmitter::emitScan(kite::ScanKind kind, llvm::ArrayRef<const clang::Expr *>
     return KValue::of(op.getResult());
   return KValue::aggregate(KValue::Kind::Tuple,
                            {KValue::of(op.getResult()), KValue::of(op.getIndices())});
+}
+
+/// associative_scan(v, dim, combine) or associative_scan(std::tuple{v, w,
+/// ...}, dim, combine): a kite.associative_scan whose region is the
+/// lambda, inlined on rank-0 tiles (the instance reference mode made of a
+/// generic lambda: its call operator on Tensors).
+FailureOr<KValue> KernelEmitter::emitAssociativeScan(llvm::ArrayRef<const clang::Expr *> args,
+                                                     const clang::Expr *call) {
+  FailureOr<KValue> first = emitExpr(args[0]);
+  if (failed(first))
+    return failure();
+  bool isTuple = first->kind == KValue::Kind::Tuple;
+  std::vector<KValue> items = isTuple ? first->elems : std::vector<KValue>{*first};
+  llvm::SmallVector<Value> operands;
+  for (const KValue &item : items) {
+    if (!item.isValue() || !isTile(item.value)) {
+      if (item.isValue() && isTensor(item.value))
+        diags_.report(args[0]->getSourceRange(), Diag::WholeTensorOp) << "'associative_scan'";
+      else
+        diags_.report(args[0]->getSourceRange(), Diag::ExpectedKind)
+            << "a tile value, or a std::tuple of tile values" << describe(item);
+      return failure();
+    }
+    operands.push_back(item.value);
+  }
+  FailureOr<int64_t> dim = emitConstInt(args[1], "the dim of a scan");
+  if (failed(dim))
+    return failure();
+  std::optional<llvm::SmallVector<int64_t>> shape = shapeOf(operands[0].getType());
+  for (Value v : operands) {
+    std::optional<llvm::SmallVector<int64_t>> s = shapeOf(v.getType());
+    if (!shape)
+      shape = s;
+    if (shape && s && *s != *shape) {
+      std::string a, b;
+      llvm::raw_string_ostream(a) << operands[0].getType();
+      llvm::raw_string_ostream(b) << v.getType();
+      diags_.report(args[0]->getSourceRange(), Diag::ScanShapes) << a << b;
+      return failure();
+    }
+  }
+  if (shape) {
+    int64_t rank = shape->size();
+    if (*dim < -rank || *dim >= rank) {
+      diags_.report(args[1]->getSourceRange(), Diag::ReduceDimOutOfRange)
+          << "'associative_scan'" << *dim << rank;
+      return failure();
+    }
+  }
+
+  if (auto *ref = dyn_cast<clang::DeclRefExpr>(args[2]->IgnoreParenImpCasts());
+      ref && isa<clang::FunctionDecl>(ref->getDecl())) {
+    diags_.report(args[2]->getSourceRange(), Diag::ScanCombineNotLambda)
+        << ("the function '" + ref->getDecl()->getNameAsString() +
+            "' (wrap it: [](auto a, auto b) { return " + ref->getDecl()->getNameAsString() +
+            "(a, b); })");
+    return failure();
+  }
+  FailureOr<KValue> fn = emitExpr(args[2]);
+  if (failed(fn))
+    return failure();
+  if (fn->kind != KValue::Kind::Closure || !fn->lambda) {
+    diags_.report(args[2]->getSourceRange(), Diag::ScanCombineNotLambda) << describe(*fn);
+    return failure();
+  }
+  size_t n = operands.size();
+  // The call operator reference mode calls: a generic lambda's instance
+  // with 2N parameters.
+  const clang::CXXMethodDecl *op = fn->lambda->getCallOperator();
+  if (const clang::FunctionTemplateDecl *generic = fn->lambda->getDependentCallOperator()) {
+    op = nullptr;
+    for (const clang::FunctionDecl *spec : generic->specializations())
+      if (spec->getNumParams() == 2 * n)
+        op = llvm::cast<clang::CXXMethodDecl>(spec);
+  }
+  if (!op || op->getNumParams() != 2 * n) {
+    unsigned have = op ? op->getNumParams()
+                       : fn->lambda->getCallOperator()->getNumParams();
+    diags_.report(args[2]->getSourceRange(), Diag::ScanCombineArity)
+        << have << static_cast<unsigned>(n) << static_cast<unsigned>(2 * n);
+    return failure();
+  }
+
+  llvm::SmallVector<Type> resultTypes;
+  for (Value v : operands)
+    resultTypes.push_back(v.getType());
+  mlir::Location l = loc(call);
+  auto scan = b_.create<kite::AssociativeScanOp>(l, resultTypes, operands,
+                                                 b_.getI64IntegerAttr(*dim));
+  {
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    mlir::Block *body = b_.createBlock(&scan.getCombine());
+    std::vector<KValue> params;
+    for (size_t i = 0; i < 2 * n; ++i)
+      params.push_back(KValue::of(body->addArgument(
+          tileType(llvm::ArrayRef<int64_t>{},
+                   kite::getElementTypeOrNull(operands[i % n].getType())),
+          l)));
+    FailureOr<KValue> result = emitInlineCall(op, {}, call, params);
+    if (failed(result))
+      return failure();
+    std::vector<KValue> values =
+        n == 1 ? std::vector<KValue>{*result} : result->elems;
+    if ((n > 1 && result->kind != KValue::Kind::Tuple) || values.size() != n) {
+      diags_.report(args[2]->getSourceRange(), Diag::ExpectedKind)
+          << ("a std::tuple of " + std::to_string(n) + " values from the combine function")
+          << describe(*result);
+      return failure();
+    }
+    llvm::SmallVector<Value> yielded;
+    for (size_t i = 0; i < n; ++i) {
+      Type want = kite::getElementTypeOrNull(operands[i].getType());
+      Type have = values[i].isValue() ? kite::getElementTypeOrNull(values[i].value.getType())
+                                      : Type();
+      // (A rank known only after specialization is checked then.)
+      bool rank0Tile = values[i].isValue() && isTile(values[i].value) &&
+                       (!shapeOf(values[i].value.getType()) ||
+                        shapeOf(values[i].value.getType())->empty());
+      std::optional<llvm::SmallVector<int64_t>> rs =
+          values[i].isValue() ? shapeOf(values[i].value.getType()) : std::nullopt;
+      if (values[i].isValue() && isTile(values[i].value) && rs && !rs->empty()) {
+        diags_.report(args[2]->getSourceRange(), Diag::ExpectedKind)
+            << "one element (a rank-0 tile) from the combine function of associative_scan"
+            << ("a tile of rank " + std::to_string(rs->size()) + " for tensor " +
+                std::to_string(i));
+        return failure();
+      }
+      if (!rank0Tile || (want && have && want != have)) {
+        auto typeName = [](Type t) {
+          std::string s;
+          llvm::raw_string_ostream(s) << t;
+          return s;
+        };
+        std::string what = describe(values[i]);
+        if (rank0Tile && have)
+          what += " of " + typeName(have);
+        diags_.report(args[2]->getSourceRange(), Diag::ScanCombineResult)
+            << what << static_cast<unsigned>(i)
+            << (want ? typeName(want) : std::string("(known at launch)"));
+        return failure();
+      }
+      yielded.push_back(values[i].value);
+    }
+    b_.create<kite::YieldOp>(l, yielded);
+    // From outside, only scalars and one-element tiles (a rank known only
+    // after specialization is checked then).
+    mlir::Region &region = scan.getCombine();
+    mlir::WalkResult walk = region.walk([&](mlir::Operation *inner) {
+      for (Value v : inner->getOperands()) {
+        std::optional<llvm::SmallVector<int64_t>> s = shapeOf(v.getType());
+        if (region.isAncestor(v.getParentRegion()) || !isTile(v) || !s || s->empty())
+          continue;
+        diags_.report(args[2]->getSourceRange(), Diag::ExpectedKind)
+            << "only the combine function's arguments, scalars and one-element tiles inside "
+               "associative_scan"
+            << ("a tile of rank " + std::to_string(s->size()) + " from outside it");
+        return mlir::WalkResult::interrupt();
+      }
+      return mlir::WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  if (n == 1)
+    return KValue::of(scan.getResult(0));
+  std::vector<KValue> results;
+  for (Value r : scan.getResults())
+    results.push_back(KValue::of(r));
+  return KValue::aggregate(KValue::Kind::Tuple, results);
 }
 
 FailureOr<KValue>

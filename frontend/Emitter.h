@@ -249,10 +249,13 @@ private:
   mlir::FailureOr<KValue> emitConstruct(const clang::CXXConstructExpr *e);
   mlir::FailureOr<KValue> emitInitList(const clang::InitListExpr *e);
   mlir::FailureOr<KValue> emitLambda(const clang::LambdaExpr *e);
-  /// Inlines `callee` with `args` bound to its parameters.
+  /// Inlines `callee` with `args` bound to its parameters (or, where
+  /// `given` is not empty, the values `given`: a call kite itself makes,
+  /// such as an associative scan's combine function).
   mlir::FailureOr<KValue> emitInlineCall(const clang::FunctionDecl *callee,
                                          llvm::ArrayRef<const clang::Expr *> args,
-                                         const clang::Expr *call);
+                                         const clang::Expr *call,
+                                         llvm::ArrayRef<KValue> given = {});
   mlir::FailureOr<KValue> emitStdCall(const clang::FunctionDecl *callee,
                                       const clang::CallExpr *e);
   /// Assigns `value` to the variable `lhs` names (a rebind).
@@ -311,6 +314,8 @@ private:
                                      llvm::ArrayRef<const clang::Expr *> args,
                                      const clang::Expr *call);
   /// cumsum, cumprod, cummax, cummin (v, dim).
+  mlir::FailureOr<KValue> emitAssociativeScan(llvm::ArrayRef<const clang::Expr *> args,
+                                              const clang::Expr *call);
   mlir::FailureOr<KValue> emitScan(kite::ScanKind kind,
                                    llvm::ArrayRef<const clang::Expr *> args,
                                    const clang::Expr *call);

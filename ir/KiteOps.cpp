@@ -732,6 +732,99 @@ LogicalResult ScanOp::verify() {
   return success();
 }
 
+YieldOp AssociativeScanOp::getYield() {
+  return cast<YieldOp>(getCombine().front().getTerminator());
+}
+
+LogicalResult AssociativeScanOp::verify() {
+  if (getOperands().empty())
+    return emitOpError() << "scans no operands";
+  if (getResults().size() != getOperands().size())
+    return emitOpError() << "has " << getOperands().size() << " operands but "
+                         << getResults().size() << " results";
+  std::optional<int64_t> rank;
+  for (Value v : getOperands()) {
+    std::optional<int64_t> r = getRankOf(v.getType());
+    if (!r)
+      continue;
+    if (rank && *r != *rank)
+      return emitOpError() << "operands have ranks " << *rank << " and " << *r;
+    rank = r;
+  }
+  if (!rank)
+    return success();
+  if (*rank == 0)
+    return emitOpError() << "cannot scan a rank-0 tile";
+  if (failed(normalizeDim(getDim(), *rank)))
+    return emitOpError() << "dimension " << getDim() << " is out of range for a tile of rank "
+                         << *rank;
+  for (auto [operand, result] : llvm::zip(getOperands(), getResults())) {
+    if (failed(checkResultRank(*this, result.getType(), *rank)) ||
+        failed(checkResultElement(*this, result.getType(),
+                                  getElementTypeOrNull(operand.getType()))))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult AssociativeScanOp::verifyRegions() {
+  Block &body = getCombine().front();
+  size_t n = getOperands().size();
+  if (body.getNumArguments() != 2 * n)
+    return emitOpError() << "combine function takes " << body.getNumArguments()
+                         << " arguments; it should take " << 2 * n << " (two of each operand)";
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    std::optional<int64_t> r = getRankOf(arg.getType());
+    if (!isTile(arg.getType()) || (r && *r != 0))
+      return emitOpError() << "combine argument " << i << " should be a rank-0 tile, but is "
+                           << arg.getType();
+    Type want = getElementTypeOrNull(getOperands()[i % n].getType());
+    Type have = getElementTypeOrNull(arg.getType());
+    if (want && have && want != have)
+      return emitOpError() << "combine argument " << i << " should have element type " << want
+                           << ", but has " << have;
+  }
+  YieldOp yield = getYield();
+  if (yield.getValues().size() != n)
+    return emitOpError() << "combine function yields " << yield.getValues().size()
+                         << " values; it should yield " << n;
+  for (auto [i, v] : llvm::enumerate(yield.getValues())) {
+    std::optional<int64_t> r = getRankOf(v.getType());
+    if (!isTile(v.getType()) || (r && *r != 0))
+      return emitOpError() << "combine value " << i << " should be a rank-0 tile, but is "
+                           << v.getType();
+    Type want = getElementTypeOrNull(getOperands()[i].getType());
+    Type have = getElementTypeOrNull(v.getType());
+    if (want && have && want != have)
+      return emitOpError() << "combine value " << i << " has element type " << have
+                           << ", but the scan's operand " << i << " has " << want;
+  }
+  // Elementwise only: no memory, no nested regions, and from outside only
+  // scalars and rank-0 tiles (one value for every element).
+  WalkResult walk = body.walk([&](Operation *op) -> WalkResult {
+    if (op == yield.getOperation())
+      return WalkResult::advance();
+    if (op->getNumRegions() != 0 || !isMemoryEffectFree(op)) {
+      op->emitOpError() << "is not allowed in an associative scan's combine function, which "
+                           "computes only elementwise";
+      return WalkResult::interrupt();
+    }
+    for (Value v : op->getOperands()) {
+      if (getCombine().isAncestor(v.getParentRegion()))
+        continue;
+      std::optional<int64_t> r = getRankOf(v.getType());
+      if (!v.getType().isIntOrFloat() && !(isTile(v.getType()) && (!r || *r == 0))) {
+        op->emitOpError() << "uses a value of type " << v.getType()
+                          << " from outside the associative scan's combine function; only "
+                             "scalars and rank-0 tiles may come from outside";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 /// The value of `k` of a top-k, where it is a constant.
 static std::optional<int64_t> constantK(Value k) {
   llvm::APInt v;

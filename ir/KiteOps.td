@@ -256,9 +256,12 @@ def Kite_GridForOp : Kite_Op<"grid_for", [
 }
 
 def Kite_YieldOp : Kite_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["TileForOp", "GridForOp"]>]> {
-  let summary = "the loop-carried values of the next iteration";
+    ParentOneOf<["TileForOp", "GridForOp", "AssociativeScanOp"]>]> {
+  let summary = "the loop-carried values of the next iteration, or a combine's result";
   let description = [{
+    Ends a tile or grid loop's body (the values carried to the next
+    iteration) and an associative scan's combine function (its result).
+
     ```mlir
     kite.yield %acc : !kite.tile<?x?xf32>
     ```
@@ -568,6 +571,45 @@ def Kite_ScanOp : Kite_Op<"scan", [Pure]> {
     $kind $operand attr-dict `:` type($operand) `->` type($result) (`,` type($indices)^)?
   }];
   let hasVerifier = 1;
+}
+
+def Kite_AssociativeScanOp : Kite_Op<"associative_scan", [Pure,
+    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+  let summary = "an inclusive scan along one dimension with a user's combine function";
+  let description = [{
+    `associative_scan(v, dim, combine)` and `associative_scan(std::tuple{v,
+    w, ...}, dim, combine)`: element i of result j is the j-th value of
+    combine(...combine(combine(e_0, e_1), e_2)..., e_i), where e_k is the
+    tuple of the operands' elements at position k along `dim`. The
+    operands have one shape; the body takes the 2N rank-0 tiles of two
+    tuples (first the earlier one's N, then the later one's) and yields N
+    rank-0 tiles of the operands' dtypes. `combine` must be associative: the
+    GPU combines in a tree, not left to right. The body computes only
+    elementwise, from its arguments and constants.
+
+    ```mlir
+    %a, %b = kite.associative_scan %x, %y {dim = 1 : i64}
+        : !kite.tile<?x?xf32>, !kite.tile<?x?xf32> -> !kite.tile<?x?xf32>, !kite.tile<?x?xf32> {
+    ^bb0(%ex: !kite.tile<f32>, %ey: !kite.tile<f32>, %lx: !kite.tile<f32>, %ly: !kite.tile<f32>):
+      %m = kite.binary mul %ex, %lx : !kite.tile<f32>, !kite.tile<f32> -> !kite.tile<f32>
+      %t = kite.binary mul %ey, %lx : !kite.tile<f32>, !kite.tile<f32> -> !kite.tile<f32>
+      %s = kite.binary add %t, %ly : !kite.tile<f32>, !kite.tile<f32> -> !kite.tile<f32>
+      kite.yield %m, %s : !kite.tile<f32>, !kite.tile<f32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Kite_AnyTile>:$operands, Kite_DimAttr:$dim);
+  let results = (outs Variadic<Kite_AnyTile>:$results);
+  let regions = (region SizedRegion<1>:$combine);
+  let assemblyFormat = [{
+    $operands attr-dict `:` type($operands) `->` type($results) $combine
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The yield that ends the combine function.
+    YieldOp getYield();
+  }];
 }
 
 def Kite_SortOp : Kite_Op<"sort", [Pure]> {

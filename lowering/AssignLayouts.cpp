@@ -863,6 +863,19 @@ LogicalResult Assigner::assignOp(Operation *op) {
           setLayout(idx, layoutOf(s.getOperand()));
         return success();
       })
+      .Case([&](AssociativeScanOp s) {
+        // Every operand and result in the first operand's layout; the
+        // combine function's rank-0 values held whole by every thread.
+        BlockedLayoutAttr l = layoutOf(s.getOperands()[0]);
+        for (unsigned i = 1; i < s->getNumOperands(); ++i)
+          makeReadable(s, i, l, 0);
+        for (Value r : s.getResults())
+          setLayout(r, l);
+        Block &body = s.getCombine().front();
+        for (BlockArgument a : body.getArguments())
+          setLayout(a, l.withDims({}));
+        return assignBlock(body);
+      })
       .Case([&](ReduceOp r) {
         assignReduce(r);
         return success();

@@ -658,6 +658,59 @@ LogicalResult Inferrer::inferReductionOrProduct(Operation *op) {
           set(idx, makeTile(ctx, shape, i64()));
         return success();
       })
+      .Case([&](AssociativeScanOp c) -> LogicalResult {
+        // One shape for all operands; the combine function runs on rank-0
+        // tiles of their dtypes and must give those dtypes back.
+        std::optional<SmallVector<int64_t>> shape = shapeOf(c.getOperands()[0].getType());
+        for (Value v : c.getOperands()) {
+          std::optional<SmallVector<int64_t>> s = shapeOf(v.getType());
+          if (shape && s && *s != *shape)
+            return c.emitError() << "associative_scan of tiles of different shapes: "
+                                 << c.getOperands()[0].getType() << " and " << v.getType();
+        }
+        if (shape && !normDim(c.getDim(), shape->size()))
+          return c.emitError() << "dimension " << c.getDim()
+                               << " is out of range for a tile of rank " << shape->size();
+        size_t n = c.getOperands().size();
+        Block &body = c.getCombine().front();
+        for (auto [i, arg] : llvm::enumerate(body.getArguments()))
+          set(arg, makeTile(ctx, SmallVector<int64_t>(),
+                            tileElem(c.getOperands()[i % n].getType())));
+        if (failed(inferBlock(body)))
+          return failure();
+        WalkResult outside = body.walk([&](Operation *inner) {
+          for (Value v : inner->getOperands()) {
+            std::optional<SmallVector<int64_t>> s = shapeOf(v.getType());
+            if (c.getCombine().isAncestor(v.getParentRegion()) || !isa<TileType>(v.getType()) ||
+                !s || s->empty())
+              continue;
+            c.emitError() << "the combine function of associative_scan uses a tile of rank "
+                          << s->size() << " from outside it; it may use only its arguments, "
+                             "scalars and one-element tiles";
+            return WalkResult::interrupt();
+          }
+          return WalkResult::advance();
+        });
+        if (outside.wasInterrupted())
+          return failure();
+        for (auto [i, v] : llvm::enumerate(c.getYield().getValues())) {
+          Type want = tileElem(c.getOperands()[i].getType());
+          Type have = tileElem(v.getType());
+          if (want && have && want != have)
+            return c.emitError() << "the combine function of associative_scan returns " << have
+                                 << " for tensor " << i << ", whose dtype is " << want
+                                 << "; cast it back (.to(...)) in the combine function";
+          std::optional<SmallVector<int64_t>> s = shapeOf(v.getType());
+          if (s && !s->empty())
+            return c.emitError() << "the combine function of associative_scan returns a tile "
+                                    "of rank "
+                                 << s->size() << " for tensor " << i
+                                 << "; it must return one element (rank 0)";
+        }
+        for (auto [operand, result] : llvm::zip(c.getOperands(), c.getResults()))
+          set(result, makeTile(ctx, shapeOf(operand.getType()), tileElem(operand.getType())));
+        return success();
+      })
       .Case([&](DotOp d) -> LogicalResult {
         FailureOr<Type> t = inferMatmul(d, d.getLhs().getType(),
                                         d.getRhs().getType(), {}, 2);
@@ -850,7 +903,8 @@ LogicalResult Inferrer::infer(Operation *op) {
           [&](Operation *o) { return inferAccess(o); })
       .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, CastOp, RandomOp>(
           [&](Operation *o) { return inferElementwise(o); })
-      .Case<ReduceOp, ScanOp, SortOp, DotOp, AddmmOp, BmmOp, BaddbmmOp, MatmulOp>(
+      .Case<ReduceOp, ScanOp, AssociativeScanOp, SortOp, DotOp, AddmmOp, BmmOp, BaddbmmOp,
+            MatmulOp>(
           [&](Operation *o) { return inferReductionOrProduct(o); })
       .Case<FullOp, ArangeOp, UnsqueezeOp, SqueezeOp, TransposeOp, PermuteOp, ReshapeOp, ExpandOp, UnrealizedConversionCastOp>(
           [&](Operation *o) { return inferShapeOp(o); })

@@ -676,6 +676,22 @@ Tensor cumsum(const Tensor &x, int64_t dim);
 Tensor cumprod(const Tensor &x, int64_t dim);
 std::tuple<Tensor, Tensor> cummax(const Tensor &x, int64_t dim);
 std::tuple<Tensor, Tensor> cummin(const Tensor &x, int64_t dim);
+/// An inclusive scan along `dim` with your own combine function (as
+/// Triton's and Helion's associative_scan): element i of the result is
+/// combine(...combine(combine(x_0, x_1), x_2)..., x_i). `combine` takes two
+/// rank-0 tensors (the earlier element, then the later one) and returns
+/// one of the same dtype; it must be associative, since the GPU combines
+/// in a tree, and compute only elementwise.
+template <class F> Tensor associative_scan(const Tensor &x, int64_t dim, F &&combine);
+/// The same over several tensors of one shape at once: `combine` takes the
+/// earlier elements of each, then the later ones, (a0, a1, ..., b0, b1,
+/// ...), and returns a std::tuple of one per tensor, each of its dtype.
+///
+///     // h_t = a_t * h_{t-1} + b_t
+///     auto [ac, h] = associative_scan(std::tuple{a, b}, 1,
+///         [](auto a0, auto b0, auto a1, auto b1) { return std::tuple{a0 * a1, b0 * a1 + b1}; });
+template <class... Ts, class F>
+std::tuple<Ts...> associative_scan(const std::tuple<Ts...> &xs, int64_t dim, F &&combine);
 /// Sorts along `dim` (torch.sort(x, dim, descending, stable=True)): the
 /// values and their i64 positions along `dim`. NaN is the largest value;
 /// equal values keep their order.
@@ -1884,6 +1900,71 @@ inline std::tuple<Tensor, Tensor> scanWithIndices(bool isMax, const Tensor &x, i
     values = writeI(v, outShape, dt);
   }
   return {values, writeI(pos, outShape, DType::i64)};
+}
+
+/// The combine function of associative_scan on rank-0 tensors: the
+/// earlier elements, the later ones; one result per operand.
+using ScanCombine =
+    std::function<std::vector<Tensor>(const std::vector<Tensor> &, const std::vector<Tensor> &)>;
+
+/// associative_scan over `xs` (one shape), left to right along each line.
+inline std::vector<Tensor> associativeScan(const std::vector<Tensor> &xs, int64_t dim,
+                                           const ScanCombine &combine) {
+  const char *name = "associative_scan";
+  auto [rank, d, shape, outer, inner, R] = linesAlong(name, xs[0], dim);
+  Shape outShape = rank == 0 ? Shape{} : shape;
+  size_t n = xs.size();
+  // Each operand's elements as doubles (float dtypes) or int64s.
+  std::vector<std::vector<double>> fv(n);
+  std::vector<std::vector<int64_t>> iv(n);
+  for (size_t j = 0; j < n; ++j) {
+    if (Access::sizes(xs[j]) != Access::sizes(xs[0]))
+      fail(name, "operand " + std::to_string(j) + " is " + describe(xs[j]) +
+                     ", but operand 0 is " + describe(xs[0]) + "; all must have one shape");
+    if (is_floating(xs[j].dtype()))
+      fv[j] = readF(name, xs[j], xs[j].dtype(), Access::sizes(xs[j]));
+    else
+      iv[j] = readI(name, xs[j], xs[j].dtype(), Access::sizes(xs[j]));
+  }
+  auto element = [&](size_t j, size_t k) {
+    DType dt = xs[j].dtype();
+    return is_floating(dt) ? writeF({fv[j][k]}, Shape{}, dt) : writeI({iv[j][k]}, Shape{}, dt);
+  };
+  auto store = [&](size_t j, size_t k, const Tensor &t) {
+    DType dt = xs[j].dtype();
+    if (t.dim() != 0 || t.dtype() != dt)
+      fail(name, "the combine function returned " + describe(t) + " for operand " +
+                     std::to_string(j) + "; it must return a rank-0 " + dtype_name(dt) +
+                     " (the operand's dtype)");
+    if (is_floating(dt))
+      fv[j][k] = readF(name, t, dt, Shape{})[0];
+    else
+      iv[j][k] = readI(name, t, dt, Shape{})[0];
+  };
+  std::vector<Tensor> acc(n), next(n);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      for (size_t j = 0; j < n; ++j)
+        acc[j] = element(j, static_cast<size_t>(o * R * inner + i));
+      for (int64_t r = 1; r < R; ++r) {
+        size_t k = static_cast<size_t>((o * R + r) * inner + i);
+        for (size_t j = 0; j < n; ++j)
+          next[j] = element(j, k);
+        std::vector<Tensor> out = combine(acc, next);
+        if (out.size() != n)
+          fail(name, "the combine function returned " + std::to_string(out.size()) +
+                         " values for " + std::to_string(n) + " operands");
+        for (size_t j = 0; j < n; ++j) {
+          store(j, k, out[j]);
+          acc[j] = std::move(out[j]);
+        }
+      }
+    }
+  std::vector<Tensor> results;
+  for (size_t j = 0; j < n; ++j)
+    results.push_back(is_floating(xs[j].dtype()) ? writeF(fv[j], outShape, xs[j].dtype())
+                                                 : writeI(iv[j], outShape, xs[j].dtype()));
+  return results;
 }
 
 /// The first `k` of each line along `dim` in sorted order (k = the
@@ -3162,6 +3243,31 @@ inline std::tuple<Tensor, Tensor> cummax(const Tensor &x, int64_t dim) {
 }
 inline std::tuple<Tensor, Tensor> cummin(const Tensor &x, int64_t dim) {
   return detail::scanWithIndices(false, x, dim);
+}
+template <class F> Tensor associative_scan(const Tensor &x, int64_t dim, F &&combine) {
+  return detail::associativeScan(
+      {x}, dim, [&](const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
+        return std::vector<Tensor>{Tensor(combine(a[0], b[0]))};
+      })[0];
+}
+template <class... Ts, class F>
+std::tuple<Ts...> associative_scan(const std::tuple<Ts...> &xs, int64_t dim, F &&combine) {
+  static_assert(sizeof...(Ts) > 0 && (std::is_same_v<Ts, Tensor> && ...),
+                "associative_scan takes a std::tuple of Tensors");
+  constexpr size_t N = sizeof...(Ts);
+  auto seq = std::make_index_sequence<N>();
+  std::vector<Tensor> operands = std::apply(
+      [](const auto &...t) { return std::vector<Tensor>{t...}; }, xs);
+  std::vector<Tensor> out = detail::associativeScan(
+      operands, dim, [&](const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
+        return [&]<size_t... I>(std::index_sequence<I...>) {
+          std::tuple<Ts...> r = combine(a[I]..., b[I]...);
+          return std::vector<Tensor>{std::get<I>(r)...};
+        }(seq);
+      });
+  return [&]<size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<Ts...>{out[I]...};
+  }(seq);
 }
 inline std::tuple<Tensor, Tensor> sort(const Tensor &x, int64_t dim, bool descending) {
   return detail::sortImpl("sort", x, dim, descending, std::nullopt);

@@ -105,6 +105,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
       })
       .Case([&](ReduceOp r) { return emitReduce(r); })
       .Case([&](ScanOp s) { return emitScan(s); })
+      .Case([&](AssociativeScanOp s) { return emitAssociativeScan(s); })
       .Case([&](SortOp s) { return emitSort(s); })
       .Case([&](RandomOp r) {
         static const char *fns[] = {"k_rand_uniform", "k_rand_normal", "k_rand_bits"};

@@ -23,6 +23,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -556,7 +557,19 @@ private:
   LogicalResult emitTensorOp(Operation *op);
   LogicalResult emitSpanOp(Operation *op);
   LogicalResult emitUnary(UnaryOp op);
+  /// How emitScanLines scans: the values (`acc`, `bytes` each in shared
+  /// memory), the op (its type, an object of it, its identity), the value
+  /// of the element at a result index and coordinate along the dim, and
+  /// what to do with the scanned value there.
+  struct ScanSpec {
+    std::string acc, opType, op, identity;
+    int64_t bytes = 8;
+    std::function<std::string(ArrayRef<std::string>, const std::string &)> element;
+    std::function<void(ArrayRef<std::string>, const std::string &)> write;
+  };
+  void emitScanLines(const Tile &src, int64_t dim, const ScanSpec &spec);
   LogicalResult emitScan(ScanOp op);
+  LogicalResult emitAssociativeScan(AssociativeScanOp op);
   LogicalResult emitSort(SortOp op);
   LogicalResult emitBinary(BinaryOp op);
   LogicalResult emitReduce(ReduceOp op);

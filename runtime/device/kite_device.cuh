@@ -452,6 +452,48 @@ template <class T> __device__ __forceinline__ ArgPair<T> shfl_idx(ArgPair<T> v, 
                     __shfl_sync(0xffffffffu, v.index, lane)};
 }
 
+/// A value of any trivially copyable type, moved across lanes 32 bits at a
+/// time (`up`: from `arg` lanes lower; else from lane `arg`).
+template <class T> __device__ __forceinline__ T shfl_words(T v, int arg, bool up) {
+  constexpr int W = (sizeof(T) + 3) / 4;
+  unsigned w[W] = {};
+  memcpy(w, &v, sizeof(T));
+#pragma unroll
+  for (int i = 0; i < W; ++i)
+    w[i] = up ? __shfl_up_sync(0xffffffffu, w[i], arg) : __shfl_sync(0xffffffffu, w[i], arg);
+  T r;
+  memcpy(&r, w, sizeof(T));
+  return r;
+}
+
+/// An element of associative_scan (a struct of one field per scanned
+/// tile), or none: the identity a user's combine function lacks, for
+/// masked lanes and the first thread's empty prefix.
+template <class V> struct Maybe {
+  V value;
+  bool ok;
+};
+template <class V> __device__ __forceinline__ Maybe<V> shfl_up(Maybe<V> v, int delta) {
+  return shfl_words(v, delta, true);
+}
+template <class V> __device__ __forceinline__ Maybe<V> shfl_idx(Maybe<V> v, int lane) {
+  return shfl_words(v, lane, false);
+}
+
+/// A user's combine function `f(earlier, later)` as a scan op on
+/// Maybe<V>: none is the identity.
+template <class F> struct CombineOp {
+  F f;
+  template <class P> static __device__ __forceinline__ P identity() { return P{}; }
+  template <class P> __device__ __forceinline__ P combine(P a, P b) const {
+    if (!b.ok)
+      return a;
+    if (!a.ok)
+      return b;
+    return P{f(a.value, b.value), true};
+  }
+};
+
 /// The running extreme of cummax/cummin with its position, as PyTorch
 /// keeps it: `combine(earlier, later)` takes the later one if it is NaN, or
 /// if the earlier is not NaN and the later is at least as large (small);
@@ -483,9 +525,11 @@ template <bool IsMax> struct CumArgOp {
 /// (Kogge-Stone, the N scans interleaved), across warps through `scratch`
 /// (N * blockDim.x elements) in one round: each warp publishes its
 /// inclusive values, and every thread combines those of the warps before
-/// its own. Every thread of the block must call it.
+/// its own. Every thread of the block must call it. `op` is an object of
+/// Op: a stateless op's, or a CombineOp holding a user's function.
 template <class Op, int Stride, int Count, int N, class T>
-__device__ __forceinline__ void thread_scan_exclusive(T (&v)[N], T (&total)[N], T *scratch) {
+__device__ __forceinline__ void thread_scan_exclusive(T (&v)[N], T (&total)[N], T *scratch,
+                                                      const Op &op = Op()) {
   constexpr int InWarp = Stride >= 32 ? 1 : (Stride * Count <= 32 ? Count : 32 / Stride);
   constexpr int Across = Count / InWarp;
   const int tid = threadIdx.x;
@@ -497,7 +541,7 @@ __device__ __forceinline__ void thread_scan_exclusive(T (&v)[N], T (&total)[N], 
     for (int c = 0; c < N; ++c) {
       T y = shfl_up(v[c], k * Stride);
       if (inWarp >= k)
-        v[c] = Op::combine(y, v[c]);
+        v[c] = op.combine(y, v[c]);
     }
   }
   // v holds the inclusive scans within the warp.
@@ -508,9 +552,9 @@ __device__ __forceinline__ void thread_scan_exclusive(T (&v)[N], T (&total)[N], 
     if constexpr (InWarp > 1) {
       T y = shfl_up(v[c], Stride);
       warpTotal[c] = shfl_idx(v[c], (tid % 32) + (InWarp - 1 - inWarp) * Stride);
-      v[c] = inWarp > 0 ? y : Op::template identity<T>();
+      v[c] = inWarp > 0 ? y : op.template identity<T>();
     } else {
-      v[c] = Op::template identity<T>();
+      v[c] = op.template identity<T>();
     }
   }
   if constexpr (Across == 1) {
@@ -527,16 +571,16 @@ __device__ __forceinline__ void thread_scan_exclusive(T (&v)[N], T (&total)[N], 
     __syncthreads();
 #pragma unroll
     for (int c = 0; c < N; ++c) {
-      T before = Op::template identity<T>(), all = Op::template identity<T>();
+      T before = op.template identity<T>(), all = op.template identity<T>();
 #pragma unroll
       for (int u = 0; u < Across; ++u) {
         T w = scratch[c * nthreads + tid + (u * InWarp + InWarp - 1 - along) * Stride];
         if (u < warp)
-          before = Op::combine(before, w);
-        all = Op::combine(all, w);
+          before = op.combine(before, w);
+        all = op.combine(all, w);
       }
       total[c] = all;
-      v[c] = Op::combine(before, v[c]);
+      v[c] = op.combine(before, v[c]);
     }
   }
 }

@@ -493,6 +493,27 @@ std::vector<Case> cases() {
                },
                [](const std::vector<Arg> &a) { return many(cummax_rows(*a[0].tensor)); },
                rowScanConfigs, 1.0, "", /*exact=*/true});
+  // User combine functions (associative_scan): a linear recurrence over
+  // pairs of floats, and a segmented integer sum (exact).
+  c.push_back({"cumsum", "linear_recurrence", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("a", rand({13, n}, bf, s)),
+                                         T("b", randn({13, n}, f, s + 1))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(linear_recurrence(*a[0].tensor, *a[1].tensor));
+               },
+               rowScanConfigs, 64.0});
+  c.push_back({"cumsum", "segment_sums", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{
+                     T("x", randint(-1000, 1000, {13, n}, DType::i32, s)),
+                     T("starts", randint(0, 2, {13, n}, DType::i32, s + 1).to(DType::boolean))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(segment_sums(*a[0].tensor, *a[1].tensor));
+               },
+               rowScanConfigs, 1.0, "", /*exact=*/true});
   // Random numbers: the same bits as reference mode under every config.
   c.push_back({"random", "random_draws", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {

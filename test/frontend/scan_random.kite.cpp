@@ -20,6 +20,29 @@ KITE_KERNEL void scans(Tensor x) {
   }
 }
 
+// CHECK-LABEL: func.func @user_scans(
+// CHECK: %[[A:.*]] = kite.load
+// CHECK: %[[B:.*]] = kite.load
+// CHECK: %{{.*}}:2 = kite.associative_scan %[[A]], %[[B]] {dim = 1 : i64}
+// CHECK-NEXT: ^bb0(%[[A0:.*]]: !kite.tile<?>, %[[B0:.*]]: !kite.tile<?>, %[[A1:.*]]: !kite.tile<?>, %[[B1:.*]]: !kite.tile<?>):
+// CHECK-NEXT: %[[M:.*]] = kite.binary mul %[[A0]], %[[A1]]
+// CHECK-NEXT: %[[T:.*]] = kite.binary mul %[[B0]], %[[A1]]
+// CHECK-NEXT: %[[S:.*]] = kite.binary add %[[T]], %[[B1]]
+// CHECK-NEXT: kite.yield %[[M]], %[[S]]
+// CHECK: kite.associative_scan %{{.*}} {dim = 0 : i64} : !kite.tile<?x?xf32> -> !kite.tile<?x?xf32>
+// CHECK-NEXT: ^bb0(%[[X:.*]]: !kite.tile<f32>, %[[Y:.*]]: !kite.tile<f32>):
+// CHECK-NEXT: %[[MAX:.*]] = kite.binary maximum %[[X]], %[[Y]]
+// CHECK-NEXT: kite.yield %[[MAX]] : !kite.tile<f32>
+KITE_KERNEL void user_scans(Tensor a, Tensor b, Tensor out) {
+  for (auto [tm, tn] : tile(a.size(0), a.size(1))) {
+    auto [steps, h] = associative_scan(std::tuple{a[tm, tn], b[tm, tn]}, 1,
+        [](auto a0, auto b0, auto a1, auto b1) { return std::tuple{a0 * a1, b0 * a1 + b1}; });
+    auto running = [](auto x, auto y) { return maximum(x, y); };
+    auto m = associative_scan(zeros({tm, tn}, f32), 0, running);
+    out[tm, tn] = h + m;
+  }
+}
+
 // CHECK-LABEL: func.func @draws(
 // CHECK-SAME: %[[SEED:[^:]*]]: i64
 // CHECK: %[[OFF:.*]] = kite.span_index

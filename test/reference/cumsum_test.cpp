@@ -81,6 +81,64 @@ TEST(CumsumReference, CummaxPropagatesNan) {
   EXPECT_FALSE(std::isnan(v[3 * 300 + 299]));
 }
 
+TEST(CumsumReference, AssociativeScansMatchPlainLoops) {
+  for (auto [n, m] : kShapes) {
+    SCOPED_TRACE(formatSizes({n, m}));
+    // Steps a in (0, 1) keep h bounded.
+    auto a = rand({n, m}, bf16, 5), b = randn({n, m}, f32, 6);
+    auto av = a.to_doubles(), bv = b.to_doubles();
+    std::vector<double> h(av.size());
+    for (int64_t i = 0; i < n; ++i) {
+      double acc = 0;
+      for (int64_t j = 0; j < m; ++j)
+        h[i * m + j] = acc = av[i * m + j] * acc + bv[i * m + j];
+    }
+    auto tol = toleranceFor(f32, 8);
+    checkAtBlockSizes(
+        kSettings, [&] { return linear_recurrence(a, b); }, f32, {n, m}, h, tol, tol);
+
+    auto x = randint(-1000, 1000, {n, m}, i32, 7);
+    auto starts = randint(0, 2, {n, m}, i32, 8).to(boolean);
+    auto xv = x.to_doubles(), sv = starts.to_doubles();
+    std::vector<double> sums(xv.size());
+    for (int64_t i = 0; i < n; ++i) {
+      double acc = 0;
+      for (int64_t j = 0; j < m; ++j)
+        sums[i * m + j] = acc = (sv[i * m + j] != 0 || j == 0) ? xv[i * m + j] : acc + xv[i * m + j];
+    }
+    checkAtBlockSizes(
+        kSettings, [&] { return segment_sums(x, starts); }, i32, {n, m}, sums, {0, 0}, {0, 0});
+  }
+}
+
+TEST(CumsumReference, AssociativeScanChecksItsCombineFunction) {
+  auto f = from_vector<float>({3, 1, 4, 1, 5}, {5});
+  auto g = from_vector<float>({1, 2, 3}, {3});
+  auto firsts = associative_scan(f, 0, [](auto a, auto) { return a; });
+  EXPECT_EQ(firsts.to_doubles(), (std::vector<double>{3, 3, 3, 3, 3}));
+  auto maxima = associative_scan(f, -1, [](auto a, auto b) { return maximum(a, b); });
+  EXPECT_EQ(maxima.to_doubles(), (std::vector<double>{3, 3, 4, 4, 5}));
+  auto expectError = [](auto &&fn, const std::string &what) {
+    try {
+      fn();
+      FAIL() << "no error";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  expectError([&] { associative_scan(f, 0, [](auto a, auto b) { return (a + b).to(f64); }); },
+              "must return a rank-0 f32");
+  expectError(
+      [&] {
+        associative_scan(std::tuple{f, g}, 0, [](auto a0, auto b0, auto a1, auto b1) {
+          return std::tuple{a0 + a1, b0 + b1};
+        });
+      },
+      "all must have one shape");
+  expectError([&] { associative_scan(f, 1, [](auto a, auto b) { return a + b; }); },
+              "associative_scan");
+}
+
 TEST(CumsumReference, ScanDtypesAndDims) {
   auto i = from_vector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
   auto s = cumsum(i, 1);
