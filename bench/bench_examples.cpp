@@ -189,17 +189,18 @@ Bench rowBench(const std::string &name, const std::string &kernel, int64_t n, in
   return b;
 }
 
-/// Row scans: cumsum_rows (examples/cumsum.kite.cpp) of bf16 x [n, m],
-/// against torch.cumsum(x, 1).
-Bench scanBench(int64_t n, int64_t m) {
+/// Row scans (examples/cumsum.kite.cpp) of bf16 x [n, m]: cumsum_rows
+/// against torch.cumsum(x, 1), or (`cummax`) cummax_rows, values and i64
+/// positions, against torch.cummax(x, 1).
+Bench scanBench(int64_t n, int64_t m, bool cummax = false) {
   Bench b;
-  b.name = "cumsum";
+  b.name = cummax ? "cummax" : "cumsum";
   b.file = "cumsum";
-  b.kernel = "cumsum_rows";
+  b.kernel = cummax ? "cummax_rows" : "cumsum_rows";
   b.dtype = "bf16";
   b.rows = n;
   b.shape = std::to_string(n) + "x" + std::to_string(m);
-  b.bytes = 2.0 * n * m * 2;
+  b.bytes = double(n) * m * (cummax ? 2 + 2 + 8 : 2 + 2);
   b.inputs = [=] { return std::vector<DevArg>{DevArg{"x", randomDevice({n, m}, bf16, 31)}}; };
   b.specs = {ArgSpec::tensor("x", bf16, {n, m}, {}, 16)};
   b.configs = {""};
@@ -438,6 +439,7 @@ std::vector<Bench> benches() {
   // Issue 25's operations.
   b.push_back(scanBench(8192, 8192));
   b.push_back(scanBench(4096, 32000));
+  b.push_back(scanBench(8192, 8192, /*cummax=*/true));
   b.push_back(dropoutBench(8192, 8192));
   b.push_back(histogramBench(16 << 20, 256));
   for (auto [n, m] : {std::pair<int64_t, int64_t>{8192, 8192}, {4096, 32000}})

@@ -140,6 +140,8 @@ def main():
         "causal_attention": lambda q, k, v: attention(q, k, v, causal=True),
         "cumsum": lambda x: torch.cumsum(x, dim=1),
         "cumsum_f32": lambda x: torch.cumsum(x.float(), dim=1).to(x.dtype),
+        # Values only (kite's first output), for the cross-checks.
+        "cummax": lambda x: torch.cummax(x, dim=1).values,
         "dropout": lambda x: F.dropout(x, 0.1, training=True),
         "histogram": lambda x: torch.bincount(x, minlength=256),
         # Values only (both compute the indices too), for the cross-checks.
@@ -211,6 +213,7 @@ def main():
     # Issue 25's operations (bench_examples.cpp's scanBench, dropoutBench).
     benches += [("cumsum", f"{n}x{m}", (lambda n=n, m=m: (randn(n, m, dtype=bf16),)), fns["cumsum"])
                 for n, m in ((8192, 8192), (4096, 32000))]
+    benches.append(("cummax", "8192x8192", lambda: (randn(8192, 8192, dtype=bf16),), fns["cummax"]))
     benches.append(("dropout", "8192x8192", lambda: (randn(8192, 8192, dtype=bf16),), fns["dropout"]))
     for n, m in ((8192, 8192), (4096, 32000)):
         for dt, dname in ((bf16, "bf16"), (f32, "f32")):

@@ -233,6 +233,17 @@ private:
 // The Clang action
 //===----------------------------------------------------------------------===//
 
+/// Keeps the diagnostics reported to it, to report again later.
+class StoringConsumer : public clang::DiagnosticConsumer {
+public:
+  std::vector<clang::StoredDiagnostic> stored;
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
+                        const clang::Diagnostic &info) override {
+    clang::DiagnosticConsumer::HandleDiagnostic(level, info);
+    stored.emplace_back(level, info);
+  }
+};
+
 class CaptureConsumer : public clang::ASTConsumer {
 public:
   CaptureConsumer(mlir::ModuleOp module, const CaptureOptions &options,
@@ -296,7 +307,10 @@ public:
         options_.kernelDecls->push_back({fn->getName().str(), fn->getQualifiedNameAsString(),
                                          fn->hasExternalFormalLinkage()});
       KernelEmitter emitter(ast, diags, module_);
-      if (mlir::failed(emitter.emitKernel(fn)))
+      if (mlir::succeeded(emitter.emitKernel(fn)))
+        continue;
+      std::optional<unsigned> param = emitter.wantsRank();
+      if (!param || mlir::failed(emitRankForms(ast, diags, fn, *param)))
         failed_ = true;
     }
     if (failed_)
@@ -321,6 +335,77 @@ public:
   }
 
 private:
+  /// Captures `fn`, which tiles the sizes of tensor parameter `param` of
+  /// unknown rank, once per rank: the forms rankFormName(k, r) for the
+  /// ranks r in [1, kMaxRankForm] it captures at, and a declaration `k`
+  /// (kRankFormsAttrName) that kite-specialize resolves by the launch's
+  /// rank. A rank the kernel rejects (x.size(2) of a matrix) has no form,
+  /// silently; if no rank captures, the highest one's errors are reported.
+  mlir::LogicalResult emitRankForms(clang::ASTContext &ast, DiagReporter &diags,
+                                    const clang::FunctionDecl *fn, unsigned param) {
+    clang::DiagnosticsEngine &engine = diags.engine();
+    std::string name = fn->getName().str();
+    llvm::SmallVector<int64_t> ranks;
+    mlir::func::FuncOp first;
+    std::unique_ptr<StoringConsumer> lastErrors;
+    for (int64_t r = 1; r <= kite::kMaxRankForm; ++r) {
+      // Each form's errors go to a buffer, and count toward nothing.
+      auto buffer = std::make_unique<StoringConsumer>();
+      clang::DiagnosticConsumer *client = engine.getClient();
+      std::unique_ptr<clang::DiagnosticConsumer> owned = engine.takeClient();
+      engine.setClient(buffer.get(), /*ShouldOwnClient=*/false);
+      KernelEmitter form(ast, diags, module_);
+      form.assumeRank(param, r, kite::rankFormName(name, r));
+      bool ok = mlir::succeeded(form.emitKernel(fn));
+      if (owned)
+        engine.setClient(owned.release(), /*ShouldOwnClient=*/true);
+      else
+        engine.setClient(client, /*ShouldOwnClient=*/false);
+      engine.Reset(/*soft=*/true);
+      if (!ok) {
+        lastErrors = std::move(buffer);
+        continue;
+      }
+      ranks.push_back(r);
+      if (!first)
+        first = llvm::cast<mlir::func::FuncOp>(
+            mlir::SymbolTable::lookupSymbolIn(module_, kite::rankFormName(name, r)));
+    }
+    for (int64_t r : ranks) {
+      auto f = llvm::cast<mlir::func::FuncOp>(
+          mlir::SymbolTable::lookupSymbolIn(module_, kite::rankFormName(name, r)));
+      f->removeAttr(kite::kKernelAttrName);
+    }
+    if (ranks.empty()) {
+      diags.report(fn->getLocation(), Diag::NoRankForm)
+          << name << fn->getParamDecl(param)->getName()
+          << static_cast<unsigned>(kite::kMaxRankForm);
+      if (lastErrors)
+        for (const clang::StoredDiagnostic &d : lastErrors->stored)
+          engine.Report(d);
+      return mlir::failure();
+    }
+    // The declaration: the forms' signature with the parameter unranked
+    // and every result a tensor of unknown rank.
+    mlir::OpBuilder b(module_.getContext());
+    b.setInsertionPoint(first);
+    mlir::FunctionType type = first.getFunctionType();
+    llvm::SmallVector<mlir::Type> inputs(type.getInputs()), results;
+    inputs[param] = kite::TensorType::get(module_.getContext(), std::nullopt, mlir::Type());
+    for (size_t i = 0; i < type.getNumResults(); ++i)
+      results.push_back(kite::TensorType::get(module_.getContext(), std::nullopt, mlir::Type()));
+    auto decl = b.create<mlir::func::FuncOp>(first.getLoc(), name,
+                                             b.getFunctionType(inputs, results));
+    decl.setPrivate();
+    decl->setAttr(kite::kKernelAttrName, b.getUnitAttr());
+    decl->setAttr(kite::kRankFormsAttrName,
+                  b.getDictionaryAttr({b.getNamedAttr("param", b.getI64IntegerAttr(param)),
+                                       b.getNamedAttr("ranks", b.getDenseI64ArrayAttr(ranks))}));
+    for (unsigned i = 0; i < inputs.size(); ++i)
+      decl.setArgAttr(i, kite::kArgNameAttrName, first.getArgAttr(i, kite::kArgNameAttrName));
+    return mlir::success();
+  }
+
   mlir::ModuleOp module_;
   const CaptureOptions &options_;
   bool &failed_;
@@ -479,8 +564,14 @@ kite::frontend::KernelText kite::frontend::kernelText(mlir::ModuleOp module,
                                                       llvm::StringRef name) {
   mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
   llvm::SmallVector<mlir::Operation *> others;
+  // Other kernels and their rank forms go; this kernel's forms stay.
+  llvm::SmallVector<std::string> forms;
+  for (int64_t r = 1; r <= kite::kMaxRankForm; ++r)
+    forms.push_back(kite::rankFormName(name, r));
   for (auto other : copy->getOps<mlir::func::FuncOp>())
-    if (other->hasAttr("kite.kernel") && other.getSymName() != name)
+    if (other.getSymName() != name && !llvm::is_contained(forms, other.getSymName()) &&
+        (other->hasAttr(kite::kKernelAttrName) ||
+         other.getSymName().contains(".rank")))
       others.push_back(other);
   for (mlir::Operation *op : others)
     op->erase();

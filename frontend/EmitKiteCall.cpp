@@ -1999,8 +1999,18 @@ KernelEmitter::emitLoopSpec(const clang::Expr *range, llvm::StringRef &kind) {
       std::optional<int64_t> rank =
           isTensor(*x) ? kite::getRankOf(x->getType()) : std::nullopt;
       if (!rank) {
-        diags_.report(arg->getSourceRange(), Diag::UnknownRankTile)
-            << "x.sizes()";
+        // A kernel parameter's rank: the kernel is captured once per rank
+        // instead (Capture.cpp), unless one rank is assumed already.
+        auto param = dyn_cast<mlir::BlockArgument>(*x);
+        if (param && param.getOwner() == &func_.getBody().front() && !assumedRank_) {
+          wantsRank_ = param.getArgNumber();
+          return failure();
+        }
+        std::string what = "x.sizes()";
+        if (auto *ref = dyn_cast<clang::DeclRefExpr>(
+                sizesCall->getImplicitObjectArgument()->IgnoreParenImpCasts()))
+          what = ref->getDecl()->getNameAsString() + ".sizes()";
+        diags_.report(arg->getSourceRange(), Diag::UnknownRankTile) << what;
         return failure();
       }
       for (int64_t d = 0; d < *rank; ++d) {

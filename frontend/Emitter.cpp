@@ -95,7 +95,10 @@ LogicalResult KernelEmitter::emitSignature(const clang::FunctionDecl *fn,
       continue;
     }
     if (isKiteClass(type, "Tensor")) {
-      argTypes.push_back(tensorType(std::nullopt, {}));
+      std::optional<llvm::SmallVector<int64_t>> shape;
+      if (assumedRank_ && assumedRank_->first == argTypes.size())
+        shape = llvm::SmallVector<int64_t>(assumedRank_->second, mlir::ShapedType::kDynamic);
+      argTypes.push_back(tensorType(shape, {}));
       continue;
     }
     clang::QualType bare = type.getNonReferenceType().getUnqualifiedType();
@@ -147,7 +150,8 @@ LogicalResult KernelEmitter::emitSignature(const clang::FunctionDecl *fn,
     return failure();
 
   b_.setInsertionPointToEnd(module_.getBody());
-  func = b_.create<mlir::func::FuncOp>(loc(fn), fn->getName(),
+  func = b_.create<mlir::func::FuncOp>(loc(fn), funcName_.empty() ? fn->getName().str()
+                                                                  : funcName_,
                                        b_.getFunctionType(argTypes, {}));
   func->setAttr(kite::kKernelAttrName, b_.getUnitAttr());
   for (auto [i, param] : llvm::enumerate(fn->parameters()))

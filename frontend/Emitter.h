@@ -107,6 +107,16 @@ public:
   /// errors and returns failure on them.
   mlir::LogicalResult emitKernel(const clang::FunctionDecl *fn);
 
+  /// Captures the kernel as if tensor parameter `param` had rank `rank`,
+  /// into a func named `name` (a rank form: see Capture.cpp).
+  void assumeRank(unsigned param, int64_t rank, std::string name) {
+    assumedRank_ = {param, rank};
+    funcName_ = std::move(name);
+  }
+  /// After a failed emitKernel: the tensor parameter whose rank a
+  /// `tile(x.sizes())` needed (nothing was reported), if that was why.
+  std::optional<unsigned> wantsRank() const { return wantsRank_; }
+
 private:
   //===--------------------------------------------------------------------===//
   // Kernel signature and locations (Emitter.cpp)
@@ -446,6 +456,9 @@ private:
   const clang::ReturnStmt *returnStmt_ = nullptr;
   const clang::FunctionDecl *kernel_ = nullptr;
   mlir::func::FuncOp func_;
+  std::optional<std::pair<unsigned, int64_t>> assumedRank_;
+  std::string funcName_;
+  std::optional<unsigned> wantsRank_;
 };
 
 } // namespace kite::frontend

@@ -76,6 +76,17 @@ mlir::Type parseDTypeName(mlir::MLIRContext *ctx, llvm::StringRef name);
 /// argument attribute holding a parameter's source name.
 constexpr llvm::StringLiteral kKernelAttrName = "kite.kernel";
 constexpr llvm::StringLiteral kArgNameAttrName = "kite.name";
+/// On a kernel declaration whose body exists once per rank of one tensor
+/// parameter (`tile(x.sizes())` of a parameter of unknown rank): a
+/// dictionary {param = index, ranks = [the ranks captured]}; the forms are
+/// the functions rankFormName(kernel, rank), which kite-specialize picks
+/// from by the launch's rank.
+constexpr llvm::StringLiteral kRankFormsAttrName = "kite.rank_forms";
+/// The largest rank a rank form is captured for.
+constexpr int64_t kMaxRankForm = 6;
+inline std::string rankFormName(llvm::StringRef kernel, int64_t rank) {
+  return (kernel + ".rank" + llvm::Twine(rank)).str();
+}
 
 } // namespace kite
 

@@ -88,16 +88,27 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
     if (failed(found))
       return signalPassFailure();
     func::FuncOp func = *found;
-    for (auto other : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-      if (other != func)
-        other.erase();
-
     std::string error;
     FailureOr<std::vector<LaunchArg>> specs =
         parseLaunchArgs(&getContext(), args, error);
     if (failed(specs)) {
       func.emitError() << "bad argument spec: " << error;
       return signalPassFailure();
+    }
+    std::string kernelName = func.getSymName().str();
+    if (func->hasAttr(kRankFormsAttrName)) {
+      FailureOr<func::FuncOp> form = rankForm(module, func, *specs);
+      if (failed(form))
+        return signalPassFailure();
+      func = *form;
+    }
+    for (auto other : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (other != func)
+        other.erase();
+    if (func.getSymName() != kernelName) {
+      // A rank form becomes the kernel, under the kernel's name.
+      func->setAttr(kKernelAttrName, UnitAttr::get(&getContext()));
+      func.setSymName(kernelName);
     }
     if (failed(applySpecs(func, *specs)))
       return signalPassFailure();
@@ -129,6 +140,37 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
         c.erase();
       }
     });
+  }
+
+  /// The form of `decl` (a kernel captured once per rank of a parameter)
+  /// for the rank `specs` give that parameter.
+  FailureOr<func::FuncOp> rankForm(ModuleOp module, func::FuncOp decl,
+                                   ArrayRef<LaunchArg> specs) {
+    auto forms = decl->getAttrOfType<DictionaryAttr>(kRankFormsAttrName);
+    auto param = forms.getAs<IntegerAttr>("param");
+    auto ranks = forms.getAs<DenseI64ArrayAttr>("ranks");
+    if (!param || !ranks || ranks.empty())
+      return decl.emitError() << "malformed " << kRankFormsAttrName << " " << forms;
+    int64_t p = param.getInt();
+    // Without a tensor spec for the parameter, any form reports what is
+    // wrong with the specs.
+    int64_t rank = ranks[0];
+    if (p < (int64_t)specs.size() && specs[p].isTensor)
+      rank = specs[p].sizes.size();
+    auto form = dyn_cast_or_null<func::FuncOp>(
+        SymbolTable::lookupSymbolIn(module, rankFormName(decl.getSymName(), rank)));
+    if (!form || !llvm::is_contained(ranks.asArrayRef(), rank)) {
+      auto nameAttr = decl.getArgAttrOfType<StringAttr>(p, kArgNameAttrName);
+      InFlightDiagnostic d = decl.emitError()
+                             << "kernel '" << decl.getSymName() << "' tiles the sizes of '"
+                             << (nameAttr ? nameAttr.getValue() : StringRef("?"))
+                             << "', and was captured for ranks";
+      for (int64_t r : ranks.asArrayRef())
+        d << " " << r;
+      d << "; " << specs[p].str() << " has rank " << rank;
+      return failure();
+    }
+    return form;
   }
 
   LogicalResult applySpecs(func::FuncOp func, ArrayRef<LaunchArg> specs) {

@@ -24,6 +24,7 @@
 
 // The kernels, compiled natively for reference mode.
 #include "../../examples/add.kite.cpp"
+#include "../../examples/any_rank.kite.cpp"
 #include "../../examples/attention.kite.cpp"
 #include "../../examples/bmm.kite.cpp"
 #include "../../examples/causal_attention.kite.cpp"
@@ -121,6 +122,22 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[32,16],"num_warps":1})", R"({"block_sizes":[8,32],"pid_type":"xyz"})",
                 R"({"block_sizes":[8,32],"pid_type":"persistent_interleaved"})",
                 R"({"block_sizes":[8,32],"pid_type":"persistent_blocked"})"}});
+  // Any rank (tile(x.sizes())): n picks the rank, 1 to 6, and the sizes.
+  auto anyRankShape = [](int64_t n) -> std::vector<int64_t> {
+    switch (n) {
+    case 1: return {1};
+    case 7: return {7, 3, 5};
+    case 1000: return {2, 1000, 3, 3};
+    default: return {3, 2, 1, n, 1, 3};
+    }
+  };
+  c.push_back({"any_rank", "add_any", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn(anyRankShape(n), f, s)),
+                                         T("y", randn(anyRankShape(n), f, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(add_any(*a[0].tensor, *a[1].tensor)); },
+               {""}});
   c.push_back({"exp", "exp_kernel", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({n, 3}, bf, s))}; },
                [](const std::vector<Arg> &a) { return one(exp_kernel(*a[0].tensor)); },

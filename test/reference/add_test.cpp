@@ -1,12 +1,14 @@
-//===- add_test.cpp - Reference mode of examples/add.kite.cpp -------------===//
+//===- add_test.cpp - Reference mode of the elementwise add examples ------===//
 //
-// This file implements the reference-mode test of the elementwise add
-// example: plain loops in double vs. the kernel on the CPU, at several block
-// sizes and at shapes no block size divides.
+// This file implements the reference-mode tests of the elementwise add
+// examples (examples/add.kite.cpp, and examples/any_rank.kite.cpp at ranks
+// 1 to 6): plain loops in double vs. the kernel on the CPU, at several
+// block sizes and at shapes no block size divides.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../../examples/add.kite.cpp"
+#include "../../examples/any_rank.kite.cpp"
 
 #include "compare.hpp"
 
@@ -36,6 +38,17 @@ TEST(AddReference, MatchesPlainLoops) {
           kSettings, [&] { return add(x, y); }, dtype, {m, n}, referenceAdd(x, y),
           Tolerance{0, 0}, Tolerance{0, 0});
     }
+  }
+}
+
+TEST(AddReference, AnyRankMatchesPlainLoops) {
+  for (const std::vector<int64_t> &shape : std::vector<std::vector<int64_t>>{
+           {1}, {4097}, {7, 1000}, {3, 5, 7}, {2, 3, 4, 65}, {1, 2, 1, 3, 1, 5}}) {
+    SCOPED_TRACE(formatSizes(shape));
+    auto x = randn(shape, f32, 3), y = randn(shape, f32, 4);
+    checkAtBlockSizes(
+        kSettings, [&] { return add_any(x, y); }, f32, shape, referenceAdd(x, y),
+        Tolerance{0, 0}, Tolerance{0, 0});
   }
 }
 
