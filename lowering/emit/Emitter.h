@@ -239,7 +239,8 @@ private:
   /// by pointer expression: the buffer, its element type and span.
   struct PrivateTarget {
     std::string buf;
-    Type elem;
+    Type elem; // the tensor's
+    Type acc;  // the copy's: f32 for 16-bit floats, else elem
     int64_t span = 0;
   };
   std::map<std::string, PrivateTarget> privates;

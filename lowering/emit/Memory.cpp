@@ -540,16 +540,19 @@ void Emitter::emitAccessElement(const Access &a, ArrayRef<std::string> k,
                        ? at(*valueTile, k, t.rank() - valueTile->rank())
                        : scalar(value);
   std::string stmt;
+  Type target = ref.elem; // what an atomic adds into: the tensor, or its private copy
   if (atomic)
-    if (auto it = privates.find(ref.ptr); it != privates.end())
+    if (auto it = privates.find(ref.ptr); it != privates.end()) {
       ptr = llvm::formatv("{0}[{1}]", it->second.buf, offset);
+      target = it->second.acc;
+    }
   if (!atomic)
     stmt = llvm::formatv("{0} = cvt<{1}>({2});", ptr, cType(ref.elem), v);
   else {
     StringRef fn = *atomic == AtomicKind::add   ? "atomic_add"
                    : *atomic == AtomicKind::max ? "atomic_max"
                                                 : "atomic_min";
-    stmt = llvm::formatv("{0}(&{1}, cvt<{2}>({3}));", fn, ptr, cType(ref.elem), v);
+    stmt = llvm::formatv("{0}(&{1}, cvt<{2}>({3}));", fn, ptr, cType(target), v);
   }
   line(cond.empty() ? stmt : llvm::formatv("if ({0}) {1}", cond, stmt).str());
 }
@@ -584,7 +587,7 @@ void Emitter::planPrivateAtomics() {
       tensor = a.getTensor();
       Type e = tensors.count(tensor) ? tensors[tensor].elem : Type();
       privatizable = a.getKind() == AtomicKind::add && e &&
-                     (e.isInteger(32) || e.isInteger(64) || e.isF32() || e.isF64());
+                     (e.isInteger(32) || e.isInteger(64) || isa<FloatType>(e));
     } else if (auto l = dyn_cast<LoadOp>(op)) {
       tensor = l.getTensor();
     } else if (auto st = dyn_cast<StoreOp>(op)) {
@@ -602,7 +605,11 @@ void Emitter::planPrivateAtomics() {
   int64_t total = 0;
   for (auto &[ptr, info] : seen) {
     auto [span, bad] = info;
-    int64_t bytes = span * elementBytes(elems[ptr]);
+    // 16-bit floats add up in f32, rounded once when added to the tensor.
+    Type acc = elems[ptr];
+    if (acc.isBF16() || acc.isF16())
+      acc = Float32Type::get(acc.getContext());
+    int64_t bytes = span * elementBytes(acc);
     if (bad || total + bytes > kMaxPrivateBytes)
       continue;
     total += bytes;
@@ -610,8 +617,9 @@ void Emitter::planPrivateAtomics() {
     PrivateTarget p;
     p.buf = fresh("kite_private");
     p.elem = elems[ptr];
+    p.acc = acc;
     p.span = span;
-    std::string type = cType(p.elem);
+    std::string type = cType(p.acc);
     line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2}); // atomic adds "
                        "into {3}, gathered here",
                        type, p.buf, sharedBase, ptr));
@@ -624,7 +632,7 @@ void Emitter::planPrivateAtomics() {
 void Emitter::openPrivateAtomics() {
   for (auto &[ptr, p] : privates)
     line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) {2}[i] = cvt<{3}>(0);",
-                       p.span, numThreads, p.buf, cType(p.elem)));
+                       p.span, numThreads, p.buf, cType(p.acc)));
   if (!privates.empty())
     line("__syncthreads();");
 }
@@ -635,6 +643,6 @@ void Emitter::flushPrivateAtomics() {
   line("__syncthreads();");
   for (auto &[ptr, p] : privates)
     line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) if ({2}[i] != cvt<{3}>(0)) "
-                       "atomic_add(&{4}[i], {2}[i]);",
-                       p.span, numThreads, p.buf, cType(p.elem), ptr));
+                       "atomic_add(&{4}[i], cvt<{5}>({2}[i]));",
+                       p.span, numThreads, p.buf, cType(p.acc), ptr, cType(p.elem)));
 }

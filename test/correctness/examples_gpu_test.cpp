@@ -676,6 +676,22 @@ std::vector<Case> cases() {
                    return one(index_add_rows(*a[0].tensor, *a[1].tensor, (int64_t)a[2].scalar));
                  },
                  scatterConfigs, 1.0, "index_add_rows_" + name, /*exact=*/true});
+    c.push_back({"atomics", "weighted_histogram", {1, 7, 1000, 40097},
+                 [=](int64_t n, uint64_t s) {
+                   // Small integer weights: sums exact in any order.
+                   return std::vector<Arg>{
+                       T("x", randint(-3, 67, {n}, DType::i32, s)),
+                       T("w", randint(-4, 5, {n}, DType::f32, s + 1).to(dtype)),
+                       S("bins", 64, DType::i64)};
+                 },
+                 [](const std::vector<Arg> &a) {
+                   return one(weighted_histogram(*a[0].tensor, *a[1].tensor,
+                                                 (int64_t)a[2].scalar));
+                 },
+                 {"", R"({"block_sizes":[1024],"privatize_atomics":false})",
+                  R"({"block_sizes":[64],"num_warps":1})",
+                  R"({"block_sizes":[4096],"num_warps":8,"pid_type":"persistent_interleaved"})"},
+                 1.0, "weighted_histogram_" + name, /*exact=*/true});
     c.push_back({"atomics", "index_max_min_rows", {1, 7, 1000, 4097},
                  [=](int64_t n, uint64_t s) { return scatterInputs(n, dtype, s, true); },
                  [](const std::vector<Arg> &a) {

@@ -25,3 +25,15 @@ KITE_KERNEL std::tuple<Tensor, Tensor> index_max_min_rows(Tensor idx, Tensor src
   }
   return {hi, lo};
 }
+
+// A weighted histogram into few enough bins to gather in shared memory
+// (privatize_atomics): 16-bit weights add up in f32 there, and each
+// program adds its bins to the output once.
+KITE_KERNEL Tensor weighted_histogram(Tensor x, Tensor w, int64_t bins) {
+  auto counts = zeros({specialize(bins)}, w.dtype());
+  for (auto t : tile(x.size(0))) {
+    auto v = x[t];
+    atomic_add(counts, {v}, w[t], (v >= 0) & (v < bins));
+  }
+  return counts;
+}
