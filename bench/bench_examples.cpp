@@ -189,20 +189,21 @@ Bench rowBench(const std::string &name, const std::string &kernel, int64_t n, in
   return b;
 }
 
-/// Row scans (examples/cumsum.kite.cpp) of bf16 x [n, m]: cumsum_rows
-/// against torch.cumsum(x, 1), or (`cummax`) cummax_rows, values and i64
-/// positions, against torch.cummax(x, 1).
-Bench scanBench(int64_t n, int64_t m, bool cummax = false) {
+/// Row scans (examples/cumsum.kite.cpp) of x [n, m]: cumsum_rows against
+/// torch.cumsum(x, 1), or (`cummax`) cummax_rows, values and i64 positions,
+/// against torch.cummax(x, 1). The shape names a dtype other than bf16.
+Bench scanBench(int64_t n, int64_t m, bool cummax = false, DType dtype = bf16) {
   Bench b;
   b.name = cummax ? "cummax" : "cumsum";
   b.file = "cumsum";
   b.kernel = cummax ? "cummax_rows" : "cumsum_rows";
-  b.dtype = "bf16";
+  b.dtype = dtype_name(dtype);
   b.rows = n;
-  b.shape = std::to_string(n) + "x" + std::to_string(m);
-  b.bytes = double(n) * m * (cummax ? 2 + 2 + 8 : 2 + 2);
-  b.inputs = [=] { return std::vector<DevArg>{DevArg{"x", randomDevice({n, m}, bf16, 31)}}; };
-  b.specs = {ArgSpec::tensor("x", bf16, {n, m}, {}, 16)};
+  b.shape = std::to_string(n) + "x" + std::to_string(m) + (dtype == bf16 ? "" : " " + b.dtype);
+  double e = element_size(dtype);
+  b.bytes = double(n) * m * (cummax ? e + e + 8 : e + e);
+  b.inputs = [=] { return std::vector<DevArg>{DevArg{"x", randomDevice({n, m}, dtype, 31)}}; };
+  b.specs = {ArgSpec::tensor("x", dtype, {n, m}, {}, 16)};
   b.configs = {""};
   for (int w : {4, 8, 16, 32})
     b.configs.push_back(R"({"block_sizes":[1],"num_warps":)" + std::to_string(w) + "}");
@@ -439,6 +440,8 @@ std::vector<Bench> benches() {
   // Issue 25's operations.
   b.push_back(scanBench(8192, 8192));
   b.push_back(scanBench(4096, 32000));
+  b.push_back(scanBench(8192, 8192, false, DType::f32));
+  b.push_back(scanBench(4096, 32000, false, DType::f32));
   b.push_back(scanBench(8192, 8192, /*cummax=*/true));
   b.push_back(dropoutBench(8192, 8192));
   b.push_back(histogramBench(16 << 20, 256));

@@ -213,6 +213,8 @@ def main():
     # Issue 25's operations (bench_examples.cpp's scanBench, dropoutBench).
     benches += [("cumsum", f"{n}x{m}", (lambda n=n, m=m: (randn(n, m, dtype=bf16),)), fns["cumsum"])
                 for n, m in ((8192, 8192), (4096, 32000))]
+    benches += [("cumsum", f"{n}x{m} f32", (lambda n=n, m=m: (randn(n, m, dtype=f32),)), fns["cumsum"])
+                for n, m in ((8192, 8192), (4096, 32000))]
     benches.append(("cummax", "8192x8192", lambda: (randn(8192, 8192, dtype=bf16),), fns["cummax"]))
     benches.append(("dropout", "8192x8192", lambda: (randn(8192, 8192, dtype=bf16),), fns["dropout"]))
     for n, m in ((8192, 8192), (4096, 32000)):

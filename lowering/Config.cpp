@@ -408,6 +408,14 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
       loopRanks.push_back(t.getNumDims());
     else if (auto g = dyn_cast<GridForOp>(&op))
       loopRanks.push_back(g.getNumDims());
+  if (c.pid_type == "xyz" && (loopRanks.size() != 1 || loopRanks[0] > 3)) {
+    std::string ranks;
+    for (int64_t r : loopRanks)
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    error = "pid_type = 'xyz' needs a single top-level loop of at most 3 dims, and the "
+            "kernel's top-level loops have [" + ranks + "] dims; use 'flat'";
+    return failure();
+  }
   if (c.loop_orders.size() > loopRanks.size() || c.l2_groupings.size() > loopRanks.size()) {
     error = "loop_orders and l2_groupings have one entry per top-level loop, and the kernel "
             "has " + std::to_string(loopRanks.size());

@@ -137,7 +137,10 @@ std::vector<Case> cases() {
                                          T("y", randn(anyRankShape(n), f, s + 1))};
                },
                [](const std::vector<Arg> &a) { return one(add_any(*a[0].tensor, *a[1].tensor)); },
-               {""}});
+               // Block sizes differ by rank: the default's, with other launches.
+               {"", R"({"num_warps":2})", R"({"num_warps":1,"pid_type":"xyz"})",
+                R"({"num_warps":8,"pid_type":"persistent_interleaved"})",
+                R"({"pid_type":"persistent_blocked"})"}});
   c.push_back({"exp", "exp_kernel", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) { return std::vector<Arg>{T("x", randn({n, 3}, bf, s))}; },
                [](const std::vector<Arg> &a) { return one(exp_kernel(*a[0].tensor)); },
@@ -690,7 +693,8 @@ std::vector<Case> cases() {
                  },
                  {"", R"({"block_sizes":[1024],"privatize_atomics":false})",
                   R"({"block_sizes":[64],"num_warps":1})",
-                  R"({"block_sizes":[4096],"num_warps":8,"pid_type":"persistent_interleaved"})"},
+                  R"({"block_sizes":[4096],"num_warps":8,"pid_type":"persistent_interleaved"})",
+                  R"({"block_sizes":[256],"num_warps":2,"pid_type":"persistent_blocked"})"},
                  1.0, "weighted_histogram_" + name, /*exact=*/true});
     c.push_back({"atomics", "index_max_min_rows", {1, 7, 1000, 4097},
                  [=](int64_t n, uint64_t s) { return scatterInputs(n, dtype, s, true); },
