@@ -137,8 +137,9 @@ std::vector<Case> cases() {
                                          T("y", randn(anyRankShape(n), f, s + 1))};
                },
                [](const std::vector<Arg> &a) { return one(add_any(*a[0].tensor, *a[1].tensor)); },
-               // Block sizes differ by rank: the default's, with other launches.
-               {"", R"({"num_warps":2})", R"({"num_warps":1,"pid_type":"xyz"})",
+               // Block sizes differ by rank: the default's, with other launches
+               // (xyz only fits ranks up to 3).
+               {"", R"({"num_warps":2})", R"({"num_warps":16})", R"({"num_warps":1,"pid_type":"xyz"})",
                 R"({"num_warps":8,"pid_type":"persistent_interleaved"})",
                 R"({"pid_type":"persistent_blocked"})"}});
   c.push_back({"exp", "exp_kernel", {1, 7, 1000, 4097},
