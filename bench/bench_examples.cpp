@@ -116,6 +116,7 @@ struct Bench {
   std::map<std::string, std::pair<int64_t, int64_t>> intRanges; // index inputs, for tuning
   int64_t rows = 0;   // row-wise kernels: the row count (inputs and outputs whose
                       // dim 0 has it are sampled by rows for the cross-check)
+  bool sampleWhole = false; // cross-checked on whole inputs and output (a histogram)
   bool sweep = false; // one of issue 5's sweep shapes (not GPU.md's table)
   std::string key() const { return name + " " + shape; }
 };
@@ -249,6 +250,7 @@ Bench histogramBench(int64_t n, int64_t bins) {
   b.specs = {ArgSpec::tensor("x", DType::i32, {n}, {}, 16),
              ArgSpec::scalar("bins", DType::i64, double(bins))};
   b.intRanges["x"] = {0, bins};
+  b.sampleWhole = true;
   b.configs = {"", R"({"block_sizes":[1024],"privatize_atomics":false})"};
   for (const char *pid : {"persistent_interleaved", "persistent_blocked"})
     for (int bs : {2048, 8192})
@@ -479,8 +481,8 @@ json writeSample(const std::string &path, const Bench &b, const std::vector<DevA
   int64_t offset = 0;
   auto put = [&](const std::string &name, const Tensor &t) {
     std::vector<int64_t> sizes = t.sizes();
-    bool byRow = name == "x" || name == "y" || name == "logits" || name == "target" || name == "out" ||
-                 name == "q" || name == "k" || name == "v";
+    bool byRow = b.rows > 0 && (name == "x" || name == "y" || name == "logits" || name == "target" || name == "out" ||
+                 name == "q" || name == "k" || name == "v");
     if (byRow && !sizes.empty() && sizes[0] == b.rows)
       sizes[0] = std::min(rows, sizes[0]);
     int64_t n = 1;
@@ -800,7 +802,7 @@ int main(int argc, char **argv) {
         bool slow = bestMs > 10.0;
         double again = autotune::timeLaunches([&] { run_plan(*bestPlan, kargs, results); }, &flush, slow ? 2 : s.warmup,
                               slow ? std::min(s.runs, 50) : s.runs);
-        if (!s.samplesDir.empty() && b.rows > 0 && !results.empty()) {
+        if (!s.samplesDir.empty() && (b.rows > 0 || b.sampleWhole) && !results.empty()) {
           std::string file = b.key();
           for (char &c : file)
             if (!std::isalnum((unsigned char)c))

@@ -840,17 +840,24 @@ KernelEmitter::emitScan(kite::ScanKind kind, llvm::ArrayRef<const clang::Expr *>
                            {KValue::of(op.getResult()), KValue::of(op.getIndices())});
 }
 
+namespace {
+std::string typeText(Type t) {
+  std::string s;
+  llvm::raw_string_ostream(s) << t;
+  return s;
+}
+} // namespace
+
 /// associative_scan(v, dim, combine) or associative_scan(std::tuple{v, w,
 /// ...}, dim, combine): a kite.associative_scan whose region is the
-/// lambda, inlined on rank-0 tiles (the instance reference mode made of a
-/// generic lambda: its call operator on Tensors).
+/// lambda, inlined on rank-0 tiles (emitScanCombine).
 FailureOr<KValue> KernelEmitter::emitAssociativeScan(llvm::ArrayRef<const clang::Expr *> args,
                                                      const clang::Expr *call) {
   FailureOr<KValue> first = emitExpr(args[0]);
   if (failed(first))
     return failure();
-  bool isTuple = first->kind == KValue::Kind::Tuple;
-  std::vector<KValue> items = isTuple ? first->elems : std::vector<KValue>{*first};
+  std::vector<KValue> items =
+      first->kind == KValue::Kind::Tuple ? first->elems : std::vector<KValue>{*first};
   llvm::SmallVector<Value> operands;
   for (const KValue &item : items) {
     if (!item.isValue() || !isTile(item.value)) {
@@ -872,10 +879,8 @@ FailureOr<KValue> KernelEmitter::emitAssociativeScan(llvm::ArrayRef<const clang:
     if (!shape)
       shape = s;
     if (shape && s && *s != *shape) {
-      std::string a, b;
-      llvm::raw_string_ostream(a) << operands[0].getType();
-      llvm::raw_string_ostream(b) << v.getType();
-      diags_.report(args[0]->getSourceRange(), Diag::ScanShapes) << a << b;
+      diags_.report(args[0]->getSourceRange(), Diag::ScanShapes)
+          << typeText(operands[0].getType()) << typeText(v.getType());
       return failure();
     }
   }
@@ -890,9 +895,9 @@ FailureOr<KValue> KernelEmitter::emitAssociativeScan(llvm::ArrayRef<const clang:
 
   if (auto *ref = dyn_cast<clang::DeclRefExpr>(args[2]->IgnoreParenImpCasts());
       ref && isa<clang::FunctionDecl>(ref->getDecl())) {
+    std::string name = ref->getDecl()->getNameAsString();
     diags_.report(args[2]->getSourceRange(), Diag::ScanCombineNotLambda)
-        << ("the function '" + ref->getDecl()->getNameAsString() +
-            "' (wrap it: [](auto a, auto b) { return " + ref->getDecl()->getNameAsString() +
+        << ("the function '" + name + "' (wrap it: [](auto a, auto b) { return " + name +
             "(a, b); })");
     return failure();
   }
@@ -903,9 +908,9 @@ FailureOr<KValue> KernelEmitter::emitAssociativeScan(llvm::ArrayRef<const clang:
     diags_.report(args[2]->getSourceRange(), Diag::ScanCombineNotLambda) << describe(*fn);
     return failure();
   }
+  // The call operator reference mode calls: of a generic lambda, its
+  // instance with 2N parameters.
   size_t n = operands.size();
-  // The call operator reference mode calls: a generic lambda's instance
-  // with 2N parameters.
   const clang::CXXMethodDecl *op = fn->lambda->getCallOperator();
   if (const clang::FunctionTemplateDecl *generic = fn->lambda->getDependentCallOperator()) {
     op = nullptr;
@@ -914,8 +919,7 @@ FailureOr<KValue> KernelEmitter::emitAssociativeScan(llvm::ArrayRef<const clang:
         op = llvm::cast<clang::CXXMethodDecl>(spec);
   }
   if (!op || op->getNumParams() != 2 * n) {
-    unsigned have = op ? op->getNumParams()
-                       : fn->lambda->getCallOperator()->getNumParams();
+    unsigned have = op ? op->getNumParams() : fn->lambda->getCallOperator()->getNumParams();
     diags_.report(args[2]->getSourceRange(), Diag::ScanCombineArity)
         << have << static_cast<unsigned>(n) << static_cast<unsigned>(2 * n);
     return failure();
@@ -924,89 +928,85 @@ FailureOr<KValue> KernelEmitter::emitAssociativeScan(llvm::ArrayRef<const clang:
   llvm::SmallVector<Type> resultTypes;
   for (Value v : operands)
     resultTypes.push_back(v.getType());
-  mlir::Location l = loc(call);
-  auto scan = b_.create<kite::AssociativeScanOp>(l, resultTypes, operands,
+  auto scan = b_.create<kite::AssociativeScanOp>(loc(call), resultTypes, operands,
                                                  b_.getI64IntegerAttr(*dim));
-  {
-    mlir::OpBuilder::InsertionGuard guard(b_);
-    mlir::Block *body = b_.createBlock(&scan.getCombine());
-    std::vector<KValue> params;
-    for (size_t i = 0; i < 2 * n; ++i)
-      params.push_back(KValue::of(body->addArgument(
-          tileType(llvm::ArrayRef<int64_t>{},
-                   kite::getElementTypeOrNull(operands[i % n].getType())),
-          l)));
-    FailureOr<KValue> result = emitInlineCall(op, {}, call, params);
-    if (failed(result))
-      return failure();
-    std::vector<KValue> values =
-        n == 1 ? std::vector<KValue>{*result} : result->elems;
-    if ((n > 1 && result->kind != KValue::Kind::Tuple) || values.size() != n) {
-      diags_.report(args[2]->getSourceRange(), Diag::ExpectedKind)
-          << ("a std::tuple of " + std::to_string(n) + " values from the combine function")
-          << describe(*result);
-      return failure();
-    }
-    llvm::SmallVector<Value> yielded;
-    for (size_t i = 0; i < n; ++i) {
-      Type want = kite::getElementTypeOrNull(operands[i].getType());
-      Type have = values[i].isValue() ? kite::getElementTypeOrNull(values[i].value.getType())
-                                      : Type();
-      // (A rank known only after specialization is checked then.)
-      bool rank0Tile = values[i].isValue() && isTile(values[i].value) &&
-                       (!shapeOf(values[i].value.getType()) ||
-                        shapeOf(values[i].value.getType())->empty());
-      std::optional<llvm::SmallVector<int64_t>> rs =
-          values[i].isValue() ? shapeOf(values[i].value.getType()) : std::nullopt;
-      if (values[i].isValue() && isTile(values[i].value) && rs && !rs->empty()) {
-        diags_.report(args[2]->getSourceRange(), Diag::ExpectedKind)
-            << "one element (a rank-0 tile) from the combine function of associative_scan"
-            << ("a tile of rank " + std::to_string(rs->size()) + " for tensor " +
-                std::to_string(i));
-        return failure();
-      }
-      if (!rank0Tile || (want && have && want != have)) {
-        auto typeName = [](Type t) {
-          std::string s;
-          llvm::raw_string_ostream(s) << t;
-          return s;
-        };
-        std::string what = describe(values[i]);
-        if (rank0Tile && have)
-          what += " of " + typeName(have);
-        diags_.report(args[2]->getSourceRange(), Diag::ScanCombineResult)
-            << what << static_cast<unsigned>(i)
-            << (want ? typeName(want) : std::string("(known at launch)"));
-        return failure();
-      }
-      yielded.push_back(values[i].value);
-    }
-    b_.create<kite::YieldOp>(l, yielded);
-    // From outside, only scalars and one-element tiles (a rank known only
-    // after specialization is checked then).
-    mlir::Region &region = scan.getCombine();
-    mlir::WalkResult walk = region.walk([&](mlir::Operation *inner) {
-      for (Value v : inner->getOperands()) {
-        std::optional<llvm::SmallVector<int64_t>> s = shapeOf(v.getType());
-        if (region.isAncestor(v.getParentRegion()) || !isTile(v) || !s || s->empty())
-          continue;
-        diags_.report(args[2]->getSourceRange(), Diag::ExpectedKind)
-            << "only the combine function's arguments, scalars and one-element tiles inside "
-               "associative_scan"
-            << ("a tile of rank " + std::to_string(s->size()) + " from outside it");
-        return mlir::WalkResult::interrupt();
-      }
-      return mlir::WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return failure();
-  }
+  if (failed(emitScanCombine(scan, op, args[2], call)))
+    return failure();
   if (n == 1)
     return KValue::of(scan.getResult(0));
   std::vector<KValue> results;
   for (Value r : scan.getResults())
     results.push_back(KValue::of(r));
   return KValue::aggregate(KValue::Kind::Tuple, results);
+}
+
+/// The region of `scan`: the combine function `op` inlined on 2N rank-0
+/// tiles, yielding one value of each operand's dtype.
+LogicalResult KernelEmitter::emitScanCombine(kite::AssociativeScanOp scan,
+                                             const clang::CXXMethodDecl *op,
+                                             const clang::Expr *fnExpr,
+                                             const clang::Expr *call) {
+  size_t n = scan.getOperands().size();
+  mlir::Location l = loc(call);
+  mlir::OpBuilder::InsertionGuard guard(b_);
+  mlir::Block *body = b_.createBlock(&scan.getCombine());
+  std::vector<KValue> params;
+  for (size_t i = 0; i < 2 * n; ++i)
+    params.push_back(KValue::of(body->addArgument(
+        tileType(llvm::ArrayRef<int64_t>{},
+                 kite::getElementTypeOrNull(scan.getOperands()[i % n].getType())),
+        l)));
+  FailureOr<KValue> result = emitInlineCall(op, {}, call, params);
+  if (failed(result))
+    return failure();
+  std::vector<KValue> values = n == 1 ? std::vector<KValue>{*result} : result->elems;
+  if ((n > 1 && result->kind != KValue::Kind::Tuple) || values.size() != n) {
+    diags_.report(fnExpr->getSourceRange(), Diag::ExpectedKind)
+        << ("a std::tuple of " + std::to_string(n) + " values from the combine function")
+        << describe(*result);
+    return failure();
+  }
+  // One element of each operand's dtype (a rank or dtype known only after
+  // specialization is checked then).
+  llvm::SmallVector<Value> yielded;
+  for (auto [i, v] : llvm::enumerate(values)) {
+    bool tile = v.isValue() && isTile(v.value);
+    std::optional<llvm::SmallVector<int64_t>> shape =
+        tile ? shapeOf(v.value.getType()) : std::nullopt;
+    if (shape && !shape->empty()) {
+      diags_.report(fnExpr->getSourceRange(), Diag::ExpectedKind)
+          << "one element (a rank-0 tile) from the combine function of associative_scan"
+          << ("a tile of rank " + std::to_string(shape->size()) + " for tensor " +
+              std::to_string(i));
+      return failure();
+    }
+    Type want = kite::getElementTypeOrNull(scan.getOperands()[i].getType());
+    Type have = tile ? kite::getElementTypeOrNull(v.value.getType()) : Type();
+    if (!tile || (want && have && want != have)) {
+      diags_.report(fnExpr->getSourceRange(), Diag::ScanCombineResult)
+          << (describe(v) + (have ? " of " + typeText(have) : std::string()))
+          << static_cast<unsigned>(i) << (want ? typeText(want) : "(known at launch)");
+      return failure();
+    }
+    yielded.push_back(v.value);
+  }
+  b_.create<kite::YieldOp>(l, yielded);
+  // From outside, only scalars and one-element tiles.
+  mlir::Region &region = scan.getCombine();
+  mlir::WalkResult walk = region.walk([&](mlir::Operation *inner) {
+    for (Value v : inner->getOperands()) {
+      std::optional<llvm::SmallVector<int64_t>> s = shapeOf(v.getType());
+      if (region.isAncestor(v.getParentRegion()) || !isTile(v) || !s || s->empty())
+        continue;
+      diags_.report(fnExpr->getSourceRange(), Diag::ExpectedKind)
+          << "only the combine function's arguments, scalars and one-element tiles inside "
+             "associative_scan"
+          << ("a tile of rank " + std::to_string(s->size()) + " from outside it");
+      return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 FailureOr<KValue>

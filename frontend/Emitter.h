@@ -326,6 +326,9 @@ private:
   /// cumsum, cumprod, cummax, cummin (v, dim).
   mlir::FailureOr<KValue> emitAssociativeScan(llvm::ArrayRef<const clang::Expr *> args,
                                               const clang::Expr *call);
+  mlir::LogicalResult emitScanCombine(kite::AssociativeScanOp scan,
+                                      const clang::CXXMethodDecl *op,
+                                      const clang::Expr *fnExpr, const clang::Expr *call);
   mlir::FailureOr<KValue> emitScan(kite::ScanKind kind,
                                    llvm::ArrayRef<const clang::Expr *> args,
                                    const clang::Expr *call);
