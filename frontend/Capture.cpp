@@ -348,6 +348,7 @@ private:
     llvm::SmallVector<int64_t> ranks;
     mlir::func::FuncOp first;
     std::unique_ptr<StoringConsumer> lastErrors;
+    bool hadErrors = engine.hasErrorOccurred(); // another kernel's
     for (int64_t r = 1; r <= kite::kMaxRankForm; ++r) {
       // Each form's errors go to a buffer, and count toward nothing.
       auto buffer = std::make_unique<StoringConsumer>();
@@ -361,7 +362,8 @@ private:
         engine.setClient(owned.release(), /*ShouldOwnClient=*/true);
       else
         engine.setClient(client, /*ShouldOwnClient=*/false);
-      engine.Reset(/*soft=*/true);
+      if (!hadErrors)
+        engine.Reset(/*soft=*/true);
       if (!ok) {
         lastErrors = std::move(buffer);
         continue;
