@@ -260,6 +260,32 @@ Bench histogramBench(int64_t n, int64_t bins) {
   return b;
 }
 
+/// Atomic adds of gathered rows: index_add_rows
+/// (test/correctness/kernels/atomics.kite.cpp) of f32 src [n, c] into
+/// `rows` rows at idx, against torch's zeros.index_add_(0, idx, src).
+Bench indexAddBench(int64_t n, int64_t c, int64_t rows) {
+  Bench b;
+  b.name = "index_add";
+  b.file = "atomics";
+  b.kernel = "index_add_rows";
+  b.dtype = "f32";
+  b.shape = std::to_string(n) + "x" + std::to_string(c) + " into " + std::to_string(rows);
+  b.bytes = 4.0 * n * c + 8.0 * n + 4.0 * rows * c;
+  b.inputs = [=] {
+    return std::vector<DevArg>{DevArg{"idx", randomDevice({n}, DType::i64, 35, rows)},
+                               DevArg{"src", randomDevice({n, c}, DType::f32, 36)},
+                               DevArg{"rows", std::nullopt, double(rows), DType::i64}};
+  };
+  b.specs = {ArgSpec::tensor("idx", DType::i64, {n}, {}, 16),
+             ArgSpec::tensor("src", DType::f32, {n, c}, {}, 16),
+             ArgSpec::scalar("rows", DType::i64, double(rows))};
+  b.intRanges["idx"] = {0, rows};
+  b.sampleWhole = true;
+  b.configs = {"", R"({"block_sizes":[16,128],"num_warps":4})",
+               R"({"block_sizes":[32,128],"num_warps":8})"};
+  return b;
+}
+
 /// Row sorts (sort_rows, descending) and top-k (topk_rows, k given) of x
 /// [n, m] (examples/topk.kite.cpp), against torch.sort(x, 1, descending)
 /// and torch.topk(x, k, 1).
@@ -447,6 +473,7 @@ std::vector<Bench> benches() {
   b.push_back(scanBench(8192, 8192, /*cummax=*/true));
   b.push_back(dropoutBench(8192, 8192));
   b.push_back(histogramBench(16 << 20, 256));
+  b.push_back(indexAddBench(1 << 18, 128, 4096));
   for (auto [n, m] : {std::pair<int64_t, int64_t>{8192, 8192}, {4096, 32000}})
     for (DType dt : {bf16, f32}) {
       b.push_back(sortBench(n, m, dt, 0));

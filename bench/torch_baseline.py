@@ -225,6 +225,11 @@ def main():
                 benches.append(("topk", f"{n}x{m} {dname} k{k}",
                                 (lambda n=n, m=m, dt=dt: (randn(n, m, dtype=dt),)),
                                 (lambda x, k=k: torch.topk(x, k, dim=1).values)))
+    benches.append(("index_add", f"{1 << 18}x128 into 4096",
+                    lambda: (torch.randint(0, 4096, (1 << 18,), device=dev, generator=g),
+                             randn(1 << 18, 128, dtype=f32)),
+                    lambda idx, src: torch.zeros(4096, src.shape[1], device=dev,
+                                                 dtype=src.dtype).index_add_(0, idx, src)))
     benches.append(("histogram", f"{16 << 20} into 256",
                     lambda: (torch.randint(0, 256, (16 << 20,), device=dev, dtype=torch.int32,
                                            generator=g),), fns["histogram"]))
@@ -248,7 +253,7 @@ def main():
         "copy": {"bytes": nbytes, "ms": copy_ms, "gbps": copy_gbps},
         "kernels": [],
     }
-    dtypes = {"add": "f32", "sum": "f32", "histogram": "i32"}
+    dtypes = {"add": "f32", "sum": "f32", "histogram": "i32", "index_add": "f32"}
     torch_dtypes = {"bf16": bf16, "f16": torch.float16, "f32": f32, "f64": torch.float64,
                     "i8": torch.int8, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
 
