@@ -40,8 +40,9 @@
 //   exp exp2 log log2 sqrt rsqrt abs sin cos tanh erf sigmoid relu silu gelu
 //   floor ceil pow maximum minimum clamp where
 //   sum mean amax amin prod argmax argmin (v, dim, keepdim = false)
-//   cumsum cumprod cummax cummin (v, dim), sort(v, dim, descending) topk(v, k, dim,
-//   largest) (values and i64 positions)
+//   cumsum cumprod cummax cummin (v, dim), associative_scan(v or std::tuple{v, ...},
+//   dim, combine), sort(v, dim, descending) topk(v, k, dim, largest) (values and
+//   i64 positions)
 //   unsqueeze squeeze transpose permute reshape expand (free functions too)
 //   dot matmul addmm bmm baddbmm
 //   load(x, {idx...} [, mask]) store(x, {idx...}, v [, mask])
