@@ -3,10 +3,11 @@
 // `cumsum_long` streams column tiles of a tunable width and carries each
 // row's running total from one tile to the next, so rows of any length fit.
 // `cummax_rows` is the running maximum and where it was found, as
-// torch.cummax (NaN propagates). `linear_recurrence` and `segment_sums`
-// scan with their own combine functions (associative_scan): the first
-// solves h_t = a_t * h_{t-1} + b_t along each row, the second sums runs of
-// a row that restart wherever `starts` is set.
+// torch.cummax (NaN propagates). `linear_recurrence`, `segment_sums` and
+// `forward_fill` scan with their own combine functions (associative_scan):
+// the first solves h_t = a_t * h_{t-1} + b_t along each row, the second
+// sums runs of a row that restart wherever `starts` is set, the third
+// replaces each 0 by the last non-zero value before it.
 #include <kite/kite.hpp>
 using namespace kite;
 
@@ -67,5 +68,14 @@ KITE_KERNEL Tensor segment_sums(Tensor x, Tensor starts) {
         });
     out[tm, all] = sums;
   }
+  return out;
+}
+
+// Forward fill: "the later value unless it is 0" is associative.
+KITE_KERNEL Tensor forward_fill(Tensor x) {
+  auto out = empty_like(x);
+  for (auto tm : tile(x.size(0)))
+    out[tm, all] = associative_scan(x[tm, all], 1,
+                                    [](auto a, auto b) { return where(b != 0, b, a); });
   return out;
 }

@@ -525,6 +525,18 @@ std::vector<Case> cases() {
                  return one(linear_recurrence(*a[0].tensor, *a[1].tensor));
                },
                rowScanConfigs, 64.0});
+  c.push_back({"cumsum", "forward_fill", {1, 7, 1000, 4097},
+               [=](int64_t n, uint64_t s) {
+                 // Mostly zeros, in bf16: the fill only selects (exact).
+                 Tensor x = randn({13, n}, f, s);
+                 float *p = x.data<float>();
+                 for (int64_t i = 0; i < 13 * n; ++i)
+                   if (i % 5 != 0)
+                     p[i] = 0;
+                 return std::vector<Arg>{T("x", x.to(bf))};
+               },
+               [](const std::vector<Arg> &a) { return one(forward_fill(*a[0].tensor)); },
+               rowScanConfigs, 1.0, "", /*exact=*/true});
   c.push_back({"cumsum", "segment_sums", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{

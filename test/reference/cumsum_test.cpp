@@ -111,6 +111,12 @@ TEST(CumsumReference, AssociativeScansMatchPlainLoops) {
   }
 }
 
+TEST(CumsumReference, ForwardFillKeepsTheLastNonZero) {
+  auto x = from_vector<float>({0, 1.5, 0, 0, -2, 0, 3, 0}, {2, 4}).to(bf16);
+  EXPECT_EQ(forward_fill(x).to_doubles(), (std::vector<double>{0, 1.5, 1.5, 1.5, -2, -2, 3, 3}));
+  EXPECT_EQ(forward_fill(x).dtype(), bf16);
+}
+
 TEST(CumsumReference, AssociativeScanChecksItsCombineFunction) {
   auto f = from_vector<float>({3, 1, 4, 1, 5}, {5});
   auto g = from_vector<float>({1, 2, 3}, {3});
