@@ -566,14 +566,13 @@ kite::frontend::KernelText kite::frontend::kernelText(mlir::ModuleOp module,
                                                       llvm::StringRef name) {
   mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
   llvm::SmallVector<mlir::Operation *> others;
-  // Other kernels and their rank forms go; this kernel's forms stay.
-  llvm::SmallVector<std::string> forms;
+  // Every other function is another kernel or one of its rank forms; this
+  // kernel's forms stay.
+  llvm::SmallVector<std::string> keep = {name.str()};
   for (int64_t r = 1; r <= kite::kMaxRankForm; ++r)
-    forms.push_back(kite::rankFormName(name, r));
+    keep.push_back(kite::rankFormName(name, r));
   for (auto other : copy->getOps<mlir::func::FuncOp>())
-    if (other.getSymName() != name && !llvm::is_contained(forms, other.getSymName()) &&
-        (other->hasAttr(kite::kKernelAttrName) ||
-         other.getSymName().contains(".rank")))
+    if (!llvm::is_contained(keep, other.getSymName()))
       others.push_back(other);
   for (mlir::Operation *op : others)
     op->erase();

@@ -582,6 +582,11 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[256]})", R"({"block_sizes":[1024],"num_warps":8})"}});
   // Atomic adds into few bins: private copies in shared memory (default),
   // global atomics, persistent programs that flush once.
+  const std::vector<std::string> histogramConfigs = {
+      "", R"({"block_sizes":[1024],"privatize_atomics":false})",
+      R"({"block_sizes":[64],"num_warps":1})",
+      R"({"block_sizes":[4096],"num_warps":8,"pid_type":"persistent_interleaved"})",
+      R"({"block_sizes":[256],"num_warps":2,"pid_type":"persistent_blocked"})"};
   c.push_back({"histogram", "histogram", {1, 7, 1000, 40097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randint(-3, 259, {n}, DType::i32, s)),
@@ -590,11 +595,7 @@ std::vector<Case> cases() {
                [](const std::vector<Arg> &a) {
                  return one(histogram(*a[0].tensor, (int64_t)a[1].scalar));
                },
-               {"", R"({"block_sizes":[1024],"privatize_atomics":false})",
-                R"({"block_sizes":[64],"num_warps":1})",
-                R"({"block_sizes":[4096],"num_warps":8,"pid_type":"persistent_interleaved"})",
-                R"({"block_sizes":[256],"num_warps":2,"pid_type":"persistent_blocked"})"},
-               1.0, "", /*exact=*/true});
+               histogramConfigs, 1.0, "", /*exact=*/true});
   // Sorts and top-k: ties (values rounded to quarters) and a NaN, exact.
   auto sortRows = [](int64_t rows, int64_t n, DType dtype, uint64_t s) {
     Tensor x = randn({rows, n}, DType::f32, s);
@@ -704,11 +705,7 @@ std::vector<Case> cases() {
                    return one(weighted_histogram(*a[0].tensor, *a[1].tensor,
                                                  (int64_t)a[2].scalar));
                  },
-                 {"", R"({"block_sizes":[1024],"privatize_atomics":false})",
-                  R"({"block_sizes":[64],"num_warps":1})",
-                  R"({"block_sizes":[4096],"num_warps":8,"pid_type":"persistent_interleaved"})",
-                  R"({"block_sizes":[256],"num_warps":2,"pid_type":"persistent_blocked"})"},
-                 1.0, "weighted_histogram_" + name, /*exact=*/true});
+                 histogramConfigs, 1.0, "weighted_histogram_" + name, /*exact=*/true});
     c.push_back({"atomics", "index_max_min_rows", {1, 7, 1000, 4097},
                  [=](int64_t n, uint64_t s) { return scatterInputs(n, dtype, s, true); },
                  [](const std::vector<Arg> &a) {
