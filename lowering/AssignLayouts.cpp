@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Config.h"
+#include "lowering/DynamicShapes.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -477,15 +478,18 @@ int64_t Assigner::accessRun(Operation *loop) {
     int64_t rank = shape.size();
     // Strides and alignment: a parameter's as specialized; anything else
     // (an output kite allocates) is dense and aligned.
+    // (A stride taken at launch counts as what it is a multiple of.)
     SmallVector<int64_t> strides(rank, 1);
     int64_t align = 16;
     auto arg = dyn_cast<BlockArgument>(tensor);
     auto func = loop->getParentOfType<func::FuncOp>();
-    if (arg && arg.getOwner()->isEntryBlock() &&
-        func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(), "kite.strides")) {
-      ArrayRef<int64_t> s =
-          func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(), "kite.strides");
-      strides.assign(s.begin(), s.end());
+    SmallVector<StrideFact> facts;
+    if (arg && arg.getOwner()->isEntryBlock())
+      facts = argStrides(func, arg.getArgNumber());
+    if (!facts.empty()) {
+      strides.clear();
+      for (const StrideFact &f : facts)
+        strides.push_back(f.divisor);
       if (auto a = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "kite.align"))
         align = a.getInt();
     } else if (arg || llvm::any_of(shape, ShapedType::isDynamic)) {
@@ -509,6 +513,10 @@ int64_t Assigner::accessRun(Operation *loop) {
         divides(strides[d]);
     if (!ShapedType::isDynamic(shape[rank - 1]))
       divides(shape[rank - 1]);
+    else if (auto d = arg ? func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(),
+                                                                      "kite.divisors")
+                          : DenseI64ArrayAttr())
+      divides(d.asArrayRef().back());
     any = true;
     widest = std::max(widest, w * bytes / narrowestBytes);
     return WalkResult::advance();

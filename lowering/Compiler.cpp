@@ -121,27 +121,30 @@ std::vector<bool> specializedScalars(func::FuncOp f) {
   return result;
 }
 
-/// The specs a dynamic-shapes plan is compiled for: each contiguous
-/// tensor's outermost size of at least 2 becomes its divisor class, where
-/// the kernel lets it (dynamicLeadingDims); everything else stays as given.
+/// The specs a dynamic-shapes plan is compiled for: each size of at least 2
+/// of a contiguous tensor becomes its divisor class, where the kernel lets
+/// it (dynamicDims); everything else stays as given.
 std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
                                            const std::vector<kite::ArgSpec> &args) {
   std::vector<int64_t> ranks;
   for (const kite::ArgSpec &a : args)
     ranks.push_back(a.is_tensor() ? int64_t(a.sizes.size()) : -1);
-  std::vector<bool> dynamic = kite::dynamicLeadingDims(captured, ranks);
+  std::vector<std::vector<bool>> dynamic = kite::dynamicDims(captured, ranks);
   std::vector<kite::ArgSpec> specs = args;
   for (size_t i = 0; i < specs.size() && i < dynamic.size(); ++i) {
     kite::ArgSpec &a = specs[i];
-    if (!dynamic[i] || !a.is_tensor() || a.sizes.empty() || a.sizes[0] < 2 ||
-        !a.divisors.empty())
+    if (!a.is_tensor() || !a.divisors.empty() || !a.is_contiguous())
       continue;
-    if (!a.is_contiguous())
-      continue;
-    a.strides.clear();
-    a.divisors.assign(a.sizes.size(), 0);
-    a.divisors[0] = kite::ArgSpec::size_divisor(a.sizes[0]);
-    a.sizes[0] = -1;
+    for (size_t d = 0; d < a.sizes.size() && d < dynamic[i].size(); ++d) {
+      if (!dynamic[i][d] || a.sizes[d] < 2)
+        continue;
+      if (a.divisors.empty()) {
+        a.strides.clear();
+        a.divisors.assign(a.sizes.size(), 0);
+      }
+      a.divisors[d] = kite::ArgSpec::size_divisor(a.sizes[d]);
+      a.sizes[d] = -1;
+    }
   }
   return specs;
 }

@@ -69,114 +69,154 @@ std::optional<int64_t> kite::spanStartToSize(Value span, Value tensor, int64_t d
   return start;
 }
 
-std::vector<bool> kite::dynamicLeadingDims(func::FuncOp captured, ArrayRef<int64_t> ranks) {
+std::vector<std::vector<bool>> kite::dynamicDims(func::FuncOp captured,
+                                                 ArrayRef<int64_t> ranks) {
   Block &entry = captured.getBody().front();
   size_t n = captured.getNumArguments();
-  // Per argument: whether its outermost dim can be dynamic at all (`safe`),
-  // whether the kernel loops over it or sizes an output by it (`driven`),
-  // and the loops whose tiles index it (their ends).
-  std::vector<bool> safe(n, false), driven(n, false);
-  std::vector<llvm::SetVector<Value>> indexedBy(n);
+  // One (argument, dim) is a node. Per node: whether its size can be taken
+  // at launch at all (`safe`), whether the kernel loops over it or sizes an
+  // output by it (`driven`), and the ends of the loops whose tiles index it.
+  struct Node {
+    bool safe = false, driven = false;
+    llvm::SetVector<Value> indexedBy;
+  };
+  std::vector<std::vector<Node>> nodes(n);
   for (BlockArgument arg : entry.getArguments()) {
     unsigned i = arg.getArgNumber();
     if (i >= ranks.size() || ranks[i] < 1)
       continue;
-    int64_t rank = ranks[i];
-    // The tensors that share the arg's outermost size (it, and outputs made
-    // like it or sized by it), and the i64 values that are that size.
-    llvm::SetVector<Value> tensors, sizes;
-    tensors.insert(arg);
-    bool ok = true;
-    auto sizeUseOk = [&](OpOperand &use) {
-      Operation *user = use.getOwner();
-      unsigned k = use.getOperandNumber();
-      auto isEnd = [&](auto loop) {
-        return isa<func::FuncOp>(loop->getParentOp()) && k >= loop.getLowerBounds().size() &&
-               k < loop.getLowerBounds().size() + loop.getUpperBounds().size();
-      };
-      bool end = false;
-      if (auto loop = dyn_cast<TileForOp>(user))
-        end = isEnd(loop);
-      else if (auto loop = dyn_cast<GridForOp>(user))
-        end = isEnd(loop);
-      if (end) {
-        driven[i] = true;
-        return true;
-      }
-      if (isa<TileForOp, GridForOp>(user))
-        return false;
-      if (isa<BlockSizeOp>(user))
-        return true;
-      if (auto empty = dyn_cast<EmptyOp>(user)) {
-        if (k != 0) // only an output's outermost dim may be dynamic
-          return false;
-        tensors.insert(empty.getResult());
-        driven[i] = true;
-        return true;
-      }
-      return false;
-    };
-    for (size_t t = 0; t < tensors.size() && ok; ++t) {
-      Value tensor = tensors[t];
-      for (OpOperand &use : tensor.getUses()) {
+    nodes[i].resize(ranks[i]);
+    for (int64_t dim = 0; dim < ranks[i]; ++dim) {
+      Node &node = nodes[i][dim];
+      // The tensors that share the size (the argument, outputs made like
+      // it or sized by it), each with the dim that has it, and the i64
+      // values that are that size.
+      llvm::SetVector<std::pair<Value, int64_t>> tensors;
+      llvm::SetVector<Value> sizes;
+      tensors.insert({arg, dim});
+      bool ok = true;
+      auto sizeUseOk = [&](OpOperand &use) {
         Operation *user = use.getOwner();
-        if (auto s = dyn_cast<SizeOp>(user)) {
-          if (normalDim(s.getDim(), rank) == 0)
-            sizes.insert(s.getResult());
-        } else if (auto like = dyn_cast<EmptyLikeOp>(user)) {
-          tensors.insert(like.getResult());
-          driven[i] = true;
-        } else if (isa<DTypeOfOp, func::ReturnOp>(user)) {
-        } else if (isa<LoadOp, StoreOp, AtomicOp>(user) &&
-                   use.getOperandNumber() == (isa<LoadOp>(user) ? 0u : 1u)) {
-          SmallVector<Subscript> subs = isa<LoadOp>(user)  ? cast<LoadOp>(user).getSubscripts()
-                                        : isa<StoreOp>(user) ? cast<StoreOp>(user).getSubscripts()
-                                                           : cast<AtomicOp>(user).getSubscripts();
-          SmallVector<int64_t> dims = indexedDims(subs);
-          auto it = llvm::find(dims, 0);
-          // An `all` (or a missing subscript) spans the whole dim: its tile
-          // shape would be dynamic.
-          ok &= it != dims.end() && subs[it - dims.begin()].kind != Subscript::Kind::All;
-          if (ok && subs[it - dims.begin()].kind == Subscript::Kind::Span) {
-            auto [loop, d] = getSpanLoop(subs[it - dims.begin()].value);
-            if (loop)
-              indexedBy[i].insert(loop.getUpperBounds()[d]);
-            else
-              ok = false;
-          }
-        } else {
-          ok = false; // a reshape, a view, anything else
+        unsigned k = use.getOperandNumber();
+        auto isEnd = [&](auto loop) {
+          return k >= loop.getLowerBounds().size() &&
+                 k < loop.getLowerBounds().size() + loop.getUpperBounds().size();
+        };
+        bool end = false;
+        if (auto loop = dyn_cast<TileForOp>(user))
+          end = isEnd(loop);
+        else if (auto loop = dyn_cast<GridForOp>(user))
+          end = isEnd(loop);
+        if (end) {
+          // A top-level loop over the size makes it dynamic; a nested one
+          // only allows it (K of a product stays static, so that its two
+          // operands' K provably agree).
+          node.driven |= isa<func::FuncOp>(user->getParentOp());
+          return true;
         }
-        if (!ok)
-          break;
-      }
-      for (size_t v = 0; v < sizes.size() && ok; ++v)
-        for (OpOperand &use : sizes[v].getUses())
-          if (!(ok &= sizeUseOk(use)))
+        if (isa<TileForOp, GridForOp>(user))
+          return false;
+        if (isa<BlockSizeOp>(user))
+          return true;
+        if (auto empty = dyn_cast<EmptyOp>(user)) {
+          tensors.insert({empty.getResult(), int64_t(k)});
+          node.driven = true;
+          return true;
+        }
+        return false;
+      };
+      for (size_t t = 0; t < tensors.size() && ok; ++t) {
+        auto [tensor, tdim] = tensors[t];
+        int64_t rank = rankOf(tensor, ranks[i]);
+        for (OpOperand &use : tensor.getUses()) {
+          Operation *user = use.getOwner();
+          if (auto s = dyn_cast<SizeOp>(user)) {
+            if (normalDim(s.getDim(), rank) == tdim)
+              sizes.insert(s.getResult());
+          } else if (auto like = dyn_cast<EmptyLikeOp>(user)) {
+            tensors.insert({like.getResult(), tdim});
+            node.driven = true;
+          } else if (isa<DTypeOfOp, func::ReturnOp>(user)) {
+          } else if (isa<LoadOp, StoreOp, AtomicOp>(user) &&
+                     use.getOperandNumber() == (isa<LoadOp>(user) ? 0u : 1u)) {
+            SmallVector<Subscript> subs = isa<LoadOp>(user)    ? cast<LoadOp>(user).getSubscripts()
+                                          : isa<StoreOp>(user) ? cast<StoreOp>(user).getSubscripts()
+                                                               : cast<AtomicOp>(user).getSubscripts();
+            SmallVector<int64_t> dims = indexedDims(subs);
+            auto it = llvm::find(dims, tdim);
+            // An `all` (or a missing subscript) spans the whole dim: its
+            // tile shape would be dynamic.
+            ok &= it != dims.end() && subs[it - dims.begin()].kind != Subscript::Kind::All;
+            if (ok && subs[it - dims.begin()].kind == Subscript::Kind::Span) {
+              auto [loop, d] = getSpanLoop(subs[it - dims.begin()].value);
+              if (loop)
+                node.indexedBy.insert(loop.getUpperBounds()[d]);
+              else
+                ok = false;
+            }
+          } else {
+            ok = false; // a reshape, a view, anything else
+          }
+          if (!ok)
             break;
+        }
+        for (size_t v = 0; v < sizes.size() && ok; ++v)
+          for (OpOperand &use : sizes[v].getUses())
+            if (!(ok &= sizeUseOk(use)))
+              break;
+      }
+      node.safe = ok;
     }
-    safe[i] = ok;
   }
   // Dynamic: a safe dim the kernel loops over (or sizes an output by), and
   // a safe dim indexed only by tiles of loops over dynamic dims (y's rows in
   // `x[tm, tn] + y[tm, tn]`). A dim indexed by tiles of a loop with a
-  // static end stays static (y's rows, K, in `x[tm, tk] @ y[tk, tn]`).
-  std::vector<bool> dynamic(n, false);
+  // static end stays static (K of `x[tm, tk] @ y[tk, tn]` when the kernel
+  // loops to a specialized K).
+  std::vector<std::vector<bool>> dynamic(n);
   for (size_t i = 0; i < n; ++i)
-    dynamic[i] = safe[i] && driven[i];
+    for (const Node &node : nodes[i])
+      dynamic[i].push_back(node.safe && node.driven);
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t i = 0; i < n; ++i) {
-      if (dynamic[i] || !safe[i] || indexedBy[i].empty())
-        continue;
-      bool all = llvm::all_of(indexedBy[i], [&](Value end) {
-        std::optional<SizeOrigin> o = sizeOriginOf(end);
-        auto arg = o ? dyn_cast<BlockArgument>(o->first) : BlockArgument();
-        return arg && o->second == 0 && arg.getArgNumber() < n && dynamic[arg.getArgNumber()];
-      });
-      if (all)
-        dynamic[i] = changed = true;
+      for (size_t d = 0; d < nodes[i].size(); ++d) {
+        const Node &node = nodes[i][d];
+        if (dynamic[i][d] || !node.safe || node.indexedBy.empty())
+          continue;
+        bool all = llvm::all_of(node.indexedBy, [&](Value end) {
+          std::optional<SizeOrigin> o = sizeOriginOf(end);
+          auto arg = o ? dyn_cast<BlockArgument>(o->first) : BlockArgument();
+          if (!arg || o->second < 0 || arg.getArgNumber() >= n)
+            return false;
+          const std::vector<bool> &dims = dynamic[arg.getArgNumber()];
+          return o->second < (int64_t)dims.size() && dims[o->second];
+        });
+        if (all)
+          dynamic[i][d] = changed = true;
+      }
     }
   }
   return dynamic;
+}
+
+SmallVector<StrideFact> kite::argStrides(func::FuncOp kernel, unsigned arg) {
+  auto strides = kernel.getArgAttrOfType<DenseI64ArrayAttr>(arg, "kite.strides");
+  auto type = dyn_cast<kite::TensorType>(kernel.getArgument(arg).getType());
+  if (!strides || !type || !type.hasRank() || (int64_t)strides.size() != type.getRank())
+    return {};
+  auto divisors = kernel.getArgAttrOfType<DenseI64ArrayAttr>(arg, "kite.divisors");
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<StrideFact> facts(shape.size());
+  int64_t inner = 1; // what the product of the dims inside is a multiple of
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    int64_t s = strides[d];
+    if (ShapedType::isDynamic(s))
+      facts[d].divisor = inner;
+    else
+      facts[d] = {s, s};
+    bool dynamic = divisors && d < (int64_t)divisors.size() && divisors[d] != 0;
+    inner *= dynamic ? divisors[d] : std::max<int64_t>(shape[d], 1);
+  }
+  return facts;
 }

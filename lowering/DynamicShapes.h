@@ -3,12 +3,16 @@
 // This file declares what the compiler knows about sizes a plan takes at
 // launch (Options::static_shapes = false):
 //
-//   - dynamicSpecs: which sizes of a launch's arguments a plan may take at
-//     launch. Today that is the outermost dim of a contiguous tensor whose
-//     size is at least 2, where the kernel uses that size only as the end of
-//     a top-level loop, a block size's extent or an output's size, and
-//     indexes that dim only with tiles, scalars or gathers (never `all`),
-//     so every stride, tile shape and layout stays static;
+//   - dynamicDims: which sizes of a launch's arguments a plan may take at
+//     launch. That is any dim of a contiguous tensor whose size is at least
+//     2, where the kernel uses that size only as the end of a loop (at any
+//     depth), a block size's extent or an output's size, and indexes that
+//     dim only with tiles, scalars or gathers (never `all`), so every tile
+//     shape and layout stays static; a stride that depends on such a size
+//     is a kernel parameter's product, and what it is a multiple of comes
+//     from the sizes' divisor classes. Such a dim is dynamic where a
+//     top-level loop runs to it or an output is sized by it, or where only
+//     tiles of loops over dynamic dims index it;
 //   - sizeOrigin: where a tensor's size comes from (an argument's dim, or a
 //     scalar), so that a loop over `x.size(0)` provably stays inside
 //     `empty_like(x)`.
@@ -42,11 +46,24 @@ std::optional<SizeOrigin> sizeOriginOf(mlir::Value size);
 /// start, or nullopt.
 std::optional<int64_t> spanStartToSize(mlir::Value span, mlir::Value tensor, int64_t dim);
 
-/// For each argument of the captured kernel `captured`, whether its
-/// outermost dim can be taken at launch, given the arguments' ranks (-1 for
-/// a scalar; see the file comment).
-std::vector<bool> dynamicLeadingDims(mlir::func::FuncOp captured,
-                                     llvm::ArrayRef<int64_t> ranks);
+/// For each argument of the captured kernel `captured`, and each of its
+/// dims, whether that size can be taken at launch, given the arguments'
+/// ranks (-1 for a scalar; see the file comment).
+std::vector<std::vector<bool>> dynamicDims(mlir::func::FuncOp captured,
+                                           llvm::ArrayRef<int64_t> ranks);
+
+/// What stride `dim` of kernel argument `arg` is, as specialized: a
+/// constant (`value`), or for a stride that depends on a size taken at
+/// launch, none; and a number it is a multiple of (`divisor`: the stride
+/// itself where constant, else the product of the inner dims' static sizes
+/// and divisor classes).
+struct StrideFact {
+  std::optional<int64_t> value;
+  int64_t divisor = 1;
+};
+/// The strides of kernel argument `arg` (kite.strides, kite.divisors);
+/// empty where the argument has none (not a specialized tensor).
+llvm::SmallVector<StrideFact> argStrides(mlir::func::FuncOp kernel, unsigned arg);
 
 } // namespace kite
 

@@ -187,6 +187,10 @@ LogicalResult Emitter::emitPrologue() {
           p.dim = d;
           result.params.push_back(p);
         }
+        // (Such a tensor is contiguous; strides that depend on a size taken
+        // at launch are products of its size parameters.)
+        if (llvm::any_of(ref.strides, ShapedType::isDynamic))
+          ref.setContiguousStrides();
       }
       tensors[arg] = ref;
     } else {
@@ -246,15 +250,36 @@ LogicalResult Emitter::emitPrologue() {
   }
   return success();
 }
-/// Strides of a contiguous tensor of `sizes`.
-SmallVector<int64_t> Emitter::contiguousStrides(ArrayRef<int64_t> sizes) {
-  SmallVector<int64_t> strides(sizes.size());
-  int64_t st = 1;
-  for (int64_t d = sizes.size() - 1; d >= 0; --d) {
-    strides[d] = st;
-    st *= sizes[d];
+void TensorRef::setContiguousStrides() {
+  size_t rank = sizes.size();
+  strides.assign(rank, 1);
+  strideNames.assign(rank, "");
+  strideDivisors.assign(rank, 0);
+  int64_t st = 1, div = 1; // the product of the dims inside, while static
+  std::string expr;        // that product, once a size taken at launch is in it
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    if (expr.empty()) {
+      strides[d] = st;
+    } else {
+      strides[d] = ShapedType::kDynamic;
+      strideNames[d] = expr;
+      strideDivisors[d] = div;
+    }
+    if (isDynamic(d)) {
+      if (expr.empty()) {
+        expr = st == 1 ? sizeNames[d] : llvm::formatv("({0}LL * {1})", st, sizeNames[d]).str();
+        div = st * divisors[d];
+      } else {
+        expr = llvm::formatv("({0} * {1})", expr, sizeNames[d]).str();
+        div *= divisors[d];
+      }
+    } else if (!expr.empty()) {
+      expr = llvm::formatv("({0} * {1}LL)", expr, sizes[d]).str();
+      div *= sizes[d];
+    } else {
+      st *= sizes[d];
+    }
   }
-  return strides;
 }
 
 std::optional<LaunchExpr> kite::emit::launchExprOf(SizeOrigin origin) {
@@ -317,7 +342,6 @@ LogicalResult Emitter::addOutput(Value tensor, bool zeroed) {
   ref.ptr = out.name;
   ref.elem = t.getElementType();
   ref.sizes = out.sizes;
-  ref.strides = contiguousStrides(ref.sizes);
   // A size taken at launch: its launch expression, and in the kernel the
   // expression it comes from (the argument's size parameter, a scalar).
   for (auto [d, size] : llvm::enumerate(out.sizes)) {
@@ -343,6 +367,7 @@ LogicalResult Emitter::addOutput(Value tensor, bool zeroed) {
       ref.divisors[d] = 1;
     }
   }
+  ref.setContiguousStrides();
   result.params.push_back(
       {CudaKernel::Param::Kind::OutputData, (unsigned)result.outputs.size()});
   result.outputs.push_back(out);

@@ -122,21 +122,21 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   auto func = loop->getParentOfType<func::FuncOp>();
   auto copyKind = [&](const ProductOperand &o, Value colSpan) -> StringRef {
     unsigned i = o.tensor.getArgNumber();
-    auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "kite.strides");
+    SmallVector<StrideFact> s = argStrides(func, i);
     auto align = func.getArgAttrOfType<IntegerAttr>(i, "kite.align");
-    if (!strides || !align || align.getInt() < 16)
+    if (s.empty() || !align || align.getInt() < 16)
       return "elements";
-    ArrayRef<int64_t> s = strides.asArrayRef();
-    if ((int64_t)s.size() != rank || s[rank - 1] != 1)
+    if ((int64_t)s.size() != rank || s[rank - 1].value != 1)
       return "elements";
     std::optional<int64_t> lower = spanLowerBound(colSpan);
-    if (llvm::all_of(s.drop_back(), [](int64_t x) { return x % 8 == 0; }) && lower &&
+    ArrayRef<StrideFact> outer = ArrayRef(s).drop_back();
+    if (llvm::all_of(outer, [](const StrideFact &x) { return x.divisor % 8 == 0; }) && lower &&
         *lower % 8 == 0)
       return "async";
     // gemm_copy_shifted's aligned reads around a row's last chunk stay
-    // inside the next row: strides of at least 32 bytes.
+    // inside the next row: constant strides of at least 32 bytes.
     int64_t bytes = elementBytes(cast<kite::TensorType>(o.tensor.getType()).getElementType());
-    if (llvm::all_of(s.drop_back(), [&](int64_t x) { return x * bytes >= 32; }))
+    if (llvm::all_of(outer, [&](const StrideFact &x) { return x.value && *x.value * bytes >= 32; }))
       return "shifted";
     return "elements";
   };
@@ -149,10 +149,11 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
                    !ShapedType::isDynamic(shapeB[rank - 2]) &&
                    shapeB[rank - 2] == shapeA[rank - 1] &&
                    spanCoversDim(b->spans[rank - 1], b->tensor, rank - 1);
+  // (A stride taken at launch is positive: its tensor is contiguous, and
+  // the tensor map is encoded at launch.)
   for (const ProductOperand *o : {&*a, &*b})
-    if (auto strides = func.getArgAttrOfType<DenseI64ArrayAttr>(o->tensor.getArgNumber(),
-                                                                 "kite.strides"))
-      wholeDims &= llvm::all_of(strides.asArrayRef(), [](int64_t s) { return s > 0; });
+    wholeDims &= llvm::all_of(argStrides(func, o->tensor.getArgNumber()),
+                              [](const StrideFact &s) { return !s.value || *s.value > 0; });
   // TMA copies (indexing "tma"): the producer is one thread. TMA needs
   // 16-byte aligned rows, and loops over whole dims (its bounds are the
   // tensors'); the cp.async producer copes without. (TMA cannot take rows

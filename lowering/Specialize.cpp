@@ -204,20 +204,17 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
                                   << spec.sizes.size();
         arg.setType(kite::TensorType::get(
             func.getContext(), ArrayRef<int64_t>(spec.sizes), spec.dtype));
-        // A size taken at launch is only ever a tensor's outermost dim
-        // (Compiler.cpp's dynamicSpecs), so no stride depends on one.
-        for (size_t d = 1; d < spec.sizes.size(); ++d)
-          if (spec.isDynamic(d))
-            return func.emitError() << "argument '" << name << "' (" << spec.str()
-                                    << ") has a dynamic size in dim " << d
-                                    << "; only the outermost dim can be dynamic";
+        // A tensor with sizes taken at launch is contiguous; a stride that
+        // depends on such a size is computed in the kernel (kDynamic here).
         SmallVector<int64_t> strides(spec.strides);
         if (strides.empty()) {
           strides.resize(spec.sizes.size());
           int64_t s = 1;
+          bool dynamic = false;
           for (int64_t d = spec.sizes.size() - 1; d >= 0; --d) {
-            strides[d] = s;
-            if (d > 0)
+            strides[d] = dynamic ? ShapedType::kDynamic : s;
+            dynamic |= spec.isDynamic(d);
+            if (d > 0 && !dynamic)
               s *= spec.sizes[d];
           }
         }

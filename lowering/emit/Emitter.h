@@ -78,14 +78,18 @@ struct Tile {
 /// A tensor in global memory: a pointer expression, sizes, strides. A size
 /// taken at launch (a dynamic-shapes plan) is ShapedType::kDynamic in
 /// `sizes`, with its kernel parameter's name in `sizeNames` and what it is a
-/// multiple of in `divisors`; strides are static (only a tensor's outermost
-/// dim is dynamic, so no stride depends on it).
+/// multiple of in `divisors`. Such a tensor is contiguous; a stride that
+/// depends on a size taken at launch is ShapedType::kDynamic in `strides`,
+/// with its expression (a product of sizes) in `strideNames` and what it is
+/// a multiple of in `strideDivisors` (setContiguousStrides).
 struct TensorRef {
   std::string ptr;
   Type elem;
   SmallVector<int64_t> sizes, strides;
-  SmallVector<std::string> sizeNames; // per dim; "" for a static size
-  SmallVector<int64_t> divisors;      // per dim; 0 for a static size
+  SmallVector<std::string> sizeNames;   // per dim; "" for a static size
+  SmallVector<int64_t> divisors;        // per dim; 0 for a static size
+  SmallVector<std::string> strideNames; // per dim; "" for a static stride
+  SmallVector<int64_t> strideDivisors;  // per dim; 0 for a static stride
   int64_t align = 16; // bytes the data pointer is aligned to
 
   bool isDynamic(size_t d) const { return d < sizeNames.size() && !sizeNames[d].empty(); }
@@ -98,6 +102,21 @@ struct TensorRef {
   }
   /// What size `d` is known to be a multiple of.
   int64_t sizeDivisor(size_t d) const { return isDynamic(d) ? divisors[d] : sizes[d]; }
+  bool isDynamicStride(size_t d) const {
+    return d < strideNames.size() && !strideNames[d].empty();
+  }
+  /// Stride `d` as a C++ i64 expression.
+  std::string stride(size_t d) const {
+    return isDynamicStride(d) ? strideNames[d] : std::to_string(strides[d]) + "LL";
+  }
+  /// What stride `d` is known to be a multiple of (the stride itself where
+  /// static).
+  int64_t strideDivisor(size_t d) const {
+    return isDynamicStride(d) ? strideDivisors[d] : strides[d];
+  }
+  /// Sets the strides of a contiguous tensor of `sizes` (with `sizeNames`
+  /// and `divisors` where taken at launch).
+  void setContiguousStrides();
 };
 
 /// One load, store or atomic being emitted: the tensor, the layout the
@@ -438,7 +457,6 @@ private:
   std::string scalarVar(Value v);
 
   /// Strides of a contiguous tensor of `sizes`.
-  static SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> sizes);
 
   /// An output the host allocates before the launch, passed as a parameter.
   LogicalResult addOutput(Value tensor, bool zeroed);

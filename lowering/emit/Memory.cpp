@@ -28,15 +28,10 @@ LogicalResult Emitter::emitTensorOp(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](EmptyOp e) -> LogicalResult {
         auto t = cast<kite::TensorType>(e.getType());
-        // Only the outermost size may come from the launch (a scalar, a
-        // size taken at launch): no stride depends on it.
-        bool known = t.hasRank() && t.hasElementType();
-        for (int64_t d = 1; known && d < t.getRank(); ++d)
-          known = !ShapedType::isDynamic(t.getShape()[d]);
-        if (!known)
-          return e.emitError() << "the output's shape or dtype is not known at "
-                                  "specialization (only its first size may depend on a "
-                                  "run-time scalar; wrap the others in kite::specialize())";
+        // A size that is not a constant comes from the launch (a scalar, a
+        // size taken at launch): addOutput finds where, or says it cannot.
+        if (!t.hasRank() || !t.hasElementType())
+          return e.emitError() << "the output's rank or dtype is not known at specialization";
         return addOutput(e.getResult(), e.getZeroed());
       })
       .Case([&](EmptyLikeOp e) -> LogicalResult {
@@ -56,7 +51,7 @@ LogicalResult Emitter::emitTensorOp(Operation *op) {
         auto t = cast<kite::TensorType>(r.getType());
         TensorRef ref = src;
         ref.sizes.assign(t.getShape().begin(), t.getShape().end());
-        ref.strides = contiguousStrides(ref.sizes);
+        ref.setContiguousStrides();
         tensors[r.getResult()] = ref;
         return success();
       });
@@ -176,7 +171,7 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
       divides(block);
       divides(ref.sizeDivisor(tdim));
     } else {
-      divides(ref.strides[tdim]);
+      divides(ref.strideDivisor(tdim));
     }
     ++rd;
     ++tdim;
@@ -210,7 +205,7 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
       break;
     }
     case Subscript::Kind::Scalar:
-      divides(ref.strides[tdim]);
+      divides(ref.strideDivisor(tdim));
       ++tdim;
       break;
     case Subscript::Kind::Gather: {
@@ -219,7 +214,7 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
       for (; q < subs.size() && subs[q].kind == Subscript::Kind::Gather; ++q) {
         groupRank = std::max<int64_t>(
             groupRank, cast<TileType>(subs[q].value.getType()).getRank());
-        divides(ref.strides[tdim]);
+        divides(ref.strideDivisor(tdim));
         ++tdim;
       }
       if (last >= rd && last < rd + groupRank)
@@ -326,10 +321,13 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   // Offsets in 32-bit arithmetic where none can overflow it: the tensor's
   // reach, with a tile running past its end (masked lanes), stays far
   // below 2^31 elements.
-  int64_t reach = 0;
-  for (auto [size, stride] : llvm::zip(ref.sizes, ref.strides))
-    reach += size * std::abs(stride);
-  bool narrow = !ref.anyDynamic() && 4 * reach < std::numeric_limits<int32_t>::max();
+  bool narrow = !ref.anyDynamic();
+  if (narrow) {
+    int64_t reach = 0;
+    for (auto [size, stride] : llvm::zip(ref.sizes, ref.strides))
+      reach += size * std::abs(stride);
+    narrow = 4 * reach < std::numeric_limits<int32_t>::max();
+  }
   a.maskTile = maskTile;
   a.valueTile = valueTile;
   a.own = own;
@@ -392,12 +390,15 @@ std::string Emitter::elementOffset(const Access &a, ArrayRef<std::string> k,
                                      idx, ref.size(tdim)));
   };
   auto addIndex = [&](const std::string &idx) {
-    int64_t stride = ref.strides[tdim++];
+    int64_t d = tdim++;
+    int64_t stride = ref.strides[d];
     if (idx == "0")
       return;
     std::string term =
         narrow ? llvm::formatv("(int)({0})", idx).str() : llvm::formatv("(i64)({0})", idx).str();
-    if (stride != 1)
+    if (ref.isDynamicStride(d))
+      term += " * " + ref.stride(d);
+    else if (stride != 1)
       term += narrow ? llvm::formatv(" * {0}", stride).str()
                      : llvm::formatv(" * {0}LL", stride).str();
     offset = offset == "0" ? term : offset + " + " + term;

@@ -99,14 +99,14 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                        BM, BN, get("warpgroups") - 1, stages, rank, elem, smem, mapA, mapB,
                        m.begin, n.begin, lo, batch, hi));
   } else {
-    std::string offA = llvm::formatv("(i64)({0}) * {1}LL + (i64)({2}) * {3}LL", m.begin,
-                                     A.strides[rank - 2], lo, A.strides[rank - 1]);
-    std::string offB = llvm::formatv("(i64)({0}) * {1}LL + (i64)({2}) * {3}LL", lo,
-                                     B.strides[rank - 2], n.begin, B.strides[rank - 1]);
+    std::string offA = llvm::formatv("(i64)({0}) * {1} + (i64)({2}) * {3}", m.begin,
+                                     A.stride(rank - 2), lo, A.stride(rank - 1));
+    std::string offB = llvm::formatv("(i64)({0}) * {1} + (i64)({2}) * {3}", lo,
+                                     B.stride(rank - 2), n.begin, B.stride(rank - 1));
     if (rank == 3) {
       const SpanVars &batch = spans[sa[0]];
-      offA += llvm::formatv(" + (i64)({0}) * {1}LL", batch.begin, A.strides[0]).str();
-      offB += llvm::formatv(" + (i64)({0}) * {1}LL", batch.begin, B.strides[0]).str();
+      offA += llvm::formatv(" + (i64)({0}) * {1}", batch.begin, A.stride(0)).str();
+      offB += llvm::formatv(" + (i64)({0}) * {1}", batch.begin, B.stride(0)).str();
     }
     std::string shape =
         specialized
@@ -116,12 +116,12 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                 : llvm::formatv("mma_mainloop<{0}, {1}, {2}, {3}, {4}", BM, BN, BK,
                                 get("warps_m"), get("warps_n"))
                       .str();
-    line(llvm::formatv("{0}, {1}, {2}, {3}, {4}>({5}, {6} + {7}, {8}LL, {9}LL, {10} + {11}, "
-                       "{12}LL, {13}LL, (int)({14}), (int)({15}), (int)((i64)({16}) - "
+    line(llvm::formatv("{0}, {1}, {2}, {3}, {4}>({5}, {6} + {7}, {8}, {9}, {10} + {11}, "
+                       "{12}, {13}, (int)({14}), (int)({15}), (int)((i64)({16}) - "
                        "(i64)({17})));",
                        shape, stages, copy("copy_a"), copy("copy_b"), elem, smem, A.ptr, offA,
-                       A.strides[rank - 2], A.strides[rank - 1], B.ptr, offB,
-                       B.strides[rank - 2], B.strides[rank - 1], m.valid, n.valid, hi, lo));
+                       A.stride(rank - 2), A.stride(rank - 1), B.ptr, offB,
+                       B.stride(rank - 2), B.stride(rank - 1), m.valid, n.valid, hi, lo));
   }
   // The sums, at gemm_sum_index's swizzled places: 16 bytes at a time
   // where this thread's columns come in runs of 4 or more.

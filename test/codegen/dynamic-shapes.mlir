@@ -1,7 +1,8 @@
 // Dynamic shapes (Options::static_shapes = false, `kite inspect
-// --dynamic-shapes`): the outermost size of a contiguous tensor becomes a
-// kernel parameter where the kernel only loops over it, indexes it with tiles
-// or sizes outputs by it; the grid is computed at launch.
+// --dynamic-shapes`): a size of a contiguous tensor becomes a kernel
+// parameter where the kernel only loops over it, indexes it with tiles or
+// sizes outputs by it; the grid is computed at launch, and a stride that
+// depends on such a size is a product of parameters.
 // RUN: kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?16,4096]' --arg 'y=bf16[?16,4096]' --emit=cuda | FileCheck %s --check-prefix=ADD
 // ADD: launch: max(ceildiv(x.size(0), 64), 0) * 64 programs of 128 threads, 0 bytes of dynamic shared memory; checks at launch that x.size(0) <= y.size(0)
 // ADD: kite_add(bf16* __restrict__ a0, const i64 a0_n0, bf16* __restrict__ a1, const i64 a1_n0, bf16* __restrict__ o0)
@@ -24,14 +25,15 @@
 // NORM: sizes taken at launch count as 1
 // RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --arg 'x=bf16[1000,4096]' --arg 'weight=bf16[4096]' --arg eps=f64 --dynamic-shapes --emit=resources | FileCheck %s --check-prefix=NORMGRID
 // NORMGRID: launch{{ +}}max(ceildiv(x.size(0), 1), 0) programs
-// A size used in arithmetic stays static.
+// A size used in arithmetic stays static (the rows); the columns, which a
+// top-level loop runs over, do not.
 // RUN: kite inspect %S/Inputs/dynamic_shapes.kite.cpp --kernel first_half --arg 'x=f32[100,64]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=HALF
-// HALF: (x=f32[100,64]:align16)
+// HALF: (x=f32[100,?16]:align16)
 // Two tensors' rows: each gets its parameter; scale's rows are checked at
 // launch, not masked per element.
 // RUN: kite inspect %S/Inputs/dynamic_shapes.kite.cpp --kernel scale_rows --arg 'x=f32[100,64]' --arg 'scale=f32[100]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=ROWS
 // ROWS: checks at launch that x.size(0) <= scale.size(0)
-// ROWS: kite_scale_rows(float* __restrict__ a0, const i64 a0_n0, float* __restrict__ a1, const i64 a1_n0, float* __restrict__ o0)
+// ROWS: kite_scale_rows(float* __restrict__ a0, const i64 a0_n0, const i64 a0_n1, float* __restrict__ a1, const i64 a1_n0, float* __restrict__ o0)
 // ROWS-NOT: (unsigned long long)a1_n0
 
 // An output sized by a run-time scalar, static shapes or not: its size is a
@@ -40,20 +42,43 @@
 // BINS: kite_bincount(int* __restrict__ a0, i64 a1, int* __restrict__ o0)
 // BINS: < (unsigned long long)a1) atomic_add(&o0[
 
-// Errors: a dynamic size inside a tensor, a malformed class, an `all` over
-// a dynamic dim.
-// RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[16,?]' --arg 'y=bf16[16,?]' 2>&1 | FileCheck %s --check-prefix=INNER
-// INNER: error: argument 'x' (x=bf16[16,?]) has a dynamic size in dim 1; only the outermost dim can be dynamic
+// Sizes inside a tensor: the row stride is the column count's parameter,
+// 16-byte vectors stay where the class says rows start 16-byte aligned, and
+// single elements where it does not.
+// RUN: kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?16,?16]' --arg 'y=bf16[?16,?16]' --emit=cuda | FileCheck %s --check-prefix=INNER
+// INNER: checks at launch that x.size(0) <= y.size(0); checks at launch that x.size(1) <= y.size(1)
+// INNER: kite_add(bf16* __restrict__ a0, const i64 a0_n0, const i64 a0_n1, bf16* __restrict__ a1, const i64 a1_n0, const i64 a1_n1, bf16* __restrict__ o0)
+// INNER: load_vec<8>(&v{{[0-9]+}}[k{{[0-9]+}} * 8], &a0[(i64)(b{{[0-9]+}} + (k{{[0-9]+}} * 16 + c0_t0)) * a0_n1 + (i64)(b
+// INNER: store_vec<8>(&o0[(i64)(b{{[0-9]+}} + (k{{[0-9]+}} * 16 + c0_t0)) * a0_n1 + (i64)(b
+// RUN: kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?16,?]' --arg 'y=bf16[?16,?]' --emit=cuda | FileCheck %s --check-prefix=ODD
+// ODD-NOT: load_vec
+// ODD: ? a0[(i64)(b{{[0-9]+}} + (k{{[0-9]+}} * {{[0-9]+}} + c0_t0)) * a0_n1 + (i64)(b
+// ODD-NOT: load_vec
+
+// Attention over a sequence length taken at launch ([B*H, S, D] with D
+// specialized): the batch and the sequence are parameters, the batch
+// stride is D times S, and the key loop runs to S at launch; k's and v's
+// sequences are checked once at launch.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --arg 'q=bf16[128,1000,128]' --arg 'k=bf16[128,1000,128]' --arg 'v=bf16[128,1000,128]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=ATTN
+// ATTN: launch: max(ceildiv(q.size(0), 1), 0) * max(ceildiv(q.size(1), 64), 0) programs of 128 threads
+// ATTN-SAME: checks at launch that q.size(1) <= k.size(1)
+// ATTN-SAME: checks at launch that q.size(1) <= v.size(1)
+// ATTN: kite_attention(bf16* __restrict__ a0, const i64 a0_n0, const i64 a0_n1, bf16* __restrict__ a1, const i64 a1_n0, const i64 a1_n1, bf16* __restrict__ a2, const i64 a2_n0, const i64 a2_n1, bf16* __restrict__ o0)
+// ATTN: load_vec<8>(&v{{[0-9]+}}[k{{[0-9]+}} * 8], &a0[(i64)(b{{[0-9]+}}) * (128LL * a0_n1) + (i64)(b
+// ATTN: for (i64 t{{[0-9]+}} = 0; t{{[0-9]+}} < c{{[0-9]+}}; ++t
+// ATTN: cp_async16({{.*}}&a1[(i64)(b{{[0-9]+}}) * (128LL * a1_n1) + (i64)(b
+// ATTN: store_vec<2>(&o0[(i64)(b{{[0-9]+}}) * (128LL * a0_n1) + (i64)(b
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?3,4]' --arg 'y=bf16[16,4]' 2>&1 | FileCheck %s --check-prefix=CLASS
 // CLASS: '?3' in the sizes of 'x' is not a dynamic size ('?', or '?N' with N 2, 4, 8 or 16)
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?,4]:strides[1,4]' --arg 'y=bf16[16,4]' 2>&1 | FileCheck %s --check-prefix=STRIDED
 // STRIDED: 'x' has dynamic sizes and strides; a tensor with dynamic sizes is contiguous
 
-// A product: M is taken at launch; y's rows (K) are indexed by the tiles of
-// a loop with a static end, so they stay static, and the main loop keeps
-// its TMA copies (the loop over x.size(0) covers x's rows).
+// A product: M and N are taken at launch; K, the end of a nested loop
+// only, stays static, and so do y's rows, indexed by that loop's tiles; the
+// main loop keeps its TMA copies (the loops over x.size(0) and y.size(1)
+// cover x's rows and y's columns, and the maps are encoded at launch).
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[4096,4096]' --arg 'y=bf16[4096,4096]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=MATMUL
-// MATMUL: launch: max(ceildiv(x.size(0), 128), 0) * 16 programs
+// MATMUL: launch: max(ceildiv(x.size(0), 128), 0) * max(ceildiv(y.size(1), 256), 0) programs
 // MATMUL-NOT: checks at launch
-// MATMUL: kite_matmul(bf16* __restrict__ a0, const i64 a0_n0, bf16* __restrict__ a1, bf16* __restrict__ o0, const __grid_constant__ KiteTensorMap
+// MATMUL: kite_matmul(bf16* __restrict__ a0, const i64 a0_n0, bf16* __restrict__ a1, const i64 a1_n1, bf16* __restrict__ o0, const __grid_constant__ KiteTensorMap
 // MATMUL: wgmma_tma_mainloop<

@@ -25,10 +25,11 @@
 #include <cstdio>
 
 // The kernels (examples/softmax.kite.cpp, examples/add.kite.cpp,
-// examples/matmul.kite.cpp).
+// examples/matmul.kite.cpp, examples/attention.kite.cpp).
 kite::Tensor softmax(kite::Tensor x);
 kite::Tensor add(kite::Tensor x, kite::Tensor y);
 kite::Tensor matmul(kite::Tensor x, kite::Tensor y);
+kite::Tensor attention(kite::Tensor q, kite::Tensor k, kite::Tensor v);
 
 using namespace kite;
 using kite_test::allClose;
@@ -194,6 +195,58 @@ TEST_F(LaunchGpu, DynamicShapesServeEverySizeWithAPlanPerClass) {
         << e.what();
   }
   EXPECT_NE(events.front().find("first launch of softmax"), std::string::npos) << events.front();
+}
+
+TEST_F(LaunchGpu, DynamicShapesTakeSizesInsideATensor) {
+  // Sizes that are not a tensor's outermost: attention's sequence length
+  // (dim 1 of [B*H, S, D], the batch stride D * S computed in the kernel),
+  // add's columns and matmul's N. Every size against reference mode, outputs
+  // poisoned; one plan per shape class, none for a second pass.
+  Options options;
+  options.static_shapes = false;
+  options.tuning = Options::Tuning::never;
+  runtime::setPoisonOutputs(true);
+  std::vector<int64_t> lengths = {1, 2, 3, 7, 16, 63, 64, 65, 100, 129, 256, 300, 1000, 1024};
+  auto pass = [&](bool check) {
+    for (int64_t s : lengths) {
+      Tensor q = randn({4, s, 64}, bf16, uint64_t(s)), k = randn({4, s, 64}, bf16, uint64_t(s) + 1),
+             v = randn({4, s, 64}, bf16, uint64_t(s) + 2);
+      Tensor o = launch(::attention, options, cuda::to_device(q), cuda::to_device(k),
+                        cuda::to_device(v));
+      if (check)
+        EXPECT_TRUE(allClose(cuda::to_host(o), ::attention(q, k, v), toleranceFor(bf16, 4)))
+            << "attention S " << s;
+      Tensor a = randn({33, s}, f32, 1), b = randn({33, s}, f32, 2);
+      Tensor sum = launch(add, options, cuda::to_device(a), cuda::to_device(b));
+      if (check)
+        EXPECT_TRUE(allClose(cuda::to_host(sum), add(a, b), toleranceFor(f32))) << "add cols " << s;
+      Tensor x = randn({100, 128}, bf16, 7), y = randn({128, s}, bf16, 8);
+      Tensor c = launch(::matmul, options, cuda::to_device(x), cuda::to_device(y));
+      if (check)
+        EXPECT_TRUE(allClose(cuda::to_host(c), ::matmul(x, y), toleranceFor(bf16, 16)))
+            << "matmul n " << s;
+    }
+  };
+  uint64_t before = compile_count();
+  pass(true);
+  uint64_t compiles = compile_count() - before;
+  // Each kernel: classes 1, ?1, ?2, ?4, ?8, ?16 of the varying size.
+  EXPECT_LE(compiles, 18u);
+  pass(false);
+  EXPECT_EQ(compile_count() - before, compiles) << "the same sizes again compile nothing";
+  runtime::setPoisonOutputs(false);
+
+  // A key sequence shorter than the queries' is refused at launch.
+  Tensor q = cuda::to_device(randn({4, 100, 64}, bf16, 1));
+  Tensor k = cuda::to_device(randn({4, 50, 64}, bf16, 2));
+  try {
+    launch(::attention, options, q, k, k);
+    ADD_FAILURE() << "a launch whose k is shorter than q ran";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("but q.size(1) = 100 is more than k.size(1) = 50"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(LaunchGpu, CpuArgumentNextToACudaOneIsNamedBeforeCompiling) {
