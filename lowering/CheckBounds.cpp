@@ -73,16 +73,18 @@ std::string interval(int64_t lo, int64_t hi) {
 
 /// A side of a launch check, as kite.launch_checks holds it: {0, value}
 /// (a constant), {1, arg, dim} (a size), {2, arg} (an integer scalar).
-std::optional<std::array<int64_t, 3>> checkOperand(Value v) {
-  if (std::optional<int64_t> c = getConstantIntValue(v))
-    return std::array<int64_t, 3>{0, *c, 0};
-  std::optional<SizeOrigin> o = sizeOriginOf(v);
+std::optional<std::array<int64_t, 3>> checkOperand(std::optional<SizeOrigin> o) {
   auto arg = o ? dyn_cast<BlockArgument>(o->first) : BlockArgument();
   if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
     return std::nullopt;
   if (o->second >= 0)
     return std::array<int64_t, 3>{1, arg.getArgNumber(), o->second};
   return std::array<int64_t, 3>{2, arg.getArgNumber(), 0};
+}
+std::optional<std::array<int64_t, 3>> checkOperand(Value v) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return std::array<int64_t, 3>{0, *c, 0};
+  return checkOperand(sizeOriginOf(v));
 }
 
 /// Records on `func` that a launch must check the end of `span`'s loop is
@@ -94,7 +96,12 @@ bool addLaunchCheck(func::FuncOp func, Operation *op, Value span, Value tensor, 
     return false;
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBounds()[loopDim]);
   std::optional<SizeOrigin> dim = sizeOrigin(tensor, d);
-  std::optional<std::array<int64_t, 3>> end = checkOperand(loop.getUpperBounds()[loopDim]);
+  // The loop's end, or a size it is at most (a tile's end in a loop over it).
+  Value bound = loop.getUpperBounds()[loopDim];
+  std::optional<std::array<int64_t, 3>> end = checkOperand(bound);
+  if (!end)
+    if (std::optional<SizeOrigin> o = boundingSize(bound); o && o->second >= 0)
+      end = checkOperand(o);
   auto dimArg = dim ? dyn_cast<BlockArgument>(dim->first) : BlockArgument();
   if (!lb || *lb < 0 || !end || !dimArg || dim->second < 0)
     return false;
@@ -104,8 +111,12 @@ bool addLaunchCheck(func::FuncOp func, Operation *op, Value span, Value tensor, 
   SmallVector<Attribute> messages;
   if (auto m = func->getAttrOfType<ArrayAttr>("kite.launch_check_messages"))
     messages.assign(m.begin(), m.end());
-  checks.append(end->begin(), end->end());
-  checks.append({1, dimArg.getArgNumber(), dim->second});
+  std::array<int64_t, 6> check = {(*end)[0], (*end)[1], (*end)[2], 1, dimArg.getArgNumber(),
+                                  dim->second};
+  for (size_t i = 0; i + 6 <= checks.size(); i += 6)
+    if (llvm::equal(ArrayRef(checks).slice(i, 6), check))
+      return true; // the same check, from another access
+  checks.append(check.begin(), check.end());
   std::string what = formatLocation(op->getLoc()) + ": a loop's tiles index dimension " +
                      std::to_string(d) + " of " + describeTensor(tensor) + " up to its end";
   messages.push_back(StringAttr::get(func.getContext(), what));

@@ -161,6 +161,20 @@ std::vector<kite::ArgSpec> kite::planSpecs(const KernelSource &kernel,
       kernel.ir, kernel.name, args, "compile", [](PassManager &) {},
       [&](func::FuncOp f, auto &) {
         std::vector<ArgSpec> specs = args;
+        // A kernel captured once per rank (tile(x.sizes())): the form for
+        // this launch's rank; without one, compiling reports it.
+        if (auto forms = f->getAttrOfType<DictionaryAttr>(kRankFormsAttrName)) {
+          auto param = forms.getAs<IntegerAttr>("param");
+          int64_t p = param ? param.getInt() : -1;
+          func::FuncOp form;
+          if (p >= 0 && p < (int64_t)args.size() && args[p].is_tensor())
+            form = dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupNearestSymbolFrom(
+                f, StringAttr::get(f.getContext(),
+                                   rankFormName(f.getSymName(), args[p].sizes.size()))));
+          if (!form)
+            return specs;
+          f = form;
+        }
         std::vector<bool> spec = specializedScalars(f);
         for (size_t i = 0; i < specs.size() && i < spec.size(); ++i)
           if (!specs[i].is_tensor() && !spec[i])

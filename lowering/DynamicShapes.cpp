@@ -57,6 +57,19 @@ std::optional<SizeOrigin> kite::sizeOriginOf(Value size) {
   return std::nullopt;
 }
 
+std::optional<SizeOrigin> kite::boundingSize(Value end) {
+  if (std::optional<SizeOrigin> o = sizeOriginOf(end))
+    return o;
+  // A tile's begin and (clamped) end are at most its loop's end.
+  auto query = end.getDefiningOp<SpanQueryOp>();
+  if (!query || (query.getField() != SpanField::begin && query.getField() != SpanField::end))
+    return std::nullopt;
+  auto [loop, d] = getSpanLoop(query.getSpan());
+  if (!loop)
+    return std::nullopt;
+  return boundingSize(loop.getUpperBounds()[d]);
+}
+
 std::optional<int64_t> kite::spanStartToSize(Value span, Value tensor, int64_t dim) {
   auto [loop, d] = getSpanLoop(span);
   if (!loop)
@@ -71,8 +84,10 @@ std::optional<int64_t> kite::spanStartToSize(Value span, Value tensor, int64_t d
 
 std::vector<std::vector<bool>> kite::dynamicDims(func::FuncOp captured,
                                                  ArrayRef<int64_t> ranks) {
-  Block &entry = captured.getBody().front();
   size_t n = captured.getNumArguments();
+  if (captured.isExternal()) // a declaration (of rank forms): nothing known
+    return std::vector<std::vector<bool>>(n);
+  Block &entry = captured.getBody().front();
   // One (argument, dim) is a node. Per node: whether its size can be taken
   // at launch at all (`safe`), whether the kernel loops over it or sizes an
   // output by it (`driven`), and the ends of the loops whose tiles index it.
@@ -170,7 +185,8 @@ std::vector<std::vector<bool>> kite::dynamicDims(func::FuncOp captured,
   }
   // Dynamic: a safe dim the kernel loops over (or sizes an output by), and
   // a safe dim indexed only by tiles of loops over dynamic dims (y's rows in
-  // `x[tm, tn] + y[tm, tn]`). A dim indexed by tiles of a loop with a
+  // `x[tm, tn] + y[tm, tn]`), or up to a tile's end in one (k's keys in
+  // causal attention, `tile(range(0, tq.end()))`). A dim indexed by tiles of a loop with a
   // static end stays static (K of `x[tm, tk] @ y[tk, tn]` when the kernel
   // loops to a specialized K).
   std::vector<std::vector<bool>> dynamic(n);
@@ -185,7 +201,7 @@ std::vector<std::vector<bool>> kite::dynamicDims(func::FuncOp captured,
         if (dynamic[i][d] || !node.safe || node.indexedBy.empty())
           continue;
         bool all = llvm::all_of(node.indexedBy, [&](Value end) {
-          std::optional<SizeOrigin> o = sizeOriginOf(end);
+          std::optional<SizeOrigin> o = boundingSize(end);
           auto arg = o ? dyn_cast<BlockArgument>(o->first) : BlockArgument();
           if (!arg || o->second < 0 || arg.getArgNumber() >= n)
             return false;

@@ -41,6 +41,11 @@ std::optional<SizeOrigin> sizeOrigin(mlir::Value tensor, int64_t dim);
 /// The origin of an i64 value that is a size (kite.size) or a scalar.
 std::optional<SizeOrigin> sizeOriginOf(mlir::Value size);
 
+/// A size that `end`, a loop's end, is at most: its origin where it is a
+/// size, or for a tile's begin or end (`tq.end()`) the bounding size of
+/// that tile's loop's end.
+std::optional<SizeOrigin> boundingSize(mlir::Value end);
+
 /// Whether the loop of tile variable `span` runs to the size of `tensor`'s
 /// dim `dim` taken at launch (one origin), from a constant start; that
 /// start, or nullopt.

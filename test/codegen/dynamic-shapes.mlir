@@ -73,6 +73,12 @@
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?,4]:strides[1,4]' --arg 'y=bf16[16,4]' 2>&1 | FileCheck %s --check-prefix=STRIDED
 // STRIDED: 'x' has dynamic sizes and strides; a tensor with dynamic sizes is contiguous
 
+// Causal attention: the keys run to the query tile's end, which is at most
+// q's sequence length, so k's and v's sequences are taken at launch too
+// (their accesses masked against them).
+// RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --arg 'q=bf16[128,1000,128]' --arg 'k=bf16[128,1000,128]' --arg 'v=bf16[128,1000,128]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=CAUSAL
+// CAUSAL: (q=bf16[?16,?8,128]:align16 k=bf16[?16,?8,128]:align16 v=bf16[?16,?8,128]:align16)
+
 // A product: M and N are taken at launch; K, the end of a nested loop
 // only, stays static, and so do y's rows, indexed by that loop's tiles; the
 // main loop keeps its TMA copies (the loops over x.size(0) and y.size(1)

@@ -902,6 +902,92 @@ TEST_P(ExampleTest, MatchesReferenceOnGpu) {
   }
 }
 
+/// Dynamic shapes: every example's plan for the shape class of its largest
+/// size (Options::static_shapes = false: sizes taken at launch where the
+/// kernel allows) lowers and compiles with NVRTC for sm_90a, under the
+/// test's first two configs that fit (the first is the default).
+TEST_P(ExampleTest, CompilesWithDynamicShapes) {
+  const Case &c = GetParam();
+  if (!runtime::nvrtcAvailable())
+    GTEST_SKIP() << "NVRTC is not available: " << runtime::nvrtcUnavailableReason();
+  std::string text = ir(c.file);
+  std::vector<Arg> args = c.inputs(c.sizes.back(), 1);
+  std::vector<Tensor> host;
+  for (const Arg &a : args)
+    if (a.tensor)
+      host.push_back(*a.tensor);
+  std::vector<ArgSpec> specs = specsOf(args, host);
+  for (auto &s : specs)
+    if (s.is_tensor())
+      s.alignment = 16;
+  int compiled = 0;
+  for (const std::string &config : c.configs) {
+    if (compiled >= 2)
+      break;
+    KernelSource source{nullptr, c.kernel, text, "test", c.file};
+    Options options{{}, config};
+    options.static_shapes = false;
+    try {
+      KernelPlan plan = compileToPlan(source, specs, options, CompileOptions{"sm_90a"});
+      EXPECT_EQ(plan.binary.at(0), 0x7f) << config;
+      EXPECT_TRUE(plan.dynamicShapes);
+      ++compiled;
+    } catch (const Error &e) {
+      std::string what = e.what();
+      EXPECT_FALSE(config.empty()) << what;
+      EXPECT_NE(what.find("config does not fit"), std::string::npos) << config << "\n" << what;
+    }
+  }
+  EXPECT_GE(compiled, 1);
+}
+
+/// On the GPU: at every size, the example's dynamic-shapes plan (default
+/// config) matches reference mode, outputs poisoned.
+TEST_P(ExampleTest, DynamicShapesMatchReferenceOnGpu) {
+  const Case &c = GetParam();
+  if (!gpu_available())
+    GTEST_SKIP() << "no GPU: " << gpu_unavailable_reason();
+  runtime::setPoisonOutputs(true);
+  std::string text = ir(c.file);
+  uint64_t seed = 4321;
+  for (int64_t n : c.sizes) {
+    SCOPED_TRACE(c.kernel + " size " + std::to_string(n) + ", dynamic shapes");
+    std::vector<Arg> args = c.inputs(n, seed++);
+    std::vector<Tensor> expected = c.reference(args);
+    std::vector<Tensor> device;
+    for (const Arg &a : args)
+      if (a.tensor)
+        device.push_back(cuda::to_device(*a.tensor));
+    std::vector<ArgSpec> specs = specsOf(args, device);
+    std::vector<KernelArg> kargs;
+    size_t t = 0;
+    for (const Arg &a : args) {
+      if (a.tensor)
+        kargs.emplace_back(device[t++]);
+      else if (a.scalarType == DType::f64)
+        kargs.emplace_back(a.scalar);
+      else
+        kargs.emplace_back((int64_t)a.scalar);
+    }
+    KernelSource source{nullptr, c.kernel, text, "test", c.file};
+    Options options;
+    options.static_shapes = false;
+    KernelPlan plan = compileToPlan(source, specs, options);
+    std::vector<Tensor> got = run_plan(plan, kargs);
+    cuda::synchronize();
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      Tolerance tol = kite_test::toleranceFor(expected[i].dtype(), c.scale);
+      if (expected[i].dtype() == DType::f32 && c.file != "add")
+        tol = {2e-4, 2e-4 * c.scale};
+      if (c.exact)
+        tol = {0, 0};
+      EXPECT_TRUE(allClose(cuda::to_host(got[i]), expected[i], tol)) << "output " << i;
+    }
+  }
+  runtime::setPoisonOutputs(false);
+}
+
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleTest, ::testing::ValuesIn(cases()), caseName);
 
 } // namespace
