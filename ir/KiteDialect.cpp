@@ -115,3 +115,18 @@ Type kite::parseDTypeName(MLIRContext *ctx, llvm::StringRef name) {
       .Cases("bool", "boolean", "i1", b.getI1Type())
       .Default(Type());
 }
+
+int64_t kite::rankFormParam(func::FuncOp decl) {
+  auto forms = decl->getAttrOfType<DictionaryAttr>(kRankFormsAttrName);
+  auto param = forms ? forms.getAs<IntegerAttr>("param") : IntegerAttr();
+  return param ? param.getInt() : -1;
+}
+
+func::FuncOp kite::rankFormOf(func::FuncOp decl, int64_t rank) {
+  auto forms = decl->getAttrOfType<DictionaryAttr>(kRankFormsAttrName);
+  auto ranks = forms ? forms.getAs<DenseI64ArrayAttr>("ranks") : DenseI64ArrayAttr();
+  if (!ranks || !llvm::is_contained(ranks.asArrayRef(), rank))
+    return {};
+  return dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupNearestSymbolFrom(
+      decl, StringAttr::get(decl.getContext(), rankFormName(decl.getSymName(), rank))));
+}

@@ -87,6 +87,12 @@ constexpr int64_t kMaxRankForm = 6;
 inline std::string rankFormName(llvm::StringRef kernel, int64_t rank) {
   return (kernel + ".rank" + llvm::Twine(rank)).str();
 }
+/// The parameter of rank-forms declaration `decl` whose rank picks a form,
+/// or -1 where `decl` has no (well-formed) kRankFormsAttrName.
+int64_t rankFormParam(mlir::func::FuncOp decl);
+/// The form of rank-forms declaration `decl` for `rank`, or null where it
+/// was not captured for that rank.
+mlir::func::FuncOp rankFormOf(mlir::func::FuncOp decl, int64_t rank);
 
 } // namespace kite
 

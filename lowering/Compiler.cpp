@@ -163,14 +163,11 @@ std::vector<kite::ArgSpec> kite::planSpecs(const KernelSource &kernel,
         std::vector<ArgSpec> specs = args;
         // A kernel captured once per rank (tile(x.sizes())): the form for
         // this launch's rank; without one, compiling reports it.
-        if (auto forms = f->getAttrOfType<DictionaryAttr>(kRankFormsAttrName)) {
-          auto param = forms.getAs<IntegerAttr>("param");
-          int64_t p = param ? param.getInt() : -1;
+        if (f->hasAttr(kRankFormsAttrName)) {
+          int64_t p = rankFormParam(f);
           func::FuncOp form;
           if (p >= 0 && p < (int64_t)args.size() && args[p].is_tensor())
-            form = dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupNearestSymbolFrom(
-                f, StringAttr::get(f.getContext(),
-                                   rankFormName(f.getSymName(), args[p].sizes.size()))));
+            form = rankFormOf(f, args[p].sizes.size());
           if (!form)
             return specs;
           f = form;

@@ -97,7 +97,7 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
     }
     std::string kernelName = func.getSymName().str();
     if (func->hasAttr(kRankFormsAttrName)) {
-      FailureOr<func::FuncOp> form = rankForm(module, func, *specs);
+      FailureOr<func::FuncOp> form = rankForm(func, *specs);
       if (failed(form))
         return signalPassFailure();
       func = *form;
@@ -144,22 +144,20 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
 
   /// The form of `decl` (a kernel captured once per rank of a parameter)
   /// for the rank `specs` give that parameter.
-  FailureOr<func::FuncOp> rankForm(ModuleOp module, func::FuncOp decl,
+  FailureOr<func::FuncOp> rankForm(func::FuncOp decl,
                                    ArrayRef<LaunchArg> specs) {
     auto forms = decl->getAttrOfType<DictionaryAttr>(kRankFormsAttrName);
-    auto param = forms.getAs<IntegerAttr>("param");
     auto ranks = forms.getAs<DenseI64ArrayAttr>("ranks");
-    if (!param || !ranks || ranks.empty())
+    int64_t p = rankFormParam(decl);
+    if (p < 0 || !ranks || ranks.empty())
       return decl.emitError() << "malformed " << kRankFormsAttrName << " " << forms;
-    int64_t p = param.getInt();
     // Without a tensor spec for the parameter, any form reports what is
     // wrong with the specs.
     int64_t rank = ranks[0];
     if (p < (int64_t)specs.size() && specs[p].isTensor)
       rank = specs[p].sizes.size();
-    auto form = dyn_cast_or_null<func::FuncOp>(
-        SymbolTable::lookupSymbolIn(module, rankFormName(decl.getSymName(), rank)));
-    if (!form || !llvm::is_contained(ranks.asArrayRef(), rank)) {
+    func::FuncOp form = rankFormOf(decl, rank);
+    if (!form) {
       auto nameAttr = decl.getArgAttrOfType<StringAttr>(p, kArgNameAttrName);
       InFlightDiagnostic d = decl.emitError()
                              << "kernel '" << decl.getSymName() << "' tiles the sizes of '"

@@ -827,6 +827,39 @@ TEST_P(ExampleTest, CompilesUnderTwentyConfigs) {
   EXPECT_GE(compiled, 20) << rejected << " configs rejected";
 }
 
+/// A case's arguments on the GPU: the device tensors, their specs and the
+/// launch's arguments (which refer to `device`).
+struct DeviceArgs {
+  std::vector<Tensor> device;
+  std::vector<ArgSpec> specs;
+  std::vector<KernelArg> kargs;
+  explicit DeviceArgs(const std::vector<Arg> &args) {
+    for (const Arg &a : args)
+      if (a.tensor)
+        device.push_back(cuda::to_device(*a.tensor));
+    specs = specsOf(args, device);
+    size_t t = 0;
+    for (const Arg &a : args) {
+      if (a.tensor)
+        kargs.emplace_back(device[t++]);
+      else if (a.scalarType == DType::f64)
+        kargs.emplace_back(a.scalar);
+      else
+        kargs.emplace_back((int64_t)a.scalar);
+    }
+  }
+  DeviceArgs(const DeviceArgs &) = delete;
+};
+
+/// How close case `c`'s output must be to reference mode's `expected`.
+Tolerance outputTolerance(const Case &c, const Tensor &expected) {
+  if (c.exact)
+    return {0, 0};
+  if (expected.dtype() == DType::f32 && c.file != "add")
+    return {2e-4, 2e-4 * c.scale}; // reductions in another order
+  return kite_test::toleranceFor(expected.dtype(), c.scale);
+}
+
 /// On the GPU: matches reference mode at every size and config.
 TEST_P(ExampleTest, MatchesReferenceOnGpu) {
   const Case &c = GetParam();
@@ -838,21 +871,9 @@ TEST_P(ExampleTest, MatchesReferenceOnGpu) {
   for (int64_t n : c.sizes) {
     std::vector<Arg> args = c.inputs(n, seed++);
     std::vector<Tensor> expected = c.reference(args);
-    std::vector<Tensor> device;
-    for (const Arg &a : args)
-      if (a.tensor)
-        device.push_back(cuda::to_device(*a.tensor));
-    std::vector<ArgSpec> specs = specsOf(args, device);
-    std::vector<KernelArg> kargs;
-    size_t t = 0;
-    for (const Arg &a : args) {
-      if (a.tensor)
-        kargs.emplace_back(device[t++]);
-      else if (a.scalarType == DType::f64)
-        kargs.emplace_back(a.scalar);
-      else
-        kargs.emplace_back((int64_t)a.scalar);
-    }
+    DeviceArgs d(args);
+    const std::vector<ArgSpec> &specs = d.specs;
+    const std::vector<KernelArg> &kargs = d.kargs;
     int ran = 0;
     // KITE_TEST_CONFIGS="c1|c2": only these configs (to bisect a failure).
     std::vector<std::string> configs = c.configs;
@@ -887,13 +908,8 @@ TEST_P(ExampleTest, MatchesReferenceOnGpu) {
       cuda::synchronize();
       ASSERT_EQ(got.size(), expected.size());
       for (size_t i = 0; i < got.size(); ++i) {
-        Tensor host = cuda::to_host(got[i]);
-        Tolerance tol = kite_test::toleranceFor(expected[i].dtype(), c.scale);
-        if (expected[i].dtype() == DType::f32 && c.file != "add")
-          tol = {2e-4, 2e-4 * c.scale}; // reductions in another order
-        if (c.exact)
-          tol = {0, 0};
-        EXPECT_TRUE(allClose(host, expected[i], tol)) << "output " << i;
+        EXPECT_TRUE(allClose(cuda::to_host(got[i]), expected[i], outputTolerance(c, expected[i])))
+            << "output " << i;
       }
     }
     if (!std::getenv("KITE_SANITIZE_DEFAULT_ONLY") && !std::getenv("KITE_TEST_CONFIGS")) {
@@ -954,21 +970,9 @@ TEST_P(ExampleTest, DynamicShapesMatchReferenceOnGpu) {
     SCOPED_TRACE(c.kernel + " size " + std::to_string(n) + ", dynamic shapes");
     std::vector<Arg> args = c.inputs(n, seed++);
     std::vector<Tensor> expected = c.reference(args);
-    std::vector<Tensor> device;
-    for (const Arg &a : args)
-      if (a.tensor)
-        device.push_back(cuda::to_device(*a.tensor));
-    std::vector<ArgSpec> specs = specsOf(args, device);
-    std::vector<KernelArg> kargs;
-    size_t t = 0;
-    for (const Arg &a : args) {
-      if (a.tensor)
-        kargs.emplace_back(device[t++]);
-      else if (a.scalarType == DType::f64)
-        kargs.emplace_back(a.scalar);
-      else
-        kargs.emplace_back((int64_t)a.scalar);
-    }
+    DeviceArgs d(args);
+    const std::vector<ArgSpec> &specs = d.specs;
+    const std::vector<KernelArg> &kargs = d.kargs;
     KernelSource source{nullptr, c.kernel, text, "test", c.file};
     Options options;
     options.static_shapes = false;
@@ -977,12 +981,8 @@ TEST_P(ExampleTest, DynamicShapesMatchReferenceOnGpu) {
     cuda::synchronize();
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); ++i) {
-      Tolerance tol = kite_test::toleranceFor(expected[i].dtype(), c.scale);
-      if (expected[i].dtype() == DType::f32 && c.file != "add")
-        tol = {2e-4, 2e-4 * c.scale};
-      if (c.exact)
-        tol = {0, 0};
-      EXPECT_TRUE(allClose(cuda::to_host(got[i]), expected[i], tol)) << "output " << i;
+      EXPECT_TRUE(allClose(cuda::to_host(got[i]), expected[i], outputTolerance(c, expected[i])))
+          << "output " << i;
     }
   }
   runtime::setPoisonOutputs(false);

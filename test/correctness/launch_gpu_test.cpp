@@ -3,7 +3,10 @@
 // softmax and add (examples/, captured by kite_add_kernels) launched through
 // kite::launch and compared with reference mode; the plan cache (a second
 // launch with the same shapes compiles nothing, new shapes compile once);
-// and the front door's overhead over run_plan for a cached tiny kernel.
+// dynamic shapes (a plan per shape class: rows, columns, attention's
+// sequence length, matmul's M and N, and the sweeps of the serving
+// patterns); and the front door's overhead over run_plan for a cached tiny
+// kernel.
 // Skips without a GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <random>
 
 // The kernels (examples/softmax.kite.cpp, examples/add.kite.cpp,
 // examples/matmul.kite.cpp, examples/attention.kite.cpp).
@@ -247,6 +251,64 @@ TEST_F(LaunchGpu, DynamicShapesTakeSizesInsideATensor) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST_F(LaunchGpu, DynamicShapesSweepsCompileAFewPlansPerKernel) {
+  // The serving patterns: attention over 500 random sequence lengths from 1
+  // to 8192, and matmul with M from 1 to 4096 at N = K = 4096 (prefill and
+  // decode). Every launch runs; the first lengths of each (where reference
+  // mode is quick) are checked against it, outputs poisoned. Each kernel
+  // compiles a plan per shape class it meets, at most 16.
+  Options options;
+  options.static_shapes = false;
+  options.tuning = Options::Tuning::never;
+  runtime::setPoisonOutputs(true);
+  std::mt19937_64 rng(2026);
+  std::vector<int64_t> lengths;
+  for (int i = 0; i < 500; ++i)
+    lengths.push_back(int64_t(rng() % 8192) + 1);
+  uint64_t before = compile_count();
+  int checked = 0;
+  for (int64_t s : lengths) {
+    Tensor q = randn({2, s, 64}, bf16, uint64_t(s)), k = randn({2, s, 64}, bf16, uint64_t(s) + 1),
+           v = randn({2, s, 64}, bf16, uint64_t(s) + 2);
+    Tensor o = launch(::attention, options, cuda::to_device(q), cuda::to_device(k),
+                      cuda::to_device(v));
+    if (s <= 512 && checked < 20) {
+      ++checked;
+      EXPECT_TRUE(allClose(cuda::to_host(o), ::attention(q, k, v), toleranceFor(bf16, 4)))
+          << "attention S " << s;
+    }
+  }
+  cuda::synchronize();
+  uint64_t attentionPlans = compile_count() - before;
+  EXPECT_LE(attentionPlans, 16u);
+  EXPECT_GE(checked, 5);
+
+  Tensor w = cuda::to_device(randn({4096, 4096}, bf16, 9));
+  Tensor x = randn({4096, 4096}, bf16, 10);
+  Tensor xd = cuda::to_device(x);
+  before = compile_count();
+  // The first m rows of a contiguous [4096, 4096] tensor, without a copy.
+  auto rows = [](const Tensor &t, int64_t m) {
+    return Tensor::from_blob(t.data_ptr(), {m, t.size(1)}, {}, t.dtype(), t.device());
+  };
+  Tensor wHost = cuda::to_host(w);
+  for (int64_t m = 1; m <= 4096; ++m) {
+    Tensor c = launch(::matmul, options, rows(xd, m), w);
+    if (m == 1 || m == 2 || m == 3 || m == 17 || m == 128) {
+      Tensor expected = ::matmul(rows(x, m), wHost);
+      EXPECT_TRUE(allClose(cuda::to_host(c), expected, toleranceFor(bf16, 64))) << "matmul m " << m;
+    }
+  }
+  cuda::synchronize();
+  uint64_t matmulPlans = compile_count() - before;
+  EXPECT_LE(matmulPlans, 16u);
+  std::printf("dynamic shapes: attention over %zu lengths in %llu plans, matmul over 4096 values "
+              "of M in %llu plans\n",
+              lengths.size(), (unsigned long long)attentionPlans,
+              (unsigned long long)matmulPlans);
+  runtime::setPoisonOutputs(false);
 }
 
 TEST_F(LaunchGpu, CpuArgumentNextToACudaOneIsNamedBeforeCompiling) {
