@@ -124,20 +124,24 @@ std::vector<bool> specializedScalars(func::FuncOp f) {
 /// The specs a dynamic-shapes plan is compiled for: each size of at least 2
 /// of a contiguous tensor becomes its divisor class, where the kernel lets
 /// it (dynamicDims); everything else stays as given.
+/// With `whole` false, sizes a subscript spans whole stay static.
 std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
-                                           const std::vector<kite::ArgSpec> &args) {
+                                           const std::vector<kite::ArgSpec> &args, bool whole,
+                                           bool &anyWhole) {
   std::vector<int64_t> ranks;
   for (const kite::ArgSpec &a : args)
     ranks.push_back(a.is_tensor() ? int64_t(a.sizes.size()) : -1);
-  std::vector<std::vector<bool>> dynamic = kite::dynamicDims(captured, ranks);
+  std::vector<std::vector<kite::DynamicDim>> dynamic = kite::dynamicDims(captured, ranks);
   std::vector<kite::ArgSpec> specs = args;
+  anyWhole = false;
   for (size_t i = 0; i < specs.size() && i < dynamic.size(); ++i) {
     kite::ArgSpec &a = specs[i];
     if (!a.is_tensor() || !a.divisors.empty() || !a.is_contiguous())
       continue;
     for (size_t d = 0; d < a.sizes.size() && d < dynamic[i].size(); ++d) {
-      if (!dynamic[i][d] || a.sizes[d] < 2)
+      if (!dynamic[i][d].dynamic || a.sizes[d] < 2 || (dynamic[i][d].whole && !whole))
         continue;
+      anyWhole |= dynamic[i][d].whole;
       if (a.divisors.empty()) {
         a.strides.clear();
         a.divisors.assign(a.sizes.size(), 0);
@@ -147,6 +151,32 @@ std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
     }
   }
   return specs;
+}
+
+/// Whether the kernel, specialized for `specs` under its default config,
+/// loops over every whole dim they take at launch: after
+/// kite-reduction-loops no tile has a shape taken at launch.
+bool wholeDimsLoop(const kite::KernelSource &kernel, const std::vector<kite::ArgSpec> &specs) {
+  try {
+    return withKernel(
+        kernel.ir, kernel.name, specs, "specialize",
+        [&](PassManager &pm) {
+          pm.addPass(kite::createKiteSpecialize({std::string(kernel.name), joinArgs(specs)}));
+          pm.addPass(kite::createKiteApplyConfig({"", "sm_90a"}));
+          pm.addPass(kite::createKiteReductionLoops());
+        },
+        [&](func::FuncOp f, auto &) {
+          WalkResult dynamicTile = f.walk([](Operation *op) {
+            for (Type t : op->getResultTypes())
+              if (auto tile = dyn_cast<kite::TileType>(t); tile && !tile.hasStaticShape())
+                return WalkResult::interrupt();
+            return WalkResult::advance();
+          });
+          return !dynamicTile.wasInterrupted();
+        });
+  } catch (const kite::Error &) {
+    return false; // it does not specialize or loop with those sizes taken at launch
+  }
 }
 
 } // namespace
@@ -176,8 +206,16 @@ std::vector<kite::ArgSpec> kite::planSpecs(const KernelSource &kernel,
         for (size_t i = 0; i < specs.size() && i < spec.size(); ++i)
           if (!specs[i].is_tensor() && !spec[i])
             specs[i].value.reset();
-        if (!options.static_shapes)
-          specs = shapeClassSpecs(f, specs);
+        if (!options.static_shapes) {
+          bool anyWhole = false;
+          std::vector<ArgSpec> classes = shapeClassSpecs(f, specs, true, anyWhole);
+          // Rows spanned whole and taken at launch need a reduction looped
+          // over chunks: keep them where that specializes and loops, else
+          // those sizes stay static.
+          if (anyWhole && !wholeDimsLoop(kernel, classes))
+            classes = shapeClassSpecs(f, specs, false, anyWhole);
+          specs = std::move(classes);
+        }
         return specs;
       });
 }

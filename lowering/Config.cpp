@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 using namespace mlir;
 using namespace kite;
 using json = nlohmann::json;
@@ -452,11 +454,20 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
     if (!rdims.empty()) {
       error += " (of sizes";
       for (int64_t n : rdims)
-        error += " " + std::to_string(n);
+        error += " " + (ShapedType::isDynamic(n) ? std::string("?") : std::to_string(n));
       error += ")";
     }
     return failure();
   }
+  // A whole row whose length is taken at launch is looped over in chunks.
+  for (auto [i, n] : llvm::enumerate(rdims))
+    if (ShapedType::isDynamic(n) &&
+        (i >= c.reduction_loops.size() || !c.reduction_loops[i])) {
+      error = "reduction_loops[" + std::to_string(i) +
+              "] must be a chunk: the reduction dimension's size is taken at launch, so its "
+              "rows are reduced in chunks";
+      return failure();
+    }
   return success();
 }
 
@@ -465,7 +476,7 @@ namespace {
 /// not depend on a block size still to be chosen (rows of `x[t, all]`, say).
 /// Dims of a size in `looped` count as that many elements (a chunk).
 int64_t staticFootprint(TileForOp loop,
-                        const llvm::DenseMap<int64_t, int64_t> &looped = llvm::DenseMap<int64_t, int64_t>()) {
+                        const std::map<int64_t, int64_t> &looped = {}) {
   int64_t footprint = 1;
   loop.walk([&](Operation *op) {
     for (Type t : op->getResultTypes()) {
@@ -474,8 +485,10 @@ int64_t staticFootprint(TileForOp loop,
         continue;
       int64_t n = 1;
       for (int64_t d : tile.getShape())
-        if (!ShapedType::isDynamic(d))
-          n *= looped.count(d) ? looped.lookup(d) : llvm::PowerOf2Ceil(std::max<int64_t>(d, 1));
+        if (looped.count(d))
+          n *= looped.at(d);
+        else if (!ShapedType::isDynamic(d))
+          n *= llvm::PowerOf2Ceil(std::max<int64_t>(d, 1));
       footprint = std::max(footprint, n);
     }
   });
@@ -534,14 +547,19 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
   constexpr int64_t kWholeRowLimit = 16384;
   constexpr int64_t kReductionChunk = 4096;
   Config c;
-  llvm::DenseMap<int64_t, int64_t> looped;
+  std::map<int64_t, int64_t> looped;
   SmallVector<int64_t> rdims = reductionDims(kernel);
+  // A row whose length is taken at launch is always reduced in chunks, of
+  // kDynamicChunk (rows up to it in one chunk, as a whole row would be).
+  constexpr int64_t kDynamicChunk = 2048;
   for (int64_t n : rdims) {
-    bool loop = (int64_t)llvm::PowerOf2Ceil(n) > kWholeRowLimit &&
-                reductionLoopSupported(kernel, n);
-    c.reduction_loops.push_back(loop ? std::optional<int64_t>(kReductionChunk) : std::nullopt);
+    bool dynamic = ShapedType::isDynamic(n);
+    bool loop = dynamic || ((int64_t)llvm::PowerOf2Ceil(n) > kWholeRowLimit &&
+                            reductionLoopSupported(kernel, n));
+    int64_t chunk = dynamic ? kDynamicChunk : kReductionChunk;
+    c.reduction_loops.push_back(loop ? std::optional<int64_t>(chunk) : std::nullopt);
     if (loop)
-      looped[n] = kReductionChunk;
+      looped[n] = chunk;
   }
   if (looped.empty())
     c.reduction_loops.clear();

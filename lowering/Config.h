@@ -136,9 +136,14 @@ std::pair<TileForOp, int64_t> loopOfBlockSize(BlockSizeOp op);
 
 /// The kernel's reduction dimensions: the distinct sizes of tensor
 /// dims that a load inside a loop reads whole (`x[tn, all]`, or dims left
-/// unsubscripted), in the order they first appear. `reduction_loops[i]`
-/// applies to dimension i. Needs static tensor types (a specialized kernel).
+/// unsubscripted), in the order they first appear; a size taken at launch
+/// is ShapedType::kDynamic (one entry for all such; see
+/// dynamicReductionOrigin). `reduction_loops[i]` applies to dimension i.
+/// Needs a specialized kernel.
 llvm::SmallVector<int64_t> reductionDims(mlir::func::FuncOp kernel);
+/// Where the first size taken at launch that a load reads whole comes from
+/// (the dimension the kDynamic entry of reductionDims loops over), or none.
+std::optional<std::pair<mlir::Value, int64_t>> dynamicReductionOrigin(mlir::func::FuncOp kernel);
 
 /// True if kite-reduction-loops can loop over chunks of the reduction
 /// dimension of `size` (every use of a whole-row value is one it rewrites).

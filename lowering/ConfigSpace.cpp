@@ -143,6 +143,15 @@ void addReductionLoops(func::FuncOp kernel, ArrayRef<int64_t> rdims, const Confi
     std::optional<int64_t> d = i < def.reduction_loops.size() ? def.reduction_loops[i]
                                                               : std::nullopt;
     defaults.push_back(d ? json(*d) : json(nullptr));
+    if (ShapedType::isDynamic(size)) { // a length taken at launch: always chunks
+      std::vector<json> values;
+      for (int64_t c : powersOfTwo(256, 8192))
+        values.push_back(c);
+      params.push_back(parameter("reduction_loops", i, values, defaults.back(),
+                                 "chunk of the reduction over the dimension whose size is "
+                                 "taken at launch"));
+      continue;
+    }
     if (size <= 256 || !reductionLoopSupported(kernel, size))
       continue;
     std::vector<json> values;

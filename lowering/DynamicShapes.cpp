@@ -82,17 +82,17 @@ std::optional<int64_t> kite::spanStartToSize(Value span, Value tensor, int64_t d
   return start;
 }
 
-std::vector<std::vector<bool>> kite::dynamicDims(func::FuncOp captured,
-                                                 ArrayRef<int64_t> ranks) {
+std::vector<std::vector<DynamicDim>> kite::dynamicDims(func::FuncOp captured,
+                                                       ArrayRef<int64_t> ranks) {
   size_t n = captured.getNumArguments();
   if (captured.isExternal()) // a declaration (of rank forms): nothing known
-    return std::vector<std::vector<bool>>(n);
+    return std::vector<std::vector<DynamicDim>>(n);
   Block &entry = captured.getBody().front();
   // One (argument, dim) is a node. Per node: whether its size can be taken
   // at launch at all (`safe`), whether the kernel loops over it or sizes an
   // output by it (`driven`), and the ends of the loops whose tiles index it.
   struct Node {
-    bool safe = false, driven = false;
+    bool safe = false, driven = false, whole = false;
     llvm::SetVector<Value> indexedBy;
   };
   std::vector<std::vector<Node>> nodes(n);
@@ -159,10 +159,12 @@ std::vector<std::vector<bool>> kite::dynamicDims(func::FuncOp captured,
                                                                : cast<AtomicOp>(user).getSubscripts();
             SmallVector<int64_t> dims = indexedDims(subs);
             auto it = llvm::find(dims, tdim);
-            // An `all` (or a missing subscript) spans the whole dim: its
-            // tile shape would be dynamic.
-            ok &= it != dims.end() && subs[it - dims.begin()].kind != Subscript::Kind::All;
-            if (ok && subs[it - dims.begin()].kind == Subscript::Kind::Span) {
+            // An `all` (or a missing subscript) spans the whole dim: a
+            // tile shape taken at launch, which only a reduction looped
+            // over chunks can take (the caller checks; `whole`).
+            if (it == dims.end() || subs[it - dims.begin()].kind == Subscript::Kind::All) {
+              node.whole = node.driven = true;
+            } else if (subs[it - dims.begin()].kind == Subscript::Kind::Span) {
               auto [loop, d] = getSpanLoop(subs[it - dims.begin()].value);
               if (loop)
                 node.indexedBy.insert(loop.getUpperBounds()[d]);
@@ -213,7 +215,11 @@ std::vector<std::vector<bool>> kite::dynamicDims(func::FuncOp captured,
       }
     }
   }
-  return dynamic;
+  std::vector<std::vector<DynamicDim>> result(n);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t d = 0; d < nodes[i].size(); ++d)
+      result[i].push_back({dynamic[i][d], nodes[i][d].whole});
+  return result;
 }
 
 SmallVector<StrideFact> kite::argStrides(func::FuncOp kernel, unsigned arg) {

@@ -7,8 +7,10 @@
 //     launch. That is any dim of a contiguous tensor whose size is at least
 //     2, where the kernel uses that size only as the end of a loop (at any
 //     depth), a block size's extent or an output's size, and indexes that
-//     dim only with tiles, scalars or gathers (never `all`), so every tile
-//     shape and layout stays static; a stride that depends on such a size
+//     dim with tiles, scalars or gathers, so every tile shape and layout
+//     stays static, or spans it whole (`all`) where a reduction looped over
+//     chunks takes it (the compiler checks after specializing, and keeps
+//     the size static where not); a stride that depends on such a size
 //     is a kernel parameter's product, and what it is a multiple of comes
 //     from the sizes' divisor classes. Such a dim is dynamic where a
 //     top-level loop runs to it or an output is sized by it, or where only
@@ -51,11 +53,18 @@ std::optional<SizeOrigin> boundingSize(mlir::Value end);
 /// start, or nullopt.
 std::optional<int64_t> spanStartToSize(mlir::Value span, mlir::Value tensor, int64_t dim);
 
+/// Whether a size can be taken at launch (`dynamic`), and whether a
+/// subscript spans it whole (`whole`): then its tiles' shape is taken at
+/// launch too, which only works where kite-reduction-loops loops over it
+/// in chunks (planSpecs checks after specializing).
+struct DynamicDim {
+  bool dynamic = false, whole = false;
+};
 /// For each argument of the captured kernel `captured`, and each of its
 /// dims, whether that size can be taken at launch, given the arguments'
 /// ranks (-1 for a scalar; see the file comment).
-std::vector<std::vector<bool>> dynamicDims(mlir::func::FuncOp captured,
-                                           llvm::ArrayRef<int64_t> ranks);
+std::vector<std::vector<DynamicDim>> dynamicDims(mlir::func::FuncOp captured,
+                                                 llvm::ArrayRef<int64_t> ranks);
 
 /// What stride `dim` of kernel argument `arg` is, as specialized: a
 /// constant (`value`), or for a stride that depends on a size taken at

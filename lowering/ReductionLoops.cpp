@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Config.h"
+#include "lowering/DynamicShapes.h"
 #include "lowering/Passes.h"
 #include "lowering/TypeInference.h"
 
@@ -102,8 +103,13 @@ bool wholeDims(Operation *op, Value tensor, ArrayRef<Subscript> subs,
 
 class Rewriter {
 public:
+  /// The dimension of `size`; for ShapedType::kDynamic, the dimension of
+  /// the size taken at launch that dynamicReductionOrigin finds.
   Rewriter(func::FuncOp kernel, int64_t size, int64_t chunk)
-      : kernel(kernel), size(size), chunk(chunk), b(kernel.getContext()) {}
+      : kernel(kernel), size(size), chunk(chunk), b(kernel.getContext()) {
+    if (ShapedType::isDynamic(size))
+      origin = dynamicReductionOrigin(kernel);
+  }
 
   LogicalResult run() {
     for (Block *block : blocks())
@@ -127,8 +133,28 @@ public:
 private:
   func::FuncOp kernel;
   int64_t size, chunk;
+  std::optional<SizeOrigin> origin; // of a dynamic size
   IRRewriter b;
   bool quiet = false;
+
+  /// Whether dim `dim` of `tensor` is the dimension looped over.
+  bool isDim(Value tensor, int64_t dim) {
+    auto type = cast<kite::TensorType>(tensor.getType());
+    int64_t n = type.getShape()[dim];
+    if (!ShapedType::isDynamic(size))
+      return n == size;
+    return ShapedType::isDynamic(n) && origin && sizeOrigin(tensor, dim) == origin;
+  }
+  /// The size as an i64 value at the insertion point.
+  Value sizeValue(Location loc) {
+    if (!ShapedType::isDynamic(size))
+      return i64(loc, size);
+    if (origin->second < 0)
+      return origin->first; // a scalar
+    return b.create<SizeOp>(loc, origin->first, b.getI64IntegerAttr(origin->second));
+  }
+  /// Whether the last chunk can be partial.
+  bool partialChunk() { return ShapedType::isDynamic(size) || size % chunk != 0; }
 
   /// The blocks holding loads of the dimension.
   SetVector<Block *> blocks() {
@@ -147,9 +173,8 @@ private:
     SmallVector<int64_t> axes;
     if (!wholeDims(load, load.getTensor(), load.getSubscripts(), dims))
       return axes;
-    auto type = cast<kite::TensorType>(load.getTensor().getType());
     for (auto [dim, axis] : dims)
-      if (type.getShape()[dim] == size)
+      if (isDim(load.getTensor(), dim))
         axes.push_back(axis);
     return axes;
   }
@@ -158,7 +183,9 @@ private:
   LogicalResult unsupported(Operation *op, StringRef why) {
     if (!quiet)
       emitConfigRejection(op) << "config does not fit kernel '" << kernel.getSymName()
-                      << "': reduction_loops cannot loop over the dimension of size " << size
+                      << "': reduction_loops cannot loop over the dimension of size "
+                      << (ShapedType::isDynamic(size) ? std::string("taken at launch")
+                                                      : std::to_string(size))
                       << " here: " << why << " (use null for this reduction)";
     return failure();
   }
@@ -305,9 +332,8 @@ private:
                      });
       }
       int64_t axis = axes.lookup(store.getValue()) + targetRank - rankOf(store.getValue());
-      auto type = cast<kite::TensorType>(store.getTensor().getType());
       bool found = llvm::any_of(dims, [&](std::pair<int64_t, int64_t> d) {
-        return d.second == axis && type.getShape()[d.first] == size;
+        return d.second == axis && isDim(store.getTensor(), d.first);
       });
       if (!found)
         return unsupported(op, "the row is stored into a subscript that does not take the "
@@ -363,7 +389,7 @@ private:
         layout.push_back(kSubscriptNewAxis);
         continue;
       case Subscript::Kind::All:
-        if (type.getShape()[dim] == size)
+        if (isDim(tensor, dim))
           add(span);
         else
           layout.push_back(kSubscriptAll);
@@ -374,7 +400,7 @@ private:
       ++dim;
     }
     for (; dim < type.getRank(); ++dim) {
-      if (type.getShape()[dim] == size)
+      if (isDim(tensor, dim))
         add(span);
       else
         layout.push_back(kSubscriptAll);
@@ -432,7 +458,7 @@ private:
 
   /// The loop over chunks, at `at`, with `inits` carried.
   TileForOp chunkLoop(Location loc, ValueRange inits) {
-    Value zero = i64(loc, 0), upper = i64(loc, size), step = i64(loc, chunk);
+    Value zero = i64(loc, 0), upper = sizeValue(loc), step = i64(loc, chunk);
     return b.create<TileForOp>(loc, ValueRange{zero}, ValueRange{upper}, ValueRange{step},
                                inits);
   }
@@ -478,14 +504,14 @@ private:
     Value operand = map.lookupOrDefault(r.getOperand());
     if (accElem != operandType.getElementType())
       operand = b.create<CastOp>(loc, accType, operand, accDType);
-    if (size % chunk != 0) {
+    if (partialChunk()) {
       // The last chunk is partial: its lanes past the row hold the identity.
       auto i1 = b.getI1Type();
       Value index = b.create<SpanIndexOp>(
           loc, TileType::get(b.getContext(), {chunk}, b.getI64Type()), span);
       Value valid = b.create<CompareOp>(loc, TileType::get(b.getContext(), {chunk}, i1),
                                         CompareKindAttr::get(b.getContext(), CompareKind::lt),
-                                        index, i64(loc, size));
+                                        index, sizeValue(loc));
       SmallVector<int64_t> shape = {chunk};
       for (int64_t d = dim + 1; d < operandType.getRank(); ++d) {
         shape.push_back(1);
@@ -507,7 +533,10 @@ private:
     if (kind == ReduceKind::mean)
       result = b.create<BinaryOp>(
           loc, reducedType, BinaryKindAttr::get(b.getContext(), BinaryKind::div), result,
-          b.create<arith::ConstantFloatOp>(loc, APFloat((double)size), b.getF64Type()));
+          ShapedType::isDynamic(size)
+              ? sizeValue(loc)
+              : b.create<arith::ConstantFloatOp>(loc, APFloat((double)size), b.getF64Type())
+                    .getResult());
     if (accElem != elem)
       result = b.create<CastOp>(loc, resultType, result,
                                 b.create<DTypeConstOp>(loc, TypeAttr::get(elem)));
@@ -608,10 +637,10 @@ private:
     Value c = map.lookupOrDefault(x);
     if (xType.getElementType() != f32)
       c = b.create<CastOp>(loc, chunkType, c, f32Type);
-    if (size % chunk != 0) {
+    if (partialChunk()) {
       Value index = b.create<SpanIndexOp>(loc, TileType::get(ctx, {chunk}, b.getI64Type()), span);
       Value valid = compare(CompareKind::lt, TileType::get(ctx, {chunk}, b.getI1Type()), index,
-                            i64(loc, size));
+                            sizeValue(loc));
       SmallVector<int64_t> shape = {chunk};
       for (int64_t d = dim + 1; d < rank; ++d) {
         shape.push_back(1);
@@ -743,11 +772,27 @@ SmallVector<int64_t> kite::reductionDims(func::FuncOp kernel) {
     auto type = cast<kite::TensorType>(load.getTensor().getType());
     for (auto [dim, axis] : dims) {
       int64_t n = type.getShape()[dim];
-      if (!ShapedType::isDynamic(n) && !llvm::is_contained(sizes, n))
+      if (!llvm::is_contained(sizes, n))
         sizes.push_back(n);
     }
   });
   return sizes;
+}
+
+std::optional<SizeOrigin> kite::dynamicReductionOrigin(func::FuncOp kernel) {
+  std::optional<SizeOrigin> found;
+  kernel.walk([&](LoadOp load) {
+    if (isa<func::FuncOp>(load->getParentOp()) || found)
+      return;
+    SmallVector<std::pair<int64_t, int64_t>> dims;
+    if (!wholeDims(load, load.getTensor(), load.getSubscripts(), dims))
+      return;
+    auto type = cast<kite::TensorType>(load.getTensor().getType());
+    for (auto [dim, axis] : dims)
+      if (ShapedType::isDynamic(type.getShape()[dim]) && !found)
+        found = sizeOrigin(load.getTensor(), dim);
+  });
+  return found;
 }
 
 bool kite::reductionLoopSupported(func::FuncOp kernel, int64_t size) {
@@ -766,7 +811,7 @@ struct ReductionLoopsPass : kite::impl::KiteReductionLoopsBase<ReductionLoopsPas
     func::FuncOp func = found->kernel;
     SmallVector<int64_t> dims = reductionDims(func);
     for (auto [i, chunk] : llvm::enumerate(found->config->reduction_loops)) {
-      if (!chunk || i >= dims.size() || *chunk >= dims[i])
+      if (!chunk || i >= dims.size() || (!ShapedType::isDynamic(dims[i]) && *chunk >= dims[i]))
         continue; // the whole row in registers
       if (failed(Rewriter(func, dims[i], *chunk).run()) || failed(inferTypes(func)))
         return signalPassFailure();

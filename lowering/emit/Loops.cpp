@@ -514,6 +514,10 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
     defineSpan(loop.getSpans()[d],
                llvm::formatv("(i64)({0}) + {1} * {2}", lb, it, *bs).str(), ub, *bs,
                lowC, upC, it, count);
+    // A loop to a size taken at launch: its last tile's extent is a
+    // multiple of the size's divisor (vectors stay whole).
+    if (upC < 0 && sizeOriginOf(loop.getUpperBounds()[d]))
+      spans[loop.getSpans()[d]].endDivisor = divisorOf(kernel, loop.getUpperBounds()[d]);
   }
   return finishLoop(*loop.getBodyBlock(), carried, loop.getRegionIterArgs(),
                     loop.getResults(), opened);

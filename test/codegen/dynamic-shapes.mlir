@@ -25,6 +25,19 @@
 // NORM: sizes taken at launch count as 1
 // RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --arg 'x=bf16[1000,4096]' --arg 'weight=bf16[4096]' --arg eps=f64 --dynamic-shapes --emit=resources | FileCheck %s --check-prefix=NORMGRID
 // NORMGRID: launch{{ +}}max(ceildiv(x.size(0), 1), 0) programs
+// A row spanned whole (softmax's x[tn, all]) of a length taken at launch:
+// its reductions and its store loop over chunks to that length (online
+// softmax), with 16-byte vectors where the class allows. A row that meets
+// another tensor's whole dim (rmsnorm's weight) stays static, as above.
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[1000,1000]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=ROW
+// ROW: "reduction_loops":[2048]
+// ROW: kite_softmax(bf16* __restrict__ a0, const i64 a0_n0, const i64 a0_n1, bf16* __restrict__ o0)
+// ROW: const i64 c{{[0-9]+}} = ((i64)(a0_n1) - (i64)(0LL) + 2047) / 2048;
+// ROW: load_vec<8>(&v{{[0-9]+}}[0], &a0[(i64)(b{{[0-9]+}}) * a0_n1 + (i64)(b
+// ROW: store_vec<8>(&o0[(i64)(b{{[0-9]+}}) * a0_n1 + (i64)(b
+// RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[?8,?8]' --config '{"block_sizes":[1],"reduction_loops":[null]}' 2>&1 | FileCheck %s --check-prefix=ROWCHUNK
+// ROWCHUNK: reduction_loops[0] must be a chunk: the reduction dimension's size is taken at launch
+
 // A size used in arithmetic stays static (the rows); the columns, which a
 // top-level loop runs over, do not.
 // RUN: kite inspect %S/Inputs/dynamic_shapes.kite.cpp --kernel first_half --arg 'x=f32[100,64]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=HALF

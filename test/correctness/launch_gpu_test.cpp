@@ -255,8 +255,8 @@ TEST_F(LaunchGpu, DynamicShapesTakeSizesInsideATensor) {
 
 TEST_F(LaunchGpu, DynamicShapesSweepsCompileAFewPlansPerKernel) {
   // The serving patterns: attention over 500 random sequence lengths from 1
-  // to 8192, and matmul with M from 1 to 4096 at N = K = 4096 (prefill and
-  // decode). Every launch runs; the first lengths of each (where reference
+  // to 8192, softmax over every row length from 1 to 8192, and matmul with
+  // M from 1 to 4096 at N = K = 4096 (prefill and decode). Every launch runs; the first lengths of each (where reference
   // mode is quick) are checked against it, outputs poisoned. Each kernel
   // compiles a plan per shape class it meets, at most 16.
   Options options;
@@ -285,6 +285,22 @@ TEST_F(LaunchGpu, DynamicShapesSweepsCompileAFewPlansPerKernel) {
   EXPECT_LE(attentionPlans, 16u);
   EXPECT_GE(checked, 5);
 
+  // Softmax over every row length from 1 to 8192: the row, spanned whole
+  // (x[tn, all]), is reduced in chunks to a length taken at launch.
+  before = compile_count();
+  checked = 0;
+  for (int64_t n = 1; n <= 8192; ++n) {
+    Tensor x = randn({4, n}, bf16, uint64_t(n));
+    Tensor y = launch(softmax, options, cuda::to_device(x));
+    if (n <= 40 || n % 997 == 0 || n == 2048 || n == 2049 || n == 8192) {
+      ++checked;
+      EXPECT_TRUE(allClose(cuda::to_host(y), softmax(x), toleranceFor(bf16))) << "softmax n " << n;
+    }
+  }
+  cuda::synchronize();
+  uint64_t softmaxPlans = compile_count() - before;
+  EXPECT_LE(softmaxPlans, 16u);
+
   Tensor w = cuda::to_device(randn({4096, 4096}, bf16, 9));
   Tensor x = randn({4096, 4096}, bf16, 10);
   Tensor xd = cuda::to_device(x);
@@ -304,10 +320,10 @@ TEST_F(LaunchGpu, DynamicShapesSweepsCompileAFewPlansPerKernel) {
   cuda::synchronize();
   uint64_t matmulPlans = compile_count() - before;
   EXPECT_LE(matmulPlans, 16u);
-  std::printf("dynamic shapes: attention over %zu lengths in %llu plans, matmul over 4096 values "
-              "of M in %llu plans\n",
+  std::printf("dynamic shapes: attention over %zu lengths in %llu plans, softmax over 8192 row "
+              "lengths in %llu plans, matmul over 4096 values of M in %llu plans\n",
               lengths.size(), (unsigned long long)attentionPlans,
-              (unsigned long long)matmulPlans);
+              (unsigned long long)softmaxPlans, (unsigned long long)matmulPlans);
   runtime::setPoisonOutputs(false);
 }
 
