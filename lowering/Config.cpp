@@ -485,14 +485,34 @@ int64_t staticFootprint(TileForOp loop,
         continue;
       int64_t n = 1;
       for (int64_t d : tile.getShape())
-        if (looped.count(d))
-          n *= looped.at(d);
-        else if (!ShapedType::isDynamic(d))
-          n *= llvm::PowerOf2Ceil(std::max<int64_t>(d, 1));
+        if (!ShapedType::isDynamic(d))
+          n *= looped.count(d) ? looped.at(d) : llvm::PowerOf2Ceil(std::max<int64_t>(d, 1));
       footprint = std::max(footprint, n);
     }
   });
   return footprint;
+}
+
+/// `chunk` if `loop` reads a tensor dim of a size taken at launch whole (a
+/// row reduced in chunks of that size), else 1.
+int64_t dynamicRowFactor(TileForOp loop, int64_t chunk) {
+  bool reads = false;
+  loop.walk([&](LoadOp load) {
+    auto type = cast<kite::TensorType>(load.getTensor().getType());
+    if (!type.hasRank())
+      return;
+    int64_t d = 0;
+    for (const Subscript &s : load.getSubscripts()) {
+      if (s.kind == Subscript::Kind::NewAxis)
+        continue;
+      reads |= s.kind == Subscript::Kind::All && d < type.getRank() &&
+               ShapedType::isDynamic(type.getShape()[d]);
+      ++d;
+    }
+    for (; d < type.getRank(); ++d)
+      reads |= ShapedType::isDynamic(type.getShape()[d]);
+  });
+  return reads ? chunk : 1;
 }
 } // namespace
 
@@ -558,11 +578,15 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
                             reductionLoopSupported(kernel, n));
     int64_t chunk = dynamic ? kDynamicChunk : kReductionChunk;
     c.reduction_loops.push_back(loop ? std::optional<int64_t>(chunk) : std::nullopt);
-    if (loop)
+    if (loop && !dynamic)
       looped[n] = chunk;
   }
-  if (looped.empty())
+  bool dynamicRows = llvm::any_of(rdims, ShapedType::isDynamic);
+  if (looped.empty() && !dynamicRows)
     c.reduction_loops.clear();
+  // (A row of a length taken at launch counts as one chunk; block sizes not
+  // yet chosen are `?` too, so it cannot be told apart in `looped`.)
+  int64_t rowChunk = dynamicRows ? kDynamicChunk : 1;
   bool hasMatmul = false;
   kernel.walk([&](Operation *op) {
     hasMatmul |= isa<DotOp, AddmmOp, BmmOp, BaddbmmOp, MatmulOp>(op);
@@ -634,7 +658,8 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
         if (inner != loop)
           nested = std::max<int64_t>(nested, 1024);
       });
-      int64_t perDim = kTargetElements / (staticFootprint(loop, looped) * nested);
+      int64_t perDim =
+          kTargetElements / (staticFootprint(loop, looped) * dynamicRowFactor(loop, rowChunk) * nested);
       // Split the budget across the loop's dims: the innermost gets the most.
       int64_t dims = loop.getNumDims();
       target = dims == 1 ? perDim : (int64_t)std::pow(2.0, std::ceil(std::log2(std::max<int64_t>(perDim, 1)) / dims));
@@ -654,7 +679,7 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
   }
   // The elements of a top-level loop's tile under the block sizes so far.
   auto tileElements = [&](TileForOp loop) {
-    int64_t n = staticFootprint(loop, looped);
+    int64_t n = staticFootprint(loop, looped) * dynamicRowFactor(loop, rowChunk);
     for (Value b : loop.getBlockSizes())
       if (auto op = b.getDefiningOp<BlockSizeOp>())
         n *= c.block_sizes[op.getId()];

@@ -89,8 +89,9 @@ std::vector<std::vector<DynamicDim>> kite::dynamicDims(func::FuncOp captured,
     return std::vector<std::vector<DynamicDim>>(n);
   Block &entry = captured.getBody().front();
   // One (argument, dim) is a node. Per node: whether its size can be taken
-  // at launch at all (`safe`), whether the kernel loops over it or sizes an
-  // output by it (`driven`), and the ends of the loops whose tiles index it.
+  // at launch at all (`safe`), whether the kernel loops over it, sizes an
+  // output by it or spans it whole (`driven`; `whole` for the last), and
+  // the ends of the loops whose tiles index it.
   struct Node {
     bool safe = false, driven = false, whole = false;
     llvm::SetVector<Value> indexedBy;

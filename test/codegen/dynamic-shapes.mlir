@@ -30,11 +30,11 @@
 // softmax), with 16-byte vectors where the class allows. A row that meets
 // another tensor's whole dim (rmsnorm's weight) stays static, as above.
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[1000,1000]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=ROW
-// ROW: "reduction_loops":[2048]
+// ROW: "block_sizes":[2],{{.*}}"num_warps":4,{{.*}}"reduction_loops":[2048]
 // ROW: kite_softmax(bf16* __restrict__ a0, const i64 a0_n0, const i64 a0_n1, bf16* __restrict__ o0)
 // ROW: const i64 c{{[0-9]+}} = ((i64)(a0_n1) - (i64)(0LL) + 2047) / 2048;
-// ROW: load_vec<8>(&v{{[0-9]+}}[0], &a0[(i64)(b{{[0-9]+}}) * a0_n1 + (i64)(b
-// ROW: store_vec<8>(&o0[(i64)(b{{[0-9]+}}) * a0_n1 + (i64)(b
+// ROW: load_vec<8>(&v{{.*}}, &a0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(b
+// ROW: store_vec<8>(&o0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(b
 // RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[?8,?8]' --config '{"block_sizes":[1],"reduction_loops":[null]}' 2>&1 | FileCheck %s --check-prefix=ROWCHUNK
 // ROWCHUNK: reduction_loops[0] must be a chunk: the reduction dimension's size is taken at launch
 

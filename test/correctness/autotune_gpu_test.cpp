@@ -5,7 +5,10 @@
 // the fault is reported and skipped, the worker restarts, the tuning ends
 // with a winner at least as fast as the default config, and that winner
 // computes softmax. Then a second process launches softmax from the cache:
-// it compiles nothing, and its first launch is fast. Skips without a GPU.
+// it compiles nothing, and its first launch is fast. And dynamic shapes in a
+// bundle: a fresh process runs softmax over every row length from 1 to 8192
+// from a bundle of one plan per shape class, compiling nothing. Skips
+// without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +65,31 @@ int childLaunch(const char *dir) {
   bool ok = (bool)kite_test::allClose(cuda::to_host(y), softmax(host), kite_test::toleranceFor(bf16));
   std::printf("compiles=%llu first_launch_ms=%.3f correct=%d\n",
               (unsigned long long)runtime::compileCount(), ms, ok ? 1 : 0);
+  return 0;
+}
+
+/// The second process of the dynamic-shapes bundle test: load the bundle,
+/// point the cache at an empty directory, run softmax (static_shapes =
+/// false) over every row length from 1 to 8192, and print the compiles.
+int childDynamicBundle(const char *bundle, const char *emptyDir) {
+  load_bundle(bundle);
+  cache::set_directory(emptyDir);
+  Options options;
+  options.static_shapes = false;
+  Tensor host = randn({2, 8192}, bf16, 3);
+  Tensor all = cuda::to_device(host);
+  int wrong = 0;
+  for (int64_t n = 1; n <= 8192; ++n) {
+    // The first 2 * n elements, as a contiguous [2, n] tensor.
+    Tensor x = Tensor::from_blob(all.data_ptr(), {2, n}, {}, bf16, all.device());
+    Tensor y = launch(softmax, options, x);
+    if (n == 1 || n == 7 || n == 1000 || n == 8192) {
+      Tensor xh = Tensor::from_blob(host.data_ptr(), {2, n}, {}, bf16);
+      wrong += !kite_test::allClose(cuda::to_host(y), softmax(xh), kite_test::toleranceFor(bf16));
+    }
+  }
+  cuda::synchronize();
+  std::printf("compiles=%llu wrong=%d\n", (unsigned long long)runtime::compileCount(), wrong);
   return 0;
 }
 
@@ -166,6 +194,49 @@ TEST_F(AutotuneGpu, TunesSoftmaxSurvivesAFaultAndServesASecondProcess) {
   fs::remove_all(dir);
 }
 
+// Dynamic shapes shipped in a bundle: one plan per shape class of softmax's
+// row length (1, and a length of each divisor class) put in a cache
+// directory by launches, exported as a bundle; a fresh process that loads
+// it runs every row length from 1 to 8192 without compiling.
+TEST_F(AutotuneGpu, DynamicShapesBundleServesEveryLengthWithoutCompiling) {
+  fs::path dir = freshDir("dynbundle"), empty = freshDir("dynbundle-empty");
+  cache::set_directory(dir.string());
+  Options options;
+  options.static_shapes = false;
+  for (int64_t n : {1, 8192, 8184, 8188, 8190, 8191}) {
+    Tensor x = cuda::to_device(randn({2, n}, bf16, uint64_t(n)));
+    launch(softmax, options, x);
+  }
+  cuda::synchronize();
+  std::vector<cache::Entry> entries;
+  for (const cache::Listed &l : cache::list(dir))
+    if (l.entry && l.entry->kernel == "softmax")
+      entries.push_back(*l.entry);
+  EXPECT_GE(entries.size(), 6u);
+  fs::path bundle = dir / "softmax.kitebundle";
+  cache::write_bundle(bundle, entries);
+
+  std::string command =
+      fmt::format("'{}' --dynamic-bundle-child '{}' '{}'", gSelf, bundle.string(), empty.string());
+  FILE *p = ::popen(command.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char line[512] = {0};
+  std::string out;
+  while (std::fgets(line, sizeof line, p))
+    out += line;
+  EXPECT_EQ(::pclose(p), 0) << out;
+  const char *at = std::strstr(out.c_str(), "compiles=");
+  ASSERT_NE(at, nullptr) << out;
+  unsigned long long compiles = 99;
+  int wrong = -1;
+  ASSERT_EQ(std::sscanf(at, "compiles=%llu wrong=%d", &compiles, &wrong), 2) << out;
+  std::fprintf(stderr, "bundle process: %s", at);
+  EXPECT_EQ(compiles, 0u) << "every row length is served by the bundle's classes";
+  EXPECT_EQ(wrong, 0);
+  fs::remove_all(dir);
+  fs::remove_all(empty);
+}
+
 // A candidate slower than the cutoff is timed by its warm-up runs alone and
 // says so; in the worker, the cutoff travels with the request.
 TEST_F(AutotuneGpu, CandidatesSlowerThanTheCutoffAreNotTimedFurther) {
@@ -261,6 +332,8 @@ int main(int argc, char **argv) {
     return *worker;
   if (argc == 3 && std::strcmp(argv[1], "--launch-child") == 0)
     return childLaunch(argv[2]);
+  if (argc == 4 && std::strcmp(argv[1], "--dynamic-bundle-child") == 0)
+    return childDynamicBundle(argv[2], argv[3]);
   char self[4096];
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   gSelf = n > 0 ? std::string(self, (size_t)n) : argv[0];
