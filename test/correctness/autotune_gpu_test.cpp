@@ -93,6 +93,22 @@ int childDynamicBundle(const char *bundle, const char *emptyDir) {
   return 0;
 }
 
+/// Runs `command` (this executable as a second process) and returns what
+/// it printed; a failure to start or a non-zero exit fails the test.
+std::string runChild(const std::string &command) {
+  std::string out;
+  FILE *p = ::popen(command.c_str(), "r");
+  if (!p) {
+    ADD_FAILURE() << "cannot run " << command;
+    return out;
+  }
+  char line[512] = {0};
+  while (std::fgets(line, sizeof line, p))
+    out += line;
+  EXPECT_EQ(::pclose(p), 0) << out;
+  return out;
+}
+
 class AutotuneGpu : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -171,14 +187,7 @@ TEST_F(AutotuneGpu, TunesSoftmaxSurvivesAFaultAndServesASecondProcess) {
   EXPECT_TRUE(tuned);
 
   // A second process compiles nothing and launches at once.
-  std::string command = fmt::format("'{}' --launch-child '{}'", gSelf, dir.string());
-  FILE *p = ::popen(command.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char line[512] = {0};
-  std::string out;
-  while (std::fgets(line, sizeof line, p))
-    out += line;
-  EXPECT_EQ(::pclose(p), 0) << out;
+  std::string out = runChild(fmt::format("'{}' --launch-child '{}'", gSelf, dir.string()));
   unsigned long long compiles = 99;
   double ms = -1;
   int correct = 0;
@@ -216,15 +225,8 @@ TEST_F(AutotuneGpu, DynamicShapesBundleServesEveryLengthWithoutCompiling) {
   fs::path bundle = dir / "softmax.kitebundle";
   cache::write_bundle(bundle, entries);
 
-  std::string command =
-      fmt::format("'{}' --dynamic-bundle-child '{}' '{}'", gSelf, bundle.string(), empty.string());
-  FILE *p = ::popen(command.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char line[512] = {0};
-  std::string out;
-  while (std::fgets(line, sizeof line, p))
-    out += line;
-  EXPECT_EQ(::pclose(p), 0) << out;
+  std::string out = runChild(fmt::format("'{}' --dynamic-bundle-child '{}' '{}'", gSelf,
+                                         bundle.string(), empty.string()));
   const char *at = std::strstr(out.c_str(), "compiles=");
   ASSERT_NE(at, nullptr) << out;
   unsigned long long compiles = 99;

@@ -784,15 +784,9 @@ std::vector<std::string> generatedConfigs(const std::string &defaultConfig, uint
   return out;
 }
 
-/// At least 20 configs of every example lower and compile with NVRTC for
-/// sm_90a: the test's own configs, then generated ones (a generated config
-/// the compiler rejects with a reason, e.g. too many registers per thread,
-/// does not count).
-TEST_P(ExampleTest, CompilesUnderTwentyConfigs) {
-  const Case &c = GetParam();
-  if (!runtime::nvrtcAvailable())
-    GTEST_SKIP() << "NVRTC is not available: " << runtime::nvrtcUnavailableReason();
-  std::string text = ir(c.file);
+/// The specs of case `c` at its largest size, with 16-byte aligned tensors
+/// (as device allocations are).
+std::vector<ArgSpec> largestSpecs(const Case &c) {
   std::vector<Arg> args = c.inputs(c.sizes.back(), 1);
   std::vector<Tensor> host;
   for (const Arg &a : args)
@@ -802,6 +796,19 @@ TEST_P(ExampleTest, CompilesUnderTwentyConfigs) {
   for (auto &s : specs)
     if (s.is_tensor())
       s.alignment = 16;
+  return specs;
+}
+
+/// At least 20 configs of every example lower and compile with NVRTC for
+/// sm_90a: the test's own configs, then generated ones (a generated config
+/// the compiler rejects with a reason, e.g. too many registers per thread,
+/// does not count).
+TEST_P(ExampleTest, CompilesUnderTwentyConfigs) {
+  const Case &c = GetParam();
+  if (!runtime::nvrtcAvailable())
+    GTEST_SKIP() << "NVRTC is not available: " << runtime::nvrtcUnavailableReason();
+  std::string text = ir(c.file);
+  std::vector<ArgSpec> specs = largestSpecs(c);
   CudaKernel def = lowerToCuda(text, c.kernel, specs, "", CompileOptions{"sm_90a"});
   std::string defaultConfig = def.source.substr(def.source.find("// config: ") + 11);
   defaultConfig = defaultConfig.substr(0, defaultConfig.find('\n'));
@@ -927,15 +934,7 @@ TEST_P(ExampleTest, CompilesWithDynamicShapes) {
   if (!runtime::nvrtcAvailable())
     GTEST_SKIP() << "NVRTC is not available: " << runtime::nvrtcUnavailableReason();
   std::string text = ir(c.file);
-  std::vector<Arg> args = c.inputs(c.sizes.back(), 1);
-  std::vector<Tensor> host;
-  for (const Arg &a : args)
-    if (a.tensor)
-      host.push_back(*a.tensor);
-  std::vector<ArgSpec> specs = specsOf(args, host);
-  for (auto &s : specs)
-    if (s.is_tensor())
-      s.alignment = 16;
+  std::vector<ArgSpec> specs = largestSpecs(c);
   int compiled = 0;
   for (const std::string &config : c.configs) {
     if (compiled >= 2)
