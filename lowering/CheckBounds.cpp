@@ -90,11 +90,15 @@ std::optional<std::array<int64_t, 3>> checkOperand(Value v) {
 /// Records on `func` that a launch must check the end of `span`'s loop is
 /// at most the size of `tensor`'s dim `d` (kite.launch_checks: 6 integers
 /// per check, the two sides; kite.launch_check_messages: where and what).
-bool addLaunchCheck(func::FuncOp func, Operation *op, Value span, Value tensor, int64_t d) {
+bool addLaunchCheck(func::FuncOp func, Operation *op, Value span, Value tensor, int64_t d,
+                    IndexRanges &ranges) {
   auto [loop, loopDim] = getSpanLoop(span);
   if (!loop)
     return false;
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBounds()[loopDim]);
+  // The loop starts at 0 or later (a constant, or a split piece's start).
+  std::optional<int64_t> lb;
+  if (IndexRange r = ranges.of(loop.getLowerBounds()[loopDim]); r.lo >= 0)
+    lb = r.lo;
   std::optional<SizeOrigin> dim = sizeOrigin(tensor, d);
   // The loop's end, or a size it is at most (a tile's end in a loop over it).
   Value bound = loop.getUpperBounds()[loopDim];
@@ -177,7 +181,7 @@ struct CheckBoundsPass : kite::impl::KiteCheckBoundsBase<CheckBoundsPass> {
         // shapes report that at compile time); else masked.
         if (s.kind == Subscript::Kind::Span && spanStartToSize(s.value, tensor, d).value_or(-1) >= 0) {
         } else if (s.kind == Subscript::Kind::Span && !lenient &&
-                   addLaunchCheck(func, op, s.value, tensor, d)) {
+                   addLaunchCheck(func, op, s.value, tensor, d, ranges)) {
         } else {
           checked.push_back(pos);
         }

@@ -60,6 +60,12 @@ std::optional<SizeOrigin> kite::sizeOriginOf(Value size) {
 std::optional<SizeOrigin> kite::boundingSize(Value end) {
   if (std::optional<SizeOrigin> o = sizeOriginOf(end))
     return o;
+  // A minimum is at most either operand.
+  if (auto min = end.getDefiningOp<arith::MinSIOp>()) {
+    if (std::optional<SizeOrigin> o = boundingSize(min.getLhs()))
+      return o;
+    return boundingSize(min.getRhs());
+  }
   // A tile's begin and (clamped) end are at most its loop's end.
   auto query = end.getDefiningOp<SpanQueryOp>();
   if (!query || (query.getField() != SpanField::begin && query.getField() != SpanField::end))

@@ -44,8 +44,8 @@ std::optional<SizeOrigin> sizeOrigin(mlir::Value tensor, int64_t dim);
 std::optional<SizeOrigin> sizeOriginOf(mlir::Value size);
 
 /// A size that `end`, a loop's end, is at most: its origin where it is a
-/// size, or for a tile's begin or end (`tq.end()`) the bounding size of
-/// that tile's loop's end.
+/// size, for a tile's begin or end (`tq.end()`) the bounding size of that
+/// tile's loop's end, and for a minimum that of either operand.
 std::optional<SizeOrigin> boundingSize(mlir::Value end);
 
 /// Whether the loop of tile variable `span` runs to the size of `tensor`'s

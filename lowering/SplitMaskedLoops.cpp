@@ -323,8 +323,11 @@ LogicalResult split(TileForOp loop) {
   // masks nothing past their ends), a partial last tile stays in the tail.
   Value full = a.max(a.floorDiv(a.sub(upper, lower), bk), a.constant(0));
   Interval range = solve(*ineqs, full, a);
-  Value begin = a.add(lower, a.mul(range.t0, bk));
-  Value end = a.add(lower, a.mul(range.t1, bk));
+  // (Clamped to `upper`, which they never pass, so that what bounds the
+  // original loop's end visibly bounds theirs: kite-check-bounds then
+  // checks a dynamic tensor's size at launch rather than per element.)
+  Value begin = a.min(a.add(lower, a.mul(range.t0, bk)), upper);
+  Value end = a.min(a.add(lower, a.mul(range.t1, bk)), upper);
 
   // [lower, begin) as the original, [begin, end) without the wheres, then
   // [end, upper) as the original (the original loop itself, last).

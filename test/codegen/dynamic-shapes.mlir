@@ -87,10 +87,15 @@
 // STRIDED: 'x' has dynamic sizes and strides; a tensor with dynamic sizes is contiguous
 
 // Causal attention: the keys run to the query tile's end, which is at most
-// q's sequence length, so k's and v's sequences are taken at launch too
-// (their accesses masked against them).
+// q's sequence length, so k's and v's sequences are taken at launch too;
+// the split key loops' ends are clamped to that end, so k's and v's
+// lengths are checked once at launch, not per element.
 // RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --arg 'q=bf16[128,1000,128]' --arg 'k=bf16[128,1000,128]' --arg 'v=bf16[128,1000,128]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=CAUSAL
 // CAUSAL: (q=bf16[?16,?8,128]:align16 k=bf16[?16,?8,128]:align16 v=bf16[?16,?8,128]:align16)
+// RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --arg 'q=bf16[128,1000,128]' --arg 'k=bf16[128,1000,128]' --arg 'v=bf16[128,1000,128]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=CAUSALCU
+// CAUSALCU: checks at launch that q.size(1) <= k.size(1); {{.*}}checks at launch that q.size(1) <= v.size(1)
+// CAUSALCU-NOT: (unsigned long long)a1_n1
+// CAUSALCU-NOT: (unsigned long long)a2_n1
 
 // A product: M and N are taken at launch; K, the end of a nested loop
 // only, stays static, and so do y's rows, indexed by that loop's tiles; the
