@@ -96,9 +96,7 @@ bool addLaunchCheck(func::FuncOp func, Operation *op, Value span, Value tensor, 
   if (!loop)
     return false;
   // The loop starts at 0 or later (a constant, or a split piece's start).
-  std::optional<int64_t> lb;
-  if (IndexRange r = ranges.of(loop.getLowerBounds()[loopDim]); r.lo >= 0)
-    lb = r.lo;
+  bool nonNegativeStart = ranges.of(loop.getLowerBounds()[loopDim]).lo >= 0;
   std::optional<SizeOrigin> dim = sizeOrigin(tensor, d);
   // The loop's end, or a size it is at most (a tile's end in a loop over it).
   Value bound = loop.getUpperBounds()[loopDim];
@@ -107,7 +105,7 @@ bool addLaunchCheck(func::FuncOp func, Operation *op, Value span, Value tensor, 
     if (std::optional<SizeOrigin> o = boundingSize(bound); o && o->second >= 0)
       end = checkOperand(o);
   auto dimArg = dim ? dyn_cast<BlockArgument>(dim->first) : BlockArgument();
-  if (!lb || *lb < 0 || !end || !dimArg || dim->second < 0)
+  if (!nonNegativeStart || !end || !dimArg || dim->second < 0)
     return false;
   SmallVector<int64_t> checks;
   if (auto a = func->getAttrOfType<DenseI64ArrayAttr>("kite.launch_checks"))

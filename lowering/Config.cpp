@@ -496,23 +496,7 @@ int64_t staticFootprint(TileForOp loop,
 /// `chunk` if `loop` reads a tensor dim of a size taken at launch whole (a
 /// row reduced in chunks of that size), else 1.
 int64_t dynamicRowFactor(TileForOp loop, int64_t chunk) {
-  bool reads = false;
-  loop.walk([&](LoadOp load) {
-    auto type = cast<kite::TensorType>(load.getTensor().getType());
-    if (!type.hasRank())
-      return;
-    int64_t d = 0;
-    for (const Subscript &s : load.getSubscripts()) {
-      if (s.kind == Subscript::Kind::NewAxis)
-        continue;
-      reads |= s.kind == Subscript::Kind::All && d < type.getRank() &&
-               ShapedType::isDynamic(type.getShape()[d]);
-      ++d;
-    }
-    for (; d < type.getRank(); ++d)
-      reads |= ShapedType::isDynamic(type.getShape()[d]);
-  });
-  return reads ? chunk : 1;
+  return dynamicReductionOrigin(loop) ? chunk : 1;
 }
 } // namespace
 

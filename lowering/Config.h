@@ -141,9 +141,10 @@ std::pair<TileForOp, int64_t> loopOfBlockSize(BlockSizeOp op);
 /// dynamicReductionOrigin). `reduction_loops[i]` applies to dimension i.
 /// Needs a specialized kernel.
 llvm::SmallVector<int64_t> reductionDims(mlir::func::FuncOp kernel);
-/// Where the first size taken at launch that a load reads whole comes from
-/// (the dimension the kDynamic entry of reductionDims loops over), or none.
-std::optional<std::pair<mlir::Value, int64_t>> dynamicReductionOrigin(mlir::func::FuncOp kernel);
+/// Where the first size taken at launch that a load inside `root` (a kernel,
+/// or a loop) reads whole comes from (the dimension the kDynamic entry of
+/// reductionDims loops over), or none.
+std::optional<std::pair<mlir::Value, int64_t>> dynamicReductionOrigin(mlir::Operation *root);
 
 /// True if kite-reduction-loops can loop over chunks of the reduction
 /// dimension of `size` (every use of a whole-row value is one it rewrites).

@@ -779,9 +779,9 @@ SmallVector<int64_t> kite::reductionDims(func::FuncOp kernel) {
   return sizes;
 }
 
-std::optional<SizeOrigin> kite::dynamicReductionOrigin(func::FuncOp kernel) {
+std::optional<SizeOrigin> kite::dynamicReductionOrigin(Operation *root) {
   std::optional<SizeOrigin> found;
-  kernel.walk([&](LoadOp load) {
+  root->walk([&](LoadOp load) {
     if (isa<func::FuncOp>(load->getParentOp()) || found)
       return;
     SmallVector<std::pair<int64_t, int64_t>> dims;

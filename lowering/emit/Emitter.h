@@ -456,8 +456,6 @@ private:
   /// A named variable holding scalar `v` (so it can be addressed).
   std::string scalarVar(Value v);
 
-  /// Strides of a contiguous tensor of `sizes`.
-
   /// An output the host allocates before the launch, passed as a parameter.
   LogicalResult addOutput(Value tensor, bool zeroed);
 

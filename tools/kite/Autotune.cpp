@@ -202,10 +202,12 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
     // With dynamic shapes, a shape whose class an earlier one has is
     // served by that one's winner: tune each class once.
     std::vector<std::string> classes;
+    std::vector<std::vector<kite::ArgSpec>> classSpecs; // the plan's specs, per class
     std::vector<size_t> toTune;
     for (size_t i = 0; i < shapes.size(); ++i) {
-      std::string cls = opts.dynamicShapes ? specText(kite::planSpecs(source, shapes[i], launch))
-                                           : specText(shapes[i]);
+      std::vector<kite::ArgSpec> planned =
+          opts.dynamicShapes ? kite::planSpecs(source, shapes[i], launch) : shapes[i];
+      std::string cls = specText(planned);
       auto seen = std::find(classes.begin(), classes.end(), cls);
       if (seen != classes.end()) {
         if (shapes.size() > 1)
@@ -216,6 +218,7 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
         continue;
       }
       classes.push_back(cls);
+      classSpecs.push_back(std::move(planned));
       toTune.push_back(i);
     }
     if (shapes.size() > 1) {
@@ -229,6 +232,17 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
     if (!kite::gpu_available())
       return fail("no CUDA GPU: " + kite::gpu_unavailable_reason() +
                   " (tuning times kernels on a GPU; kite inspect works without one)");
+    tune.effort = *effort;
+    tune.budgetSeconds = opts.budget;
+    tune.threads = opts.threads;
+    tune.isolate = !opts.inProcess;
+    tune.store = !opts.noStore;
+    if (opts.injectFaultAt >= 0)
+      tune.injectFaultAt = opts.injectFaultAt;
+    tune.log = [](const std::string &line) {
+      llvm::errs() << line << "\n";
+      llvm::errs().flush();
+    };
     for (size_t t = 0; t < toTune.size(); ++t) {
       const std::vector<kite::ArgSpec> &specs = shapes[toTune[t]];
       kite::autotune::TuneRequest request;
@@ -236,24 +250,12 @@ int runAutotune(const AutotuneOptions &opts, const kite::cli::Context &context) 
       request.args = specs;
       // A dynamic-shapes plan is tuned on these sizes, and its entry answers
       // every size of their shape class.
-      request.space = kite::configSpaceOf(
-          source, opts.dynamicShapes ? kite::planSpecs(source, specs, launch) : specs);
+      request.space = kite::configSpaceOf(source, classSpecs[t]);
       request.pinned = opts.config;
       request.compile = [&](const std::string &config) {
         kite::Options o = launch;
         o.config = config;
         return kite::compileToPlan(source, specs, o);
-      };
-      tune.effort = *effort;
-      tune.budgetSeconds = opts.budget;
-      tune.threads = opts.threads;
-      tune.isolate = !opts.inProcess;
-      tune.store = !opts.noStore;
-      if (opts.injectFaultAt >= 0)
-        tune.injectFaultAt = opts.injectFaultAt;
-      tune.log = [](const std::string &line) {
-        llvm::errs() << line << "\n";
-        llvm::errs().flush();
       };
       kite::autotune::TuneResult r = kite::autotune::tune(request, tune);
 
