@@ -157,6 +157,13 @@ def KiteSplitMaskedLoops : Pass<"kite-split-masked-loops", "::mlir::ModuleOp"> {
     tiles only and are marked `kite.full_tiles` (emission masks nothing
     past their tiles' ends); a partial last tile runs in the third.
 
+    A loop with no such where whose body reduces (`kite.reduce`, as an
+    attention's row max and sum over its key tiles do), and whose constant
+    bounds do not make every tile full, has its partial last tile peeled:
+    a loop over its full tiles, marked `kite.full_tiles`, then the original
+    over the rest (at most one tile). A product's K loop has no reduce and
+    stays whole for kite-matmul-mainloop.
+
     Assumes: kite-apply-config ran (the loop's block size is a constant).
     Guarantees: the same results; a where is replaced only where its
     condition is true on every element the iteration computes.

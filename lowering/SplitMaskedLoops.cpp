@@ -27,6 +27,10 @@
 // only (marked kite.full_tiles: emission masks nothing past their ends),
 // and a partial last tile runs in the third.
 //
+// A loop with no such where whose body reduces over its tiles has its
+// partial last tile peeled the same way: [lower, last full tile) marked
+// kite.full_tiles, then the rest as before.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Passes.h"
@@ -355,6 +359,39 @@ LogicalResult split(TileForOp loop) {
   return success();
 }
 
+/// Peels the partial last tile off a loop with no where to split on whose
+/// body reduces over tiles (a row's max or sum: masked lanes there cost a
+/// select per element in every iteration, as do a product's masked
+/// operands): [lower, lower + full tiles) runs marked full tiles, the rest
+/// (at most one tile) as before. A loop whose tiles are all full by its
+/// constant bounds, or with no reduction (a product's K loop, which
+/// kite-matmul-mainloop turns into a pipelined main loop), stays whole.
+LogicalResult peel(TileForOp loop) {
+  if (loop->hasAttr(kFullTilesAttrName))
+    return failure();
+  bool reduces = false;
+  loop.getBodyBlock()->walk([&](ReduceOp) { reduces = true; });
+  if (!reduces)
+    return failure();
+  Value lower = loop.getLowerBounds()[0], upper = loop.getUpperBounds()[0];
+  std::optional<int64_t> bs = getConstantIntValue(loop.getBlockSizes()[0]);
+  std::optional<int64_t> lo = getConstantIntValue(lower), hi = getConstantIntValue(upper);
+  if (!bs || (lo && hi && (*hi - *lo) % *bs == 0))
+    return failure();
+  OpBuilder before(loop);
+  Arith a{before, loop.getLoc()};
+  Value bk = loop.getBlockSizes()[0];
+  Value full = a.max(a.floorDiv(a.sub(upper, lower), bk), a.constant(0));
+  // Clamped to `upper` as the splits are (see `split`).
+  Value end = a.min(a.add(lower, a.mul(full, bk)), upper);
+  IRMapping map;
+  TileForOp whole = cloneOver(loop, before, lower, end, loop.getInitArgs(), map);
+  whole->setAttr(kFullTilesAttrName, before.getUnitAttr());
+  loop.getLowerBoundsMutable().assign(end);
+  loop.getInitArgsMutable().assign(whole.getResults());
+  return success();
+}
+
 struct KiteSplitMaskedLoopsPass
     : public kite::impl::KiteSplitMaskedLoopsBase<KiteSplitMaskedLoopsPass> {
   void runOnOperation() override {
@@ -365,7 +402,8 @@ struct KiteSplitMaskedLoopsPass
         loops.push_back(loop);
     });
     for (TileForOp loop : loops)
-      (void)split(loop);
+      if (failed(split(loop)))
+        (void)peel(loop);
   }
 };
 

@@ -19,7 +19,7 @@
 #                           4096^3, each from an empty cache, both winners
 #                           re-timed back to back (OUT/tune.txt)
 #   tools/gpu.sh shapes [OUT]  on a GPU host: static against dynamic-shapes
-#                           plans of add, rmsnorm, softmax and matmul
+#                           plans of add, rmsnorm, softmax, matmul and attention
 #                           (OUT/shapes/shapes.md)
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
@@ -394,6 +394,10 @@ run_shapes_table() {
     row "rmsnorm bf16 1000x4096" rmsnorm rmsnorm "x=bf16[1000,4096]" "weight=bf16[4096]" "eps=f64"
     row "softmax bf16 8192x8192" softmax softmax "x=bf16[8192,8192]"
     row "softmax bf16 4097x8192" softmax softmax "x=bf16[4097,8192]"
+    row "softmax bf16 4096x5000" softmax softmax "x=bf16[4096,5000]"
+    row "attention bf16 32x4096x128" attention attention "q=bf16[32,4096,128]" "k=bf16[32,4096,128]" "v=bf16[32,4096,128]"
+    row "attention bf16 32x1000x128" attention attention "q=bf16[32,1000,128]" "k=bf16[32,1000,128]" "v=bf16[32,1000,128]"
+    row "causal bf16 32x4096x128" causal_attention causal_attention "q=bf16[32,4096,128]" "k=bf16[32,4096,128]" "v=bf16[32,4096,128]"
     row "matmul bf16 4096^3" matmul matmul "x=bf16[4096,4096]" "y=bf16[4096,4096]"
     row "matmul bf16 8192^3" matmul matmul "x=bf16[8192,8192]" "y=bf16[8192,8192]"
     row "matmul bf16 1000x4096x4096" matmul matmul "x=bf16[1000,4096]" "y=bf16[4096,4096]"

@@ -81,6 +81,29 @@
 // CAUSALCUDA: for (i64
 // CAUSALCUDA: mma_pack({{.*}} < {{n[0-9]+}} ? {{v[0-9]+}}
 //
+// Attention with no mask (examples/attention.kite.cpp), S = 300: no where
+// to split on, but the key loop reduces (the row max and sum), so its
+// partial last tile is peeled: four full tiles [0, 256) without key masks,
+// then [256, 300) as before; both prefetch k and v.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,64,64],"num_warps":4,"num_stages":1,"tensor_cores":true,"wgmma":true}' --emit=lowered | FileCheck %s --check-prefix=PEEL
+// PEEL: %[[FULL:.*]]:3 = kite.tile_for (%{{.*}}) = (%c0_i64) to (%c256_i64) block (%c64_i64)
+// PEEL: kite.prefetch = 1
+// PEEL: } {kite.full_tiles}
+// PEEL: kite.tile_for (%{{.*}}) = (%c256_i64) to (%c300_i64) block (%c64_i64) iter_args(%{{.*}} = %[[FULL]]#0, %{{.*}} = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2)
+// PEEL: kite.prefetch = 1
+// PEEL-NOT: kite.full_tiles
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,64,64],"num_warps":4,"num_stages":1,"tensor_cores":true,"wgmma":true}' --emit=cuda | FileCheck %s --check-prefix=PEELCUDA
+// PEELCUDA: for (i64 {{t[0-9]+}} = 0;
+// PEELCUDA-NOT: < {{n[0-9]+}} ? {{v[0-9]+}}
+// PEELCUDA: for (i64
+// PEELCUDA: mma_pack({{.*}} < {{n[0-9]+}} ? {{v[0-9]+}}
+//
+// A product's K loop (K = 300) has no reduce: it stays one loop, which
+// kite-matmul-mainloop pipelines.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[256,300]' --arg 'y=bf16[300,256]' --emit=lowered | FileCheck %s --check-prefix=KLOOP
+// KLOOP: kite.mainloop
+// KLOOP-NOT: kite.full_tiles
+//
 // A condition the analysis does not follow (a data-dependent one) leaves
 // the loop as it is.
 // RUN: kite-opt %s --kite-specialize="kernel=data_sum args='x=f32[256,256]'" --kite-apply-config="config='{\"block_sizes\": [32, 32]}'" --kite-split-masked-loops --canonicalize --cse | FileCheck %s --check-prefix=DATA
