@@ -474,9 +474,13 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
 namespace {
 /// The largest number of elements a tile in `loop` has in its dims that do
 /// not depend on a block size still to be chosen (rows of `x[t, all]`, say).
-/// Dims of a size in `looped` count as that many elements (a chunk).
-int64_t staticFootprint(TileForOp loop,
-                        const std::map<int64_t, int64_t> &looped = {}) {
+/// Dims of a size in `looped` count as that many elements (a chunk), and
+/// where `loop` reads a row whose length is taken at launch whole
+/// (dynamicReductionOrigin), the footprint is `dynamicRow` times as large:
+/// such a row is reduced in chunks of that many elements, and its `?` dim
+/// cannot be told apart from a block size's here.
+int64_t staticFootprint(TileForOp loop, const std::map<int64_t, int64_t> &looped,
+                        int64_t dynamicRow) {
   int64_t footprint = 1;
   loop.walk([&](Operation *op) {
     for (Type t : op->getResultTypes()) {
@@ -490,13 +494,7 @@ int64_t staticFootprint(TileForOp loop,
       footprint = std::max(footprint, n);
     }
   });
-  return footprint;
-}
-
-/// `chunk` if `loop` reads a tensor dim of a size taken at launch whole (a
-/// row reduced in chunks of that size), else 1.
-int64_t dynamicRowFactor(TileForOp loop, int64_t chunk) {
-  return dynamicReductionOrigin(loop) ? chunk : 1;
+  return dynamicRow > 1 && dynamicReductionOrigin(loop) ? footprint * dynamicRow : footprint;
 }
 } // namespace
 
@@ -568,8 +566,7 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
   bool dynamicRows = llvm::any_of(rdims, ShapedType::isDynamic);
   if (looped.empty() && !dynamicRows)
     c.reduction_loops.clear();
-  // (A row of a length taken at launch counts as one chunk; block sizes not
-  // yet chosen are `?` too, so it cannot be told apart in `looped`.)
+  // A row of a length taken at launch counts as one chunk (staticFootprint).
   int64_t rowChunk = dynamicRows ? kDynamicChunk : 1;
   bool hasMatmul = false;
   kernel.walk([&](Operation *op) {
@@ -643,7 +640,7 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
           nested = std::max<int64_t>(nested, 1024);
       });
       int64_t perDim =
-          kTargetElements / (staticFootprint(loop, looped) * dynamicRowFactor(loop, rowChunk) * nested);
+          kTargetElements / (staticFootprint(loop, looped, rowChunk) * nested);
       // Split the budget across the loop's dims: the innermost gets the most.
       int64_t dims = loop.getNumDims();
       target = dims == 1 ? perDim : (int64_t)std::pow(2.0, std::ceil(std::log2(std::max<int64_t>(perDim, 1)) / dims));
@@ -663,7 +660,7 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
   }
   // The elements of a top-level loop's tile under the block sizes so far.
   auto tileElements = [&](TileForOp loop) {
-    int64_t n = staticFootprint(loop, looped) * dynamicRowFactor(loop, rowChunk);
+    int64_t n = staticFootprint(loop, looped, rowChunk);
     for (Value b : loop.getBlockSizes())
       if (auto op = b.getDefiningOp<BlockSizeOp>())
         n *= c.block_sizes[op.getId()];
