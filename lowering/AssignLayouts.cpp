@@ -724,7 +724,7 @@ std::optional<SmallVector<int64_t>> Assigner::accessShape(Value tensor,
       shape.push_back(1);
       continue;
     case Subscript::Kind::All:
-      shape.push_back(t.getShape()[td]);
+      shape.push_back(wholeExtent(tensor, td));
       break;
     case Subscript::Kind::Span: {
       std::optional<int64_t> bs = spanBlockSize(s.value);
@@ -757,7 +757,7 @@ std::optional<SmallVector<int64_t>> Assigner::accessShape(Value tensor,
     ++td;
   }
   for (; td < t.getShape().size(); ++td)
-    shape.push_back(t.getShape()[td]);
+    shape.push_back(wholeExtent(tensor, td));
   for (int64_t &d : shape)
     d = paddedSize(d);
   return shape;

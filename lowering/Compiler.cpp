@@ -124,10 +124,12 @@ std::vector<bool> specializedScalars(func::FuncOp f) {
 /// The specs a dynamic-shapes plan is compiled for: each size of at least 2
 /// of a contiguous tensor becomes its divisor class, where the kernel lets
 /// it (dynamicDims); everything else stays as given.
-/// With `whole` false, sizes a subscript spans whole stay static.
+/// With `whole` false, sizes a subscript spans whole stay static; with
+/// `bucket`, they are bucketed (ArgSpec::bounds) to be held whole: a row of
+/// a length up to ArgSpec::kMaxBound is one tile as long as its bucket.
 std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
                                            const std::vector<kite::ArgSpec> &args, bool whole,
-                                           bool &anyWhole) {
+                                           bool &anyWhole, bool bucket = false) {
   std::vector<int64_t> ranks;
   for (const kite::ArgSpec &a : args)
     ranks.push_back(a.is_tensor() ? int64_t(a.sizes.size()) : -1);
@@ -147,6 +149,12 @@ std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
         a.divisors.assign(a.sizes.size(), 0);
       }
       a.divisors[d] = kite::ArgSpec::size_divisor(a.sizes[d]);
+      if (bucket && dynamic[i][d].whole) {
+        a.bounds.resize(a.sizes.size(), 0);
+        a.bounds[d] = kite::ArgSpec::size_bound(a.sizes[d]);
+        if (a.bounds[d] > 0)
+          a.divisors[d] = kite::ArgSpec::bounded_divisor(a.sizes[d], a.dtype);
+      }
       a.sizes[d] = -1;
     }
   }
@@ -212,8 +220,12 @@ std::vector<kite::ArgSpec> kite::planSpecs(const KernelSource &kernel,
           // Rows spanned whole and taken at launch need a reduction looped
           // over chunks: keep them where that specializes and loops, else
           // those sizes stay static.
+          // Those that do are bucketed, so that a row up to
+          // ArgSpec::kMaxBound long is held whole, read once.
           if (anyWhole && !wholeDimsLoop(kernel, classes))
             classes = shapeClassSpecs(f, specs, false, anyWhole);
+          else if (anyWhole)
+            classes = shapeClassSpecs(f, specs, true, anyWhole, /*bucket=*/true);
           specs = std::move(classes);
         }
         return specs;

@@ -459,9 +459,11 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
     }
     return failure();
   }
-  // A whole row whose length is taken at launch is looped over in chunks.
+  // A whole row whose length is taken at launch is looped over in chunks
+  // (unless the plan holds it in a bucket).
+  bool bounded = dynamicReductionBound(kernel) > 0;
   for (auto [i, n] : llvm::enumerate(rdims))
-    if (ShapedType::isDynamic(n) &&
+    if (ShapedType::isDynamic(n) && !bounded &&
         (i >= c.reduction_loops.size() || !c.reduction_loops[i])) {
       error = "reduction_loops[" + std::to_string(i) +
               "] must be a chunk: the reduction dimension's size is taken at launch, so its "
@@ -554,6 +556,12 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
   // A row whose length is taken at launch is always reduced in chunks, of
   // kDynamicChunk (rows up to it in one chunk, as a whole row would be).
   constexpr int64_t kDynamicChunk = 2048;
+  // A row held in a bucket counts as one as long as the bucket's upper end
+  // (its tiles have that shape).
+  int64_t bound = dynamicReductionBound(kernel);
+  for (int64_t &n : rdims)
+    if (ShapedType::isDynamic(n) && bound > 0)
+      n = bound;
   for (int64_t n : rdims) {
     bool dynamic = ShapedType::isDynamic(n);
     bool loop = dynamic || ((int64_t)llvm::PowerOf2Ceil(n) > kWholeRowLimit &&

@@ -145,6 +145,9 @@ llvm::SmallVector<int64_t> reductionDims(mlir::func::FuncOp kernel);
 /// or a loop) reads whole comes from (the dimension the kDynamic entry of
 /// reductionDims loops over), or none.
 std::optional<std::pair<mlir::Value, int64_t>> dynamicReductionOrigin(mlir::Operation *root);
+/// The bucket of that size where the plan holds such rows whole (a tile as
+/// long as the bucket's upper end, masked past the size: sizeBound), or 0.
+int64_t dynamicReductionBound(mlir::Operation *root);
 
 /// True if kite-reduction-loops can loop over chunks of the reduction
 /// dimension of `size` (every use of a whole-row value is one it rewrites).

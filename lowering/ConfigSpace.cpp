@@ -139,10 +139,22 @@ void addLoopOrders(ArrayRef<TileForOp> loops, const Config &def, json &params, j
 /// (the defaults in `defaults`).
 void addReductionLoops(func::FuncOp kernel, ArrayRef<int64_t> rdims, const Config &def,
                        json &params, json &defaults) {
+  int64_t bound = dynamicReductionBound(kernel);
   for (auto [i, size] : llvm::enumerate(rdims)) {
     std::optional<int64_t> d = i < def.reduction_loops.size() ? def.reduction_loops[i]
                                                               : std::nullopt;
     defaults.push_back(d ? json(*d) : json(nullptr));
+    if (ShapedType::isDynamic(size) && bound > 0) { // held whole in a bucket, or in chunks
+      std::vector<json> values;
+      for (int64_t c : powersOfTwo(256, bound / 2))
+        values.push_back(c);
+      values.push_back(nullptr);
+      params.push_back(parameter("reduction_loops", i, values, defaults.back(),
+                                 "chunk of the reduction over the dimension whose size is "
+                                 "taken at launch, up to " + std::to_string(bound) +
+                                     " (null: the whole row at once)"));
+      continue;
+    }
     if (ShapedType::isDynamic(size)) { // a length taken at launch: always chunks
       std::vector<json> values;
       for (int64_t c : powersOfTwo(256, 8192))

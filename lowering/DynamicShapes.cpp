@@ -76,6 +76,31 @@ std::optional<SizeOrigin> kite::boundingSize(Value end) {
   return boundingSize(loop.getUpperBounds()[d]);
 }
 
+int64_t kite::sizeBound(Value tensor, int64_t dim) {
+  std::optional<SizeOrigin> o = sizeOrigin(tensor, dim);
+  auto arg = o ? dyn_cast<BlockArgument>(o->first) : BlockArgument();
+  if (!arg || o->second < 0)
+    return 0;
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func)
+    return 0;
+  auto bounds = func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(), "kite.bounds");
+  if (!bounds || o->second >= (int64_t)bounds.size())
+    return 0;
+  return bounds[o->second];
+}
+
+int64_t kite::wholeExtent(Value tensor, int64_t dim) {
+  auto type = dyn_cast<kite::TensorType>(tensor.getType());
+  if (!type || !type.hasRank() || dim < 0 || dim >= type.getRank())
+    return ShapedType::kDynamic;
+  int64_t size = type.getShape()[dim];
+  if (!ShapedType::isDynamic(size))
+    return size;
+  int64_t bound = sizeBound(tensor, dim);
+  return bound > 0 ? bound : ShapedType::kDynamic;
+}
+
 std::optional<int64_t> kite::spanStartToSize(Value span, Value tensor, int64_t dim) {
   auto [loop, d] = getSpanLoop(span);
   if (!loop)

@@ -48,6 +48,17 @@ std::optional<SizeOrigin> sizeOriginOf(mlir::Value size);
 /// tile's loop's end, and for a minimum that of either operand.
 std::optional<SizeOrigin> boundingSize(mlir::Value end);
 
+/// The bucket of `tensor`'s dim `dim` where its size is taken at launch and
+/// the plan holds it whole (kite.bounds on the argument it comes from:
+/// ArgSpec::size_bound's B, or -1 past the largest bucket); 0 where none.
+int64_t sizeBound(mlir::Value tensor, int64_t dim);
+
+/// The extent of a tile that spans `tensor`'s dim `dim` whole: its size
+/// where static; for a size taken at launch in a bucket, the bucket's upper
+/// end (the tile is that long, its lanes past the size masked); else
+/// ShapedType::kDynamic.
+int64_t wholeExtent(mlir::Value tensor, int64_t dim);
+
 /// Whether the loop of tile variable `span` runs to the size of `tensor`'s
 /// dim `dim` taken at launch (one origin), from a constant start; that
 /// start, or nullopt.

@@ -7,6 +7,8 @@
 #include "lowering/LaunchArg.h"
 #include "ir/KiteDialect.h"
 
+#include <kite/runtime.hpp>
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -62,6 +64,8 @@ std::string LaunchArg::str() const {
         os << "?";
       else
         os << "?" << divisors[d];
+      if (isDynamic(d))
+        os << kite::ArgSpec::bound_text(bound(d));
     }
     os << "]";
     if (!strides.empty() && !isContiguous()) {
@@ -89,7 +93,8 @@ namespace {
 /// `error` says what is wrong (`what` names the list: "sizes", "strides").
 bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out,
                   const std::string &what, std::string &error,
-                  llvm::SmallVectorImpl<int64_t> *divisors = nullptr) {
+                  llvm::SmallVectorImpl<int64_t> *divisors = nullptr,
+                  llvm::SmallVectorImpl<int64_t> *bounds = nullptr) {
   if (!text.consume_front("[")) {
     error = "expected '[' to start the " + what;
     return false;
@@ -109,12 +114,37 @@ bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out,
     int64_t v;
     llvm::StringRef item = p.trim();
     if (divisors && item.consume_front("?")) {
-      // A size taken at launch: `?` or `?N`, N a power of two up to 16.
+      // A size taken at launch: `?` or `?N`, N a power of two up to 16,
+      // then a bucket: `<=B` (B a power of two from 128 to 16384) or
+      // `>16384`.
+      std::string text = "?" + item.str();
+      size_t cut = item.find_first_of("<>");
+      llvm::StringRef bucket = cut == llvm::StringRef::npos ? "" : item.substr(cut);
+      item = item.take_front(cut);
       int64_t d = 1;
       if (!item.empty() && (item.getAsInteger(10, d) || d < 1 || d > 16 || !llvm::isPowerOf2_64(d))) {
-        error = "'?" + item.str() + "' in the " + what +
+        error = "'" + text + "' in the " + what +
                 " is not a dynamic size ('?', or '?N' with N 2, 4, 8 or 16)";
         return false;
+      }
+      int64_t b = 0;
+      if (!bucket.empty()) {
+        bool ok = bounds != nullptr;
+        if (bucket.consume_front("<="))
+          ok &= !bucket.getAsInteger(10, b) && b >= kite::ArgSpec::kMinBound &&
+                b <= kite::ArgSpec::kMaxBound && llvm::isPowerOf2_64(b);
+        else
+          ok &= bucket.consume_front(">") && !bucket.getAsInteger(10, b) &&
+                b == kite::ArgSpec::kMaxBound && (b = -1);
+        if (!ok) {
+          error = "'" + text + "' in the " + what + " has no valid bucket ('<=B' with B a power "
+                  "of two from " + std::to_string(kite::ArgSpec::kMinBound) + " to " +
+                  std::to_string(kite::ArgSpec::kMaxBound) + ", or '>" +
+                  std::to_string(kite::ArgSpec::kMaxBound) + "')";
+          return false;
+        }
+        bounds->resize(out.size(), 0);
+        bounds->push_back(b);
       }
       divisors->resize(out.size(), 0);
       divisors->push_back(d);
@@ -133,6 +163,8 @@ bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out,
   }
   if (divisors && !divisors->empty())
     divisors->resize(out.size(), 0);
+  if (bounds && !bounds->empty())
+    bounds->resize(out.size(), 0);
   return true;
 }
 
@@ -190,7 +222,8 @@ FailureOr<LaunchArg> kite::parseLaunchArg(MLIRContext *ctx, llvm::StringRef text
   rest = rest.drop_front(dtypeText.size());
   spec.isTensor = rest.starts_with("[");
   if (spec.isTensor &&
-      !parseIntList(rest, spec.sizes, "sizes of '" + spec.name + "'", error, &spec.divisors)) {
+      !parseIntList(rest, spec.sizes, "sizes of '" + spec.name + "'", error, &spec.divisors,
+                    &spec.bounds)) {
     error = "malformed sizes in '" + text.str() + "': " + error + " (expected e.g. bf16[8192,8192])";
     return failure();
   }

@@ -32,6 +32,9 @@ struct LaunchArg {
   /// Per dim: 0 for a static size, else the power of two a dynamic size is
   /// a multiple of (`?16`: 16; `?`: 1). Empty: every size static.
   llvm::SmallVector<int64_t> divisors;
+  /// Per dim: 0, or for a dynamic dim a plan holds whole, its bucket
+  /// (ArgSpec::size_bound: `?8<=8192`, or -1 for `?8>16384`). Empty: none.
+  llvm::SmallVector<int64_t> bounds;
   llvm::SmallVector<int64_t> strides; // elements; contiguous when not given
   int64_t alignment = 16;             // bytes, of the data pointer
   std::optional<double> value;        // a specialized scalar
@@ -41,6 +44,8 @@ struct LaunchArg {
   /// What a size is known to be a multiple of: itself if static, else its
   /// divisor.
   int64_t knownDivisor(size_t dim) const { return isDynamic(dim) ? divisors[dim] : sizes[dim]; }
+  /// The bucket of dim `dim` (0 where none).
+  int64_t bound(size_t dim) const { return dim < bounds.size() ? bounds[dim] : 0; }
   /// The canonical text form (parseLaunchArg's input).
   std::string str() const;
 };

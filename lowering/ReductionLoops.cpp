@@ -795,6 +795,14 @@ std::optional<SizeOrigin> kite::dynamicReductionOrigin(Operation *root) {
   return found;
 }
 
+int64_t kite::dynamicReductionBound(Operation *root) {
+  std::optional<SizeOrigin> origin = dynamicReductionOrigin(root);
+  if (!origin || origin->second < 0)
+    return 0;
+  int64_t bound = sizeBound(origin->first, origin->second);
+  return bound > 0 ? bound : 0;
+}
+
 bool kite::reductionLoopSupported(func::FuncOp kernel, int64_t size) {
   return Rewriter(kernel, size, 1).supported();
 }
@@ -810,9 +818,15 @@ struct ReductionLoopsPass : kite::impl::KiteReductionLoopsBase<ReductionLoopsPas
       return; // no config applied: nothing to do
     func::FuncOp func = found->kernel;
     SmallVector<int64_t> dims = reductionDims(func);
+    // A row of a length taken at launch in a bucket is held whole (as long
+    // as the bucket) unless the config chunks it more finely.
+    int64_t bound = dynamicReductionBound(func);
     for (auto [i, chunk] : llvm::enumerate(found->config->reduction_loops)) {
-      if (!chunk || i >= dims.size() || (!ShapedType::isDynamic(dims[i]) && *chunk >= dims[i]))
+      if (!chunk || i >= dims.size())
         continue; // the whole row in registers
+      int64_t held = ShapedType::isDynamic(dims[i]) ? bound : dims[i];
+      if (held > 0 && *chunk >= held)
+        continue;
       if (failed(Rewriter(func, dims[i], *chunk).run()) || failed(inferTypes(func)))
         return signalPassFailure();
     }

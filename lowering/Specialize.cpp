@@ -218,6 +218,8 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
         }
         if (!spec.divisors.empty())
           func.setArgAttr(i, "kite.divisors", builder.getDenseI64ArrayAttr(spec.divisors));
+        if (!spec.bounds.empty())
+          func.setArgAttr(i, "kite.bounds", builder.getDenseI64ArrayAttr(spec.bounds));
         func.setArgAttr(i, "kite.strides", builder.getDenseI64ArrayAttr(strides));
         func.setArgAttr(i, "kite.align", builder.getI64IntegerAttr(spec.alignment));
         continue;

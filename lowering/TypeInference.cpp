@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/TypeInference.h"
+#include "lowering/DynamicShapes.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
@@ -278,7 +279,7 @@ Inferrer::inferSubscript(Operation *op, Value tensor, ArrayRef<Subscript> subs,
                              << ") for a tensor of rank " << sizes.size();
     switch (s.kind) {
     case Subscript::Kind::All:
-      out.push_back(sizes[dim]);
+      out.push_back(wholeExtent(tensor, dim));
       break;
     case Subscript::Kind::Span:
       out.push_back(getStaticDim(s.value));
@@ -320,7 +321,7 @@ Inferrer::inferSubscript(Operation *op, Value tensor, ArrayRef<Subscript> subs,
     ++dim;
   }
   for (; dim < (int64_t)sizes.size(); ++dim)
-    out.push_back(sizes[dim]);
+    out.push_back(wholeExtent(tensor, dim));
   shape = out;
   return success();
 }

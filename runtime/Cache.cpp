@@ -196,11 +196,12 @@ std::string lookupKeyText(std::string_view kernel, std::string_view irHash, std:
       s += ',';
     s += dtype_name(a.dtype);
     if (a.is_tensor() && dynamicShapes && a.is_contiguous()) {
+      // Sizes of 2 or more share a key: the classes a plan distinguishes
+      // (divisors, buckets) are for argMatches to tell apart.
       std::vector<std::string> dims;
       for (size_t d = 0; d < a.sizes.size(); ++d)
-        dims.push_back(a.is_dynamic(d)   ? fmt::format("?{}", a.divisors[d])
-                       : a.sizes[d] <= 1 ? fmt::format("{}", a.sizes[d])
-                                         : fmt::format("?{}", ArgSpec::size_divisor(a.sizes[d])));
+        dims.push_back(a.is_dynamic(d) || a.sizes[d] > 1 ? std::string("?")
+                                                         : fmt::format("{}", a.sizes[d]));
       s += fmt::format("[{}]c a{}", fmt::join(dims, ","), alignmentClass(a));
     } else if (a.is_tensor())
       s += fmt::format("[{}]s[{}]a{}", fmt::join(a.sizes, ","), fmt::join(normalStrides(a), ","),
@@ -903,8 +904,9 @@ bool argMatches(const ArgSpec &e, const ArgSpec &q) {
     return false;
   if (!e.divisors.empty()) { // dynamic sizes: a contiguous tensor of the class
     for (size_t d = 0; d < e.sizes.size(); ++d)
-      if (q.is_dynamic(d) ? !e.is_dynamic(d) || q.divisors[d] != e.divisors[d]
-                          : !e.size_fits(d, q.sizes[d]))
+      if (q.is_dynamic(d) ? !e.is_dynamic(d) || q.divisors[d] != e.divisors[d] ||
+                                q.bound(d) != e.bound(d)
+                          : !e.size_in_class(d, q.sizes[d]))
         return false;
     return q.is_contiguous();
   }

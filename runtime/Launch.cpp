@@ -329,9 +329,14 @@ uint64_t kite::specialization_hash(std::span<const KernelArg> args, bool dynamic
     if (dynamic_shapes && t.is_contiguous()) {
       // The shape class: 0, 1, or a divisor class (tagged apart from sizes).
       hash.add(uint64_t(1) << 63);
+      // With the bucket a held row of that length has: plans that keep the
+      // dim unbucketed serve several keys (the launch finds them by
+      // servesExactly the first time a key appears).
       for (int64_t d = 0; d < rank; ++d) {
         int64_t size = t.size(d);
-        hash.add(size <= 1 ? uint64_t(size) : (uint64_t(1) << 62) | ArgSpec::size_divisor(size));
+        hash.add(size <= 1 ? uint64_t(size)
+                           : (uint64_t(1) << 62) | uint64_t(ArgSpec::size_bound(size)) << 8 |
+                                 uint64_t(ArgSpec::size_divisor(size)));
       }
     } else {
       for (int64_t d = 0; d < rank; ++d) {
@@ -864,6 +869,16 @@ struct KernelPlans {
   std::vector<std::string> argNames; // from KernelSource::argNames or the IR
   std::mutex mutex;                  // guards `plans`
   std::unordered_map<uint64_t, std::vector<std::unique_ptr<KernelPlan>>> plans;
+  /// Dynamic-shapes plans, each with the launch options' tag and device it
+  /// was made for, and keys whose launches a held one of them serves (a
+  /// front-door key is finer than a shape class: see specialization_hash).
+  struct Held {
+    const KernelPlan *plan;
+    uint64_t options;
+    int device;
+  };
+  std::vector<Held> dynamicPlans;
+  std::unordered_map<uint64_t, const KernelPlan *> aliases;
   std::mutex compileMutex; // one compile at a time per kernel
 };
 
@@ -1025,13 +1040,47 @@ bool scalarsMatch(const KernelPlan &plan, std::span<const KernelArg> args) {
 
 const KernelPlan *findPlan(KernelPlans &k, uint64_t key, std::span<const KernelArg> args) {
   std::lock_guard<std::mutex> lock(k.mutex);
-  auto it = k.plans.find(key);
-  if (it == k.plans.end())
-    return nullptr;
-  for (const std::unique_ptr<KernelPlan> &p : it->second)
-    if (scalarsMatch(*p, args))
-      return p.get();
+  if (auto it = k.plans.find(key); it != k.plans.end())
+    for (const std::unique_ptr<KernelPlan> &p : it->second)
+      if (scalarsMatch(*p, args))
+        return p.get();
+  if (auto it = k.aliases.find(key); it != k.aliases.end() && scalarsMatch(*it->second, args))
+    return it->second;
   return nullptr;
+}
+
+/// Whether dynamic-shapes plan `plan` serves `args` exactly as the plan
+/// compiled for them would: each size in its dim's class (divisor class and
+/// bucket, not only a multiple), the same strides, alignment class and
+/// specialized scalars.
+bool servesExactly(const KernelPlan &plan, std::span<const KernelArg> args) {
+  if (!plan.dynamicShapes || plan.args.size() != args.size())
+    return false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec &s = plan.args[i];
+    const KernelArg &a = args[i];
+    if (s.kind != a.kind)
+      return false;
+    if (!s.is_tensor()) {
+      if (s.dtype != a.type || (s.value && a.scalar_as_double() != *s.value))
+        return false;
+      continue;
+    }
+    const Tensor &t = *a.tensor;
+    if (t.dtype() != s.dtype || size_t(t.dim()) != s.sizes.size())
+      return false;
+    for (size_t d = 0; d < s.sizes.size(); ++d)
+      if (!s.size_in_class(d, t.size(int64_t(d))))
+        return false;
+    if (!stridesMatch(t, s))
+      return false;
+    int64_t alignment = 16;
+    while (alignment > 1 && reinterpret_cast<uintptr_t>(t.data_ptr()) % uint64_t(alignment) != 0)
+      alignment /= 2;
+    if (alignment != std::max<int64_t>(s.alignment, 1))
+      return false;
+  }
+  return true;
 }
 
 PlanEvent::Source planSource(runtime::PlanOrigin origin) {
@@ -1054,15 +1103,25 @@ void kite::detail::launch(const void *function, const Options &options,
                           std::span<const KernelArg> args, std::span<Tensor> results) {
   KernelPlans &k = kernelPlans(function);
   uint64_t key = specialization_hash(args, !options.static_shapes);
+  uint64_t optionsTag = uint64_t(options.tuning);
   if (!options.config.empty())
-    key = mix(key, std::hash<std::string_view>{}(options.config));
-  key = mix(key, uint64_t(options.tuning));
+    optionsTag = mix(optionsTag, std::hash<std::string_view>{}(options.config));
+  key = mix(key, optionsTag);
 
   const KernelPlan *plan = findPlan(k, key, args);
   if (!plan) [[unlikely]] {
     int ordinal = checkArgs(k, args);
     std::lock_guard<std::mutex> compileLock(k.compileMutex);
     plan = findPlan(k, key, args); // compiled by another thread meanwhile?
+    if (!plan && !options.static_shapes) {
+      // A new front-door key of a shape class held already.
+      std::lock_guard<std::mutex> lock(k.mutex);
+      for (const KernelPlans::Held &h : k.dynamicPlans)
+        if (h.options == optionsTag && h.device == ordinal && servesExactly(*h.plan, args)) {
+          k.aliases[key] = plan = h.plan;
+          break;
+        }
+    }
     if (!plan) {
       std::vector<ArgSpec> specs;
       specs.reserve(args.size());
@@ -1096,6 +1155,8 @@ void kite::detail::launch(const void *function, const Options &options,
       std::string reason = runtime::specializationChange(k.source->name, specs, held);
       runtime::notePlan(PlanEvent{k.source->name, specs, planSource(resolved.origin), reason, ms});
       plan = compiled.get();
+      if (plan->dynamicShapes)
+        k.dynamicPlans.push_back({plan, optionsTag, ordinal});
       k.plans[key].push_back(std::move(compiled));
     }
   }

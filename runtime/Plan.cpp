@@ -75,8 +75,8 @@ std::string ArgSpec::str() const {
     std::vector<std::string> dims;
     for (size_t d = 0; d < sizes.size(); ++d)
       dims.push_back(!is_dynamic(d)       ? fmt::format("{}", sizes[d])
-                     : divisors[d] == 1 ? std::string("?")
-                                        : fmt::format("?{}", divisors[d]));
+                     : divisors[d] == 1 ? std::string("?") + bound_text(bound(d))
+                                        : fmt::format("?{}{}", divisors[d], bound_text(bound(d))));
     s += fmt::format("[{}]", fmt::join(dims, ","));
     if (!strides.empty() && strides != ArgSpec::tensor("", dtype, sizes).effective_strides())
       s += fmt::format(":strides[{}]", fmt::join(strides, ","));
@@ -236,6 +236,18 @@ void kite::validate_plan(const KernelPlan &plan) {
         fail(fmt::format("argument '{}' has dynamic sizes and strides; a tensor with dynamic "
                          "sizes is contiguous",
                          a.name));
+    }
+    if (!a.bounds.empty() && a.bounds.size() != a.sizes.size())
+      fail(fmt::format("argument '{}' has {} bounds for {} sizes", a.name, a.bounds.size(),
+                       a.sizes.size()));
+    for (size_t d = 0; d < a.bounds.size(); ++d) {
+      int64_t b = a.bounds[d];
+      if (b != 0 && (!a.is_dynamic(d) ||
+                     (b != -1 && (b < ArgSpec::kMinBound || b > ArgSpec::kMaxBound ||
+                                  !std::has_single_bit(uint64_t(b))))))
+        fail(fmt::format("argument '{}' has bound {} on dim {} (a dynamic dim's bucket is a "
+                         "power of two from {} to {}, or -1)",
+                         a.name, b, d, ArgSpec::kMinBound, ArgSpec::kMaxBound));
     }
     if (a.kind == ArgSpec::Kind::tensor) {
       int64_t numel = 1;
@@ -426,6 +438,7 @@ std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
     w.u8(a.value.has_value());
     w.f64(a.value.value_or(0.0));
     w.i64s(a.divisors);
+    w.i64s(a.bounds);
   }
   w.u64(plan.outputs.size());
   for (const OutputSpec &o : plan.outputs) {
@@ -488,6 +501,7 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
     if (hasValue)
       a.value = value;
     a.divisors = r.i64s("argument divisors");
+    a.bounds = r.i64s("argument bounds");
   }
   plan.outputs.resize(r.count("outputs", 18));
   for (OutputSpec &o : plan.outputs) {

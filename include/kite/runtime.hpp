@@ -184,13 +184,37 @@ struct ArgSpec {
   /// contiguous (`strides` empty). Text form: `x=bf16[?16,4096]` (`?` alone
   /// for divisor 1).
   std::vector<int64_t> divisors;
+  /// A dynamic dim whose length a plan holds whole (a row reduced in
+  /// registers) is also bucketed by range: here its bucket's upper end
+  /// (size_bound: 128, 256, ... 16384, or -1 for longer sizes), 0 for an
+  /// unbucketed dim. Empty: none. Text form: `?8<=8192` (a multiple of 8
+  /// from 4097 to 8192), `?<=128` (2 to 128), `?16>16384`.
+  std::vector<int64_t> bounds;
+
+  /// The smallest and largest held-row buckets (their upper ends).
+  static constexpr int64_t kMinBound = 128, kMaxBound = 16384;
 
   bool is_tensor() const { return kind == Kind::tensor; }
   bool is_dynamic(size_t dim) const { return dim < divisors.size() && divisors[dim] != 0; }
+  /// The bucket of dim `dim` (0 where not bucketed).
+  int64_t bound(size_t dim) const { return dim < bounds.size() ? bounds[dim] : 0; }
   /// Whether a size fits dim `dim`: equal to its static size, or for a
-  /// dynamic dim at least 2 and a multiple of its divisor.
+  /// dynamic dim at least 2, a multiple of its divisor and in its bucket.
   bool size_fits(size_t dim, int64_t size) const {
-    return is_dynamic(dim) ? size >= 2 && size % divisors[dim] == 0 : size == sizes[dim];
+    if (!is_dynamic(dim))
+      return size == sizes[dim];
+    return size >= 2 && size % divisors[dim] == 0 &&
+           (bound(dim) == 0 || size_bound(size) == bound(dim));
+  }
+  /// Whether a size is exactly of dim `dim`'s class (the class a launch of
+  /// that size gets: size_fits, and the divisor class too, not only a
+  /// divisor of it). A held plan whose every dim admits the launch's sizes
+  /// serves it as the plan compiled for them would.
+  bool size_in_class(size_t dim, int64_t size) const {
+    if (!size_fits(dim, size))
+      return false;
+    return !is_dynamic(dim) || divisors[dim] == (bound(dim) > 0 ? bounded_divisor(size, dtype)
+                                                                : size_divisor(size));
   }
   /// A size's divisor class: the largest power of two up to 16 dividing it.
   static int64_t size_divisor(int64_t size) {
@@ -199,12 +223,35 @@ struct ArgSpec {
       d /= 2;
     return d;
   }
+  /// A size's bucket as a held row: the power of two at or above it, at
+  /// least kMinBound; -1 past kMaxBound (such rows are reduced in chunks).
+  static int64_t size_bound(int64_t size) {
+    if (size > kMaxBound)
+      return -1;
+    int64_t b = kMinBound;
+    while (b < size)
+      b *= 2;
+    return b;
+  }
+  /// The divisor class of a held row's length: whether it is a multiple of
+  /// a 16-byte vector of `dtype` (that many elements) or not (1). Classes
+  /// between change a held row's code little, and would multiply its plans.
+  static int64_t bounded_divisor(int64_t size, DType dtype) {
+    int64_t vector = std::max<int64_t>(1, 16 / element_size(dtype));
+    return size % vector == 0 ? vector : 1;
+  }
   /// The strides in effect (contiguous ones when `strides` is empty).
   std::vector<int64_t> effective_strides() const;
   /// Whether the strides are a contiguous tensor's (any stride in a dim of
   /// size 1); true for a spec with dynamic sizes, which is contiguous.
   bool is_contiguous() const;
   std::string str() const;
+  /// A bucket's text in str(): `<=8192`, `>16384`, or "" for none.
+  static std::string bound_text(int64_t bound) {
+    if (bound == 0)
+      return "";
+    return bound < 0 ? ">" + std::to_string(kMaxBound) : "<=" + std::to_string(bound);
+  }
 
   static ArgSpec tensor(std::string name, DType dtype, std::vector<int64_t> sizes,
                         std::vector<int64_t> strides = {}, int64_t alignment = 0);
@@ -318,8 +365,8 @@ std::vector<uint8_t> serialize(const KernelPlan &plan);
 KernelPlan deserialize(std::span<const uint8_t> bytes);
 /// The version serialize writes and deserialize reads (2: tensor-map
 /// parameters; 3: the persistent flag; 4: dynamic sizes and launch
-/// expressions).
-inline constexpr uint32_t kPlanFormatVersion = 4;
+/// expressions; 5: bucketed dims).
+inline constexpr uint32_t kPlanFormatVersion = 5;
 
 //===----------------------------------------------------------------------===//
 // Launching
@@ -375,8 +422,10 @@ int64_t evaluate(const LaunchExpr &expr, std::span<const ArgSpec> specs);
 /// checked by validate_args against each candidate plan.
 uint64_t specialization_hash(std::span<const KernelArg> args);
 /// With `dynamic_shapes`, the hash of the shape class: a contiguous
-/// tensor's sizes count only as 0, 1 or their divisor class
-/// (ArgSpec::size_divisor), as the specs of a dynamic-shapes plan do.
+/// tensor's sizes count only as 0, 1 or their divisor class and bucket
+/// (ArgSpec::size_divisor, ArgSpec::size_bound), the finest classes a
+/// dynamic-shapes plan distinguishes; a plan that does not bucket a dim
+/// serves the keys of several buckets.
 uint64_t specialization_hash(std::span<const KernelArg> args, bool dynamic_shapes);
 
 /// Runs a plan: validates the arguments, loads the binary on first use (a

@@ -73,10 +73,16 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
   const TensorRef &ref = tensors[tensor];
   size_t td = 0;
   bool dynamicAll = false;
-  auto addAll = [&](int64_t size) {
+  // A whole dim: its size, or for a size taken at launch in a bucket, the
+  // bucket's upper end with the lanes past the size masked.
+  auto addAll = [&](int64_t d) {
+    int64_t size = wholeExtent(tensor, d);
     dynamicAll |= ShapedType::isDynamic(size);
     shape.push_back(size);
-    extents.push_back(paddedSize(size) != size ? std::to_string(size) : "");
+    if (ref.isDynamic(d))
+      extents.push_back(ref.size(d));
+    else
+      extents.push_back(paddedSize(size) != size ? std::to_string(size) : "");
   };
   for (const Subscript &s : subs) {
     switch (s.kind) {
@@ -85,7 +91,7 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
       extents.push_back("");
       continue;
     case Subscript::Kind::All:
-      addAll(ref.sizes[td]);
+      addAll(td);
       break;
     case Subscript::Kind::Span: {
       const SpanVars &sv = spans[s.value];
@@ -127,7 +133,7 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
     ++td;
   }
   for (; td < ref.sizes.size(); ++td)
-    addAll(ref.sizes[td]);
+    addAll(td);
   if (dynamicAll)
     return op->emitError() << "a whole dim (all) of a tensor whose size is taken at launch; "
                               "kite needs that size static (specialize it, or launch with "

@@ -26,16 +26,33 @@
 // RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --arg 'x=bf16[1000,4096]' --arg 'weight=bf16[4096]' --arg eps=f64 --dynamic-shapes --emit=resources | FileCheck %s --check-prefix=NORMGRID
 // NORMGRID: launch{{ +}}max(ceildiv(x.size(0), 1), 0) programs
 // A row spanned whole (softmax's x[tn, all]) of a length taken at launch:
-// its reductions and its store loop over chunks to that length (online
-// softmax), with 16-byte vectors where the class allows. A row that meets
-// another tensor's whole dim (rmsnorm's weight) stays static, as above.
+// its length is bucketed (ArgSpec::size_bound: a power of two from 128 to
+// 16384), and the row is held whole as one tile of the bucket's length,
+// masked past the length: read once, as a static plan of that length reads
+// it, with 16-byte vectors where the class allows. A row that meets another
+// tensor's whole dim (rmsnorm's weight) stays static, as above.
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[1000,1000]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=ROWSPEC
+// ROWSPEC: kernel{{ +}}softmax (x=bf16[?8,?8<=1024]:align16)
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[1000,1000]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=ROW
-// ROW: "block_sizes":[2],{{.*}}"num_warps":4,{{.*}}"reduction_loops":[2048]
+// ROW: "reduction_loops":[]
 // ROW: kite_softmax(bf16* __restrict__ a0, const i64 a0_n0, const i64 a0_n1, bf16* __restrict__ o0)
-// ROW: const i64 c{{[0-9]+}} = ((i64)(a0_n1) - (i64)(0LL) + 2047) / 2048;
-// ROW: load_vec<8>(&v{{.*}}, &a0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(b
-// ROW: store_vec<8>(&o0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(b
-// RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[?8,?8]' --config '{"block_sizes":[1],"reduction_loops":[null]}' 2>&1 | FileCheck %s --check-prefix=ROWCHUNK
+// ROW-NOT: for (i64
+// ROW: bf16 v{{[0-9]+}}[{{[0-9]+}}]; // (4, 1024)
+// ROW: < a0_n1) load_vec<8>(&v{{.*}}, &a0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(
+// ROW: MaxOp::combine
+// ROW: < a0_n1) store_vec<8>(&o0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(
+// A row past the largest bucket (or a spec without one) loops over chunks
+// to its length (online softmax).
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[100,40000]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=LONGROW
+// LONGROW: "reduction_loops":[2048]
+// LONGROW: const i64 c{{[0-9]+}} = ((i64)(a0_n1) - (i64)(0LL) + 2047) / 2048;
+// LONGROW: load_vec<8>(&v{{.*}}, &a0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(b
+// LONGROW: store_vec<8>(&o0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(b
+// A config may still chunk a bucketed row: the chunks run to the length.
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[?8,?8<=8192]' --config '{"block_sizes":[1],"reduction_loops":[1024]}' --emit=cuda | FileCheck %s --check-prefix=BUCKETCHUNK
+// BUCKETCHUNK: const i64 c{{[0-9]+}} = ((i64)(a0_n1) - (i64)(x{{[0-9]+}}) + 1023) / 1024;
+// RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[?8,?8<=8000]' 2>&1 | FileCheck %s --check-prefix=BADBUCKET
+// BADBUCKET: '?8<=8000' in the sizes of 'x' has no valid bucket ('<=B' with B a power of two from 128 to 16384, or '>16384')
 // ROWCHUNK: reduction_loops[0] must be a chunk: the reduction dimension's size is taken at launch
 
 // A size used in arithmetic stays static (the rows); the columns, which a

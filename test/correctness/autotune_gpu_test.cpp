@@ -204,15 +204,21 @@ TEST_F(AutotuneGpu, TunesSoftmaxSurvivesAFaultAndServesASecondProcess) {
 }
 
 // Dynamic shapes shipped in a bundle: one plan per shape class of softmax's
-// row length (1, and a length of each divisor class) put in a cache
-// directory by launches, exported as a bundle; a fresh process that loads
-// it runs every row length from 1 to 8192 without compiling.
+// row length (1; then per bucket a held row's length has, 128 to 8192, a
+// multiple of 8 and an odd length) put in a cache directory by launches,
+// exported as a bundle; a fresh process that loads it runs every row length
+// from 1 to 8192 without compiling.
 TEST_F(AutotuneGpu, DynamicShapesBundleServesEveryLengthWithoutCompiling) {
   fs::path dir = freshDir("dynbundle"), empty = freshDir("dynbundle-empty");
   cache::set_directory(dir.string());
   Options options;
   options.static_shapes = false;
-  for (int64_t n : {1, 8192, 8184, 8188, 8190, 8191}) {
+  std::vector<int64_t> lengths = {1};
+  for (int64_t b = ArgSpec::kMinBound; b <= 8192; b *= 2) {
+    lengths.push_back(b);
+    lengths.push_back(b - 1);
+  }
+  for (int64_t n : lengths) {
     Tensor x = cuda::to_device(randn({2, n}, bf16, uint64_t(n)));
     launch(softmax, options, x);
   }
@@ -221,7 +227,7 @@ TEST_F(AutotuneGpu, DynamicShapesBundleServesEveryLengthWithoutCompiling) {
   for (const cache::Listed &l : cache::list(dir))
     if (l.entry && l.entry->kernel == "softmax")
       entries.push_back(*l.entry);
-  EXPECT_GE(entries.size(), 6u);
+  EXPECT_EQ(entries.size(), lengths.size()) << "a plan per class";
   fs::path bundle = dir / "softmax.kitebundle";
   cache::write_bundle(bundle, entries);
 

@@ -340,6 +340,66 @@ TEST(RuntimePlan, DynamicShapesRoundTripAndText) {
   EXPECT_EQ(ArgSpec::size_divisor(24), 8);
 }
 
+TEST(RuntimePlan, BucketedDims) {
+  // A held row's length: its bucket (the power of two at or above it, from
+  // 128 to 16384; -1 past that), and a divisor class of a whole 16-byte
+  // vector or 1.
+  EXPECT_EQ(ArgSpec::size_bound(2), 128);
+  EXPECT_EQ(ArgSpec::size_bound(128), 128);
+  EXPECT_EQ(ArgSpec::size_bound(129), 256);
+  EXPECT_EQ(ArgSpec::size_bound(5000), 8192);
+  EXPECT_EQ(ArgSpec::size_bound(16384), 16384);
+  EXPECT_EQ(ArgSpec::size_bound(16385), -1);
+  EXPECT_EQ(ArgSpec::bounded_divisor(4096, bf16), 8);
+  EXPECT_EQ(ArgSpec::bounded_divisor(4100, bf16), 1);
+  EXPECT_EQ(ArgSpec::bounded_divisor(4100, f32), 4);
+  EXPECT_EQ(ArgSpec::bounded_divisor(4098, f32), 1);
+
+  KernelPlan p = dynamicPlan();
+  ArgSpec &x = p.args[0];
+  x.divisors = {16, 8};
+  x.sizes = {-1, -1};
+  x.bounds = {0, 8192};
+  ASSERT_NO_THROW(validate_plan(p));
+  EXPECT_EQ(deserialize(serialize(p)), p);
+  EXPECT_EQ(x.str(), "x=bf16[?16,?8<=8192]:align16");
+  EXPECT_TRUE(x.size_fits(1, 8192));
+  EXPECT_TRUE(x.size_fits(1, 4104));
+  EXPECT_FALSE(x.size_fits(1, 4096)) << "the bucket below";
+  EXPECT_FALSE(x.size_fits(1, 8200)) << "the bucket above";
+  EXPECT_FALSE(x.size_fits(1, 5001)) << "not a multiple of 8";
+  // A plan serves a launch as its own only in exactly its class: a row of
+  // an odd length's plan fits a multiple of 8 but is not its class.
+  EXPECT_TRUE(x.size_in_class(1, 5000));
+  EXPECT_TRUE(x.size_in_class(1, 8192)) << "16 divides it, but 8 is a whole vector";
+  ArgSpec odd = x;
+  odd.divisors[1] = 1;
+  EXPECT_EQ(odd.str(), "x=bf16[?16,?<=8192]:align16");
+  EXPECT_TRUE(odd.size_fits(1, 5000));
+  EXPECT_FALSE(odd.size_in_class(1, 5000));
+  EXPECT_TRUE(odd.size_in_class(1, 5001));
+  EXPECT_TRUE(odd.size_in_class(1, 5002)) << "classes between are 1";
+  ArgSpec unbucketed = dynamicPlan().args[0];
+  EXPECT_TRUE(unbucketed.size_in_class(0, 4096));
+  EXPECT_FALSE(unbucketed.size_in_class(0, 4104)) << "class 8, not 16";
+  ArgSpec longer = x;
+  longer.bounds[1] = -1;
+  longer.divisors[1] = 16;
+  EXPECT_EQ(longer.str(), "x=bf16[?16,?16>16384]:align16");
+  EXPECT_TRUE(longer.size_in_class(1, 32768));
+  EXPECT_FALSE(longer.size_in_class(1, 16384));
+
+  // Malformed buckets are refused.
+  x.bounds = {0, 100};
+  EXPECT_NE(errorOfPlan(p).find("has bound 100 on dim 1"), std::string::npos) << errorOfPlan(p);
+  x.bounds = {8192, 0};
+  x.divisors = {0, 8};
+  x.sizes = {4, -1};
+  EXPECT_NE(errorOfPlan(p).find("has bound 8192 on dim 0"), std::string::npos) << errorOfPlan(p);
+  x.bounds = {0};
+  EXPECT_NE(errorOfPlan(p).find("has 1 bounds for 2 sizes"), std::string::npos) << errorOfPlan(p);
+}
+
 TEST(RuntimePlan, DynamicShapesValidation) {
   using Op = LaunchExpr::Op;
   KernelPlan p = dynamicPlan();

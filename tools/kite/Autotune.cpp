@@ -108,18 +108,29 @@ expandRanges(const std::vector<std::string> &args, std::string &why) {
   }
   if (ranges.empty())
     return std::vector<std::vector<std::string>>{args};
-  // Each range's sizes: 1, then the largest of each divisor class.
+  // Each range's sizes: 1, then per bucket a held row's length may have
+  // (ArgSpec::size_bound; the longest first), the largest of each divisor
+  // class in it. Launches whose plans share a class are tuned once (the
+  // first, so the largest size of a class a kernel does not bucket).
   std::vector<std::vector<int64_t>> sizes;
   for (auto [lo, hi] : ranges) {
     std::vector<int64_t> picks;
     if (lo == 1)
       picks.push_back(1);
-    for (int64_t d : {16, 8, 4, 2, 1})
-      for (int64_t s = hi; s >= std::max<int64_t>(lo, 2) && s > hi - 32; --s)
-        if (kite::ArgSpec::size_divisor(s) == d) {
-          picks.push_back(s);
-          break;
-        }
+    for (int64_t top = hi; top >= std::max<int64_t>(lo, 2);) {
+      int64_t bound = kite::ArgSpec::size_bound(top);
+      int64_t bottom = bound < 0 ? kite::ArgSpec::kMaxBound + 1
+                       : bound == kite::ArgSpec::kMinBound ? 2
+                                                           : bound / 2 + 1;
+      bottom = std::max<int64_t>({bottom, lo, 2});
+      for (int64_t d : {16, 8, 4, 2, 1})
+        for (int64_t s = top; s >= bottom && s > top - 32; --s)
+          if (kite::ArgSpec::size_divisor(s) == d) {
+            picks.push_back(s);
+            break;
+          }
+      top = bottom - 1;
+    }
     sizes.push_back(std::move(picks));
   }
   std::vector<std::vector<std::string>> launches;
