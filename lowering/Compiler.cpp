@@ -124,38 +124,70 @@ std::vector<bool> specializedScalars(func::FuncOp f) {
 /// The specs a dynamic-shapes plan is compiled for: each size of at least 2
 /// of a contiguous tensor becomes its divisor class, where the kernel lets
 /// it (dynamicDims); everything else stays as given.
-/// With `whole` false, sizes a subscript spans whole stay static; with
-/// `bucket`, they are bucketed (ArgSpec::bounds) to be held whole: a row of
-/// a length up to ArgSpec::kMaxBound is one tile as long as its bucket.
+/// With `whole` false, sizes a subscript spans whole stay static. With
+/// `refine`, the classes are made what a plan needs, no finer:
+///   - a size spanned whole is bucketed (ArgSpec::bounds) to be held whole:
+///     a row of a length up to ArgSpec::kMaxBound is one tile as long as its
+///     bucket, and its class is a whole 16-byte vector or 1;
+///   - in a kernel with products, a size a top-level loop runs to is
+///     bucketed too, since the configs that fit (tiles for the SMs) depend
+///     on it: a product over a varying M needs a plan per bucket of M, one
+///     over a varying N a plan per bucket and class of N;
+///   - a size whose class cannot change the code (DynamicDim::classFree,
+///     with the sizes inside it a multiple of 16 bytes) is any size
+///     (divisor -1, `?*`).
 std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
                                            const std::vector<kite::ArgSpec> &args, bool whole,
-                                           bool &anyWhole, bool bucket = false) {
+                                           bool &anyWhole, bool refine = false) {
   std::vector<int64_t> ranks;
   for (const kite::ArgSpec &a : args)
     ranks.push_back(a.is_tensor() ? int64_t(a.sizes.size()) : -1);
   std::vector<std::vector<kite::DynamicDim>> dynamic = kite::dynamicDims(captured, ranks);
+  bool products = false;
+  captured.walk([&](Operation *op) {
+    products |= isa<kite::DotOp, kite::AddmmOp, kite::BmmOp, kite::BaddbmmOp, kite::MatmulOp>(op);
+  });
   std::vector<kite::ArgSpec> specs = args;
   anyWhole = false;
   for (size_t i = 0; i < specs.size() && i < dynamic.size(); ++i) {
     kite::ArgSpec &a = specs[i];
     if (!a.is_tensor() || !a.divisors.empty() || !a.is_contiguous())
       continue;
+    std::vector<int64_t> sizes = a.sizes;
     for (size_t d = 0; d < a.sizes.size() && d < dynamic[i].size(); ++d) {
-      if (!dynamic[i][d].dynamic || a.sizes[d] < 2 || (dynamic[i][d].whole && !whole))
+      const kite::DynamicDim &dim = dynamic[i][d];
+      if (!dim.dynamic || a.sizes[d] < 2 || (dim.whole && !whole))
         continue;
-      anyWhole |= dynamic[i][d].whole;
+      anyWhole |= dim.whole;
       if (a.divisors.empty()) {
         a.strides.clear();
         a.divisors.assign(a.sizes.size(), 0);
       }
       a.divisors[d] = kite::ArgSpec::size_divisor(a.sizes[d]);
-      if (bucket && dynamic[i][d].whole) {
-        a.bounds.resize(a.sizes.size(), 0);
-        a.bounds[d] = kite::ArgSpec::size_bound(a.sizes[d]);
-        if (a.bounds[d] > 0)
-          a.divisors[d] = kite::ArgSpec::bounded_divisor(a.sizes[d], a.dtype);
-      }
       a.sizes[d] = -1;
+      if (refine && (dim.whole || (products && dim.topLoop))) {
+        a.bounds.resize(a.sizes.size(), 0);
+        a.bounds[d] = kite::ArgSpec::size_bound(sizes[d]);
+        if (dim.whole && a.bounds[d] > 0)
+          a.divisors[d] = kite::ArgSpec::bounded_divisor(sizes[d], a.dtype);
+      }
+    }
+    if (!refine || a.divisors.empty())
+      continue;
+    int64_t bytes = kite::element_size(a.dtype);
+    for (size_t d = 0; d + 1 < a.sizes.size() && d < dynamic[i].size(); ++d) {
+      const kite::DynamicDim &dim = dynamic[i][d];
+      if (!a.is_dynamic(d) || !dim.classFree)
+        continue;
+      // The strides outside this dim stay multiples of 16 bytes whatever
+      // its class where the static sizes inside it are.
+      std::optional<int64_t> inside = 1;
+      for (size_t e = d + 1; e < a.sizes.size() && inside; ++e)
+        inside = a.is_dynamic(e) ? std::nullopt : std::optional(*inside * a.sizes[e]);
+      bool strides = d == 0 || (inside && *inside * bytes % 16 == 0);
+      bool outputs = !dim.insideOutput || (inside && *inside % 16 == 0);
+      if (strides && outputs)
+        a.divisors[d] = -1;
     }
   }
   return specs;
@@ -217,16 +249,12 @@ std::vector<kite::ArgSpec> kite::planSpecs(const KernelSource &kernel,
         if (!options.static_shapes) {
           bool anyWhole = false;
           std::vector<ArgSpec> classes = shapeClassSpecs(f, specs, true, anyWhole);
-          // Rows spanned whole and taken at launch need a reduction looped
-          // over chunks: keep them where that specializes and loops, else
-          // those sizes stay static.
-          // Those that do are bucketed, so that a row up to
-          // ArgSpec::kMaxBound long is held whole, read once.
-          if (anyWhole && !wholeDimsLoop(kernel, classes))
-            classes = shapeClassSpecs(f, specs, false, anyWhole);
-          else if (anyWhole)
-            classes = shapeClassSpecs(f, specs, true, anyWhole, /*bucket=*/true);
-          specs = std::move(classes);
+          // Rows spanned whole and taken at launch need a reduction that
+          // could loop over chunks: keep them where that specializes and
+          // loops, else those sizes stay static. (Rows up to
+          // ArgSpec::kMaxBound long are then held whole, read once.)
+          bool whole = !anyWhole || wholeDimsLoop(kernel, classes);
+          specs = shapeClassSpecs(f, specs, whole, anyWhole, /*refine=*/true);
         }
         return specs;
       });

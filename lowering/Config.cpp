@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Config.h"
+#include "lowering/DynamicShapes.h"
 #include "lowering/Passes.h"
 #include "lowering/TypeInference.h"
 
@@ -619,8 +620,8 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
   }
   for (BlockSizeOp op : blockSizeOps(kernel)) {
     int64_t extent = ShapedType::kDynamic;
-    if (op.getExtent())
-      extent = getConstantIntValue(op.getExtent()).value_or(ShapedType::kDynamic);
+    if (op.getExtent()) // a size taken at launch counts as its bucket's upper end
+      extent = sizeUpperBound(op.getExtent()).value_or(ShapedType::kDynamic);
     auto [loop, loopDim] = loopOfBlockSize(op);
     int64_t target = 64;
     if (plainProduct) {
@@ -713,10 +714,10 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
       std::optional<int64_t> tiles = 1;
       for (unsigned d = 0; d < dims && tiles; ++d) {
         std::optional<int64_t> lo = getConstantIntValue(top.getLowerBounds()[d]);
-        std::optional<int64_t> hi = getConstantIntValue(top.getUpperBounds()[d]);
+        std::optional<int64_t> hi = sizeUpperBound(top.getUpperBounds()[d]);
         int64_t b = blockOf(top.getBlockSizes()[d]);
         if (!lo || !hi || b <= 0)
-          tiles = std::nullopt; // a size taken at launch: not known here
+          tiles = std::nullopt; // a size taken at launch, unbucketed: not known here
         else
           *tiles *= std::max<int64_t>(1, llvm::divideCeil(*hi - *lo, b));
       }

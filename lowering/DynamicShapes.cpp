@@ -10,6 +10,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace kite;
 
@@ -90,6 +92,16 @@ int64_t kite::sizeBound(Value tensor, int64_t dim) {
   return bounds[o->second];
 }
 
+std::optional<int64_t> kite::sizeUpperBound(Value size) {
+  if (std::optional<int64_t> c = getConstantIntValue(size))
+    return c;
+  std::optional<SizeOrigin> o = sizeOriginOf(size);
+  if (!o || o->second < 0)
+    return std::nullopt;
+  int64_t bound = sizeBound(o->first, o->second);
+  return bound > 0 ? std::optional(bound) : std::nullopt;
+}
+
 int64_t kite::wholeExtent(Value tensor, int64_t dim) {
   auto type = dyn_cast<kite::TensorType>(tensor.getType());
   if (!type || !type.hasRank() || dim < 0 || dim >= type.getRank())
@@ -124,8 +136,49 @@ std::vector<std::vector<DynamicDim>> kite::dynamicDims(func::FuncOp captured,
   // output by it or spans it whole (`driven`; `whole` for the last), and
   // the ends of the loops whose tiles index it.
   struct Node {
-    bool safe = false, driven = false, whole = false;
+    bool safe = false, driven = false, whole = false, topLoop = false;
+    // Whether the size's divisor class can change the code: it is a
+    // tensor's last dim, or a loop to it indexes one (vector widths); and
+    // whether an output has it inside (its strides: see DynamicDim).
+    bool classSensitive = false, innerOfOutput = false;
     llvm::SetVector<Value> indexedBy;
+  };
+  // A tensor's rank: its type's, else an argument's launch rank, an
+  // output's from what it is made like or sized by; -1 where not known.
+  std::function<int64_t(Value)> knownRank = [&](Value tensor) -> int64_t {
+    int64_t r = rankOf(tensor, -1);
+    if (r >= 0)
+      return r;
+    if (auto arg = dyn_cast<BlockArgument>(tensor))
+      return arg.getOwner() == &entry && arg.getArgNumber() < ranks.size()
+                 ? ranks[arg.getArgNumber()]
+                 : -1;
+    if (auto like = tensor.getDefiningOp<EmptyLikeOp>())
+      return knownRank(like.getSource());
+    if (auto empty = tensor.getDefiningOp<EmptyOp>())
+      return empty.getSizes().size();
+    return -1;
+  };
+  // Whether a span subscripts some tensor's last (contiguous) dim.
+  auto indexesLastDim = [&](Value span) {
+    for (Operation *user : span.getUsers()) {
+      Value tensor;
+      SmallVector<Subscript> subs;
+      if (auto l = dyn_cast<LoadOp>(user))
+        tensor = l.getTensor(), subs = l.getSubscripts();
+      else if (auto st = dyn_cast<StoreOp>(user))
+        tensor = st.getTensor(), subs = st.getSubscripts();
+      else if (auto a = dyn_cast<AtomicOp>(user))
+        tensor = a.getTensor(), subs = a.getSubscripts();
+      else
+        continue;
+      int64_t rank = knownRank(tensor);
+      SmallVector<int64_t> dims = indexedDims(subs);
+      for (auto [s, d] : llvm::zip(subs, dims))
+        if (s.kind == Subscript::Kind::Span && s.value == span && (rank < 0 || d == rank - 1))
+          return true;
+    }
+    return false;
   };
   std::vector<std::vector<Node>> nodes(n);
   for (BlockArgument arg : entry.getArguments()) {
@@ -150,15 +203,21 @@ std::vector<std::vector<DynamicDim>> kite::dynamicDims(func::FuncOp captured,
                  k < loop.getLowerBounds().size() + loop.getUpperBounds().size();
         };
         bool end = false;
-        if (auto loop = dyn_cast<TileForOp>(user))
+        if (auto loop = dyn_cast<TileForOp>(user)) {
           end = isEnd(loop);
-        else if (auto loop = dyn_cast<GridForOp>(user))
+          if (end)
+            node.classSensitive |=
+                indexesLastDim(loop.getSpans()[k - loop.getLowerBounds().size()]);
+        } else if (auto loop = dyn_cast<GridForOp>(user)) {
           end = isEnd(loop);
+        }
         if (end) {
           // A top-level loop over the size makes it dynamic; a nested one
           // only allows it (K of a product stays static, so that its two
           // operands' K provably agree).
-          node.driven |= isa<func::FuncOp>(user->getParentOp());
+          bool top = isa<func::FuncOp>(user->getParentOp());
+          node.driven |= top;
+          node.topLoop |= top;
           return true;
         }
         if (isa<TileForOp, GridForOp>(user))
@@ -175,6 +234,8 @@ std::vector<std::vector<DynamicDim>> kite::dynamicDims(func::FuncOp captured,
       for (size_t t = 0; t < tensors.size() && ok; ++t) {
         auto [tensor, tdim] = tensors[t];
         int64_t rank = rankOf(tensor, ranks[i]);
+        node.classSensitive |= rank < 0 || tdim == rank - 1;
+        node.innerOfOutput |= t > 0 && tdim > 0;
         for (OpOperand &use : tensor.getUses()) {
           Operation *user = use.getOwner();
           if (auto s = dyn_cast<SizeOp>(user)) {
@@ -249,8 +310,11 @@ std::vector<std::vector<DynamicDim>> kite::dynamicDims(func::FuncOp captured,
   }
   std::vector<std::vector<DynamicDim>> result(n);
   for (size_t i = 0; i < n; ++i)
-    for (size_t d = 0; d < nodes[i].size(); ++d)
-      result[i].push_back({dynamic[i][d], nodes[i][d].whole});
+    for (size_t d = 0; d < nodes[i].size(); ++d) {
+      const Node &node = nodes[i][d];
+      result[i].push_back({dynamic[i][d], node.whole, node.topLoop,
+                           !node.classSensitive, node.innerOfOutput});
+    }
   return result;
 }
 

@@ -59,6 +59,10 @@ int64_t sizeBound(mlir::Value tensor, int64_t dim);
 /// ShapedType::kDynamic.
 int64_t wholeExtent(mlir::Value tensor, int64_t dim);
 
+/// What an i64 size is at most: a constant, or the upper end of the bucket
+/// of a size taken at launch (sizeBound); none where not known.
+std::optional<int64_t> sizeUpperBound(mlir::Value size);
+
 /// Whether the loop of tile variable `span` runs to the size of `tensor`'s
 /// dim `dim` taken at launch (one origin), from a constant start; that
 /// start, or nullopt.
@@ -70,6 +74,17 @@ std::optional<int64_t> spanStartToSize(mlir::Value span, mlir::Value tensor, int
 /// in chunks (planSpecs checks after specializing).
 struct DynamicDim {
   bool dynamic = false, whole = false;
+  /// Whether a top-level loop runs to it (the grid, and so the configs
+  /// that fit, depend on it).
+  bool topLoop = false;
+  /// Whether its divisor class cannot change the code, as far as the
+  /// kernel shows: no tensor has it as its last dim and no loop to it
+  /// indexes a last dim (vector widths), so the class matters only through
+  /// the strides of the dims outside it; the caller checks those, given
+  /// the static sizes inside it (`insideOutput`: an output has it at a dim
+  /// other than its first, whose inner sizes must then be a multiple of 16
+  /// elements).
+  bool classFree = false, insideOutput = false;
 };
 /// For each argument of the captured kernel `captured`, and each of its
 /// dims, whether that size can be taken at launch, given the arguments'

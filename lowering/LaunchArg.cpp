@@ -121,6 +121,9 @@ bool parseIntList(llvm::StringRef &text, llvm::SmallVectorImpl<int64_t> &out,
       size_t cut = item.find_first_of("<>");
       llvm::StringRef bucket = cut == llvm::StringRef::npos ? "" : item.substr(cut);
       item = item.take_front(cut);
+      // `?*`: any size (its class does not change the code): to the
+      // compiler, a multiple of 1.
+      item.consume_front("*");
       int64_t d = 1;
       if (!item.empty() && (item.getAsInteger(10, d) || d < 1 || d > 16 || !llvm::isPowerOf2_64(d))) {
         error = "'" + text + "' in the " + what +

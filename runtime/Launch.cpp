@@ -161,8 +161,9 @@ int kite::validate_args(const KernelPlan &plan, std::span<const KernelArg> args)
         fail(fmt::format("argument '{}' must have sizes {} (the plan is specialized for them), "
                          "got {}",
                          s.name, shapeString(s.sizes), describe(t)));
-      fail(fmt::format("argument '{}' must have sizes {} (the plan's shape class: ? is any size "
-                       "of at least 2, ?N a multiple of N), got {}",
+      fail(fmt::format("argument '{}' must have sizes {} (the plan's shape class: ? and ?* are "
+                       "any size of at least 2, ?N a multiple of N, <=B a size above B/2 up "
+                       "to B), got {}",
                        s.name, s.str().substr(s.str().find('[')), describe(t)));
     }
     if (!stridesMatch(t, s))

@@ -74,9 +74,10 @@ std::string ArgSpec::str() const {
   if (kind == Kind::tensor) {
     std::vector<std::string> dims;
     for (size_t d = 0; d < sizes.size(); ++d)
-      dims.push_back(!is_dynamic(d)       ? fmt::format("{}", sizes[d])
-                     : divisors[d] == 1 ? std::string("?") + bound_text(bound(d))
-                                        : fmt::format("?{}{}", divisors[d], bound_text(bound(d))));
+      dims.push_back(!is_dynamic(d)        ? fmt::format("{}", sizes[d])
+                     : divisors[d] == 1  ? std::string("?") + bound_text(bound(d))
+                     : divisors[d] == -1 ? std::string("?*") + bound_text(bound(d))
+                                         : fmt::format("?{}{}", divisors[d], bound_text(bound(d))));
     s += fmt::format("[{}]", fmt::join(dims, ","));
     if (!strides.empty() && strides != ArgSpec::tensor("", dtype, sizes).effective_strides())
       s += fmt::format(":strides[{}]", fmt::join(strides, ","));
@@ -227,9 +228,11 @@ void kite::validate_plan(const KernelPlan &plan) {
                          a.divisors.size(), a.sizes.size()));
       for (size_t d = 0; d < a.sizes.size(); ++d) {
         int64_t v = a.divisors[d];
-        if (v != 0 && (v > 16 || !std::has_single_bit(uint64_t(v)) || a.sizes[d] != -1))
+        if (v != 0 && ((v != -1 && (v > 16 || !std::has_single_bit(uint64_t(v)))) ||
+                       a.sizes[d] != -1))
           fail(fmt::format("argument '{}' has a dynamic dim {} of size {} and divisor {} (a "
-                           "dynamic size is -1 with a divisor of 1, 2, 4, 8 or 16)",
+                           "dynamic size is -1 with a divisor of 1, 2, 4, 8 or 16, or -1 for "
+                           "any)",
                            a.name, d, a.sizes[d], v));
       }
       if (!a.strides.empty())

@@ -52,7 +52,7 @@ void describeDifferences(const ArgSpec &now, const ArgSpec &held,
   // A held dynamic-shapes plan answers any size of its class.
   bool sizesFit = now.sizes.size() == held.sizes.size();
   for (size_t d = 0; sizesFit && d < now.sizes.size(); ++d)
-    sizesFit = held.size_fits(d, now.sizes[d]);
+    sizesFit = held.size_in_class(d, now.sizes[d]);
   if (!sizesFit)
     clauses.push_back(fmt::format("{}: sizes [{}] (nearest held plan: {})", name,
                                   fmt::join(now.sizes, ","), shapeText(held)));

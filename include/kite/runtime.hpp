@@ -182,7 +182,9 @@ struct ArgSpec {
   /// power of two (1 to 16) that the size is a multiple of; 0 for a static
   /// dim. Empty: every size static. A tensor with a dynamic size is
   /// contiguous (`strides` empty). Text form: `x=bf16[?16,4096]` (`?` alone
-  /// for divisor 1).
+  /// for divisor 1). -1 (`?*`): any size of at least 2, for a dim whose
+  /// divisor class cannot change the plan's code (the outer dim of a
+  /// tensor, say).
   std::vector<int64_t> divisors;
   /// A dynamic dim whose length a plan holds whole (a row reduced in
   /// registers) is also bucketed by range: here its bucket's upper end
@@ -213,8 +215,8 @@ struct ArgSpec {
   bool size_in_class(size_t dim, int64_t size) const {
     if (!size_fits(dim, size))
       return false;
-    return !is_dynamic(dim) || divisors[dim] == (bound(dim) > 0 ? bounded_divisor(size, dtype)
-                                                                : size_divisor(size));
+    return !is_dynamic(dim) || divisors[dim] == -1 ||
+           divisors[dim] == (bound(dim) > 0 ? bounded_divisor(size, dtype) : size_divisor(size));
   }
   /// A size's divisor class: the largest power of two up to 16 dividing it.
   static int64_t size_divisor(int64_t size) {

@@ -21,7 +21,7 @@
 // The front door's analysis: which sizes a launch with dynamic shapes takes
 // at launch. Rows of a norm: yes; its weight, spanned by `all`: no.
 // RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --arg 'x=bf16[1000,4096]' --arg 'weight=bf16[4096]' --arg eps=f64 --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=NORM
-// NORM: kernel{{ +}}rmsnorm (x=bf16[?8,4096]:align16 weight=bf16[4096]:align16 eps=f64)
+// NORM: kernel{{ +}}rmsnorm (x=bf16[?*,4096]:align16 weight=bf16[4096]:align16 eps=f64)
 // NORM: sizes taken at launch count as 1
 // RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --arg 'x=bf16[1000,4096]' --arg 'weight=bf16[4096]' --arg eps=f64 --dynamic-shapes --emit=resources | FileCheck %s --check-prefix=NORMGRID
 // NORMGRID: launch{{ +}}max(ceildiv(x.size(0), 1), 0) programs
@@ -32,7 +32,7 @@
 // it, with 16-byte vectors where the class allows. A row that meets another
 // tensor's whole dim (rmsnorm's weight) stays static, as above.
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[1000,1000]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=ROWSPEC
-// ROWSPEC: kernel{{ +}}softmax (x=bf16[?8,?8<=1024]:align16)
+// ROWSPEC: kernel{{ +}}softmax (x=bf16[?*,?8<=1024]:align16)
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[1000,1000]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=ROW
 // ROW: "reduction_loops":[]
 // ROW: kite_softmax(bf16* __restrict__ a0, const i64 a0_n0, const i64 a0_n1, bf16* __restrict__ o0)
@@ -54,6 +54,18 @@
 // RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[?8,?8<=8000]' 2>&1 | FileCheck %s --check-prefix=BADBUCKET
 // BADBUCKET: '?8<=8000' in the sizes of 'x' has no valid bucket ('<=B' with B a power of two from 128 to 16384, or '>16384')
 // ROWCHUNK: reduction_loops[0] must be a chunk: the reduction dimension's size is taken at launch
+
+// A product's grid: M and N are bucketed (the tiles that fit the SMs
+// depend on them), M's class cannot change the code (any size, `?*`), and
+// the default config picks tiles for the bucket's upper end: few tiles
+// at M up to 128, as a static plan for M = 128 does.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[100,4096]' --arg 'y=bf16[4096,4096]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=MMSPEC
+// MMSPEC: kernel{{ +}}matmul (x=bf16[?*<=128,4096]:align16 y=bf16[4096,?16<=4096]:align16)
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[?*<=128,4096]' --arg 'y=bf16[4096,?16<=4096]' --emit=config | FileCheck %s --check-prefix=MMCONFIG
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[128,4096]' --arg 'y=bf16[4096,4096]' --emit=config | FileCheck %s --check-prefix=MMCONFIG
+// MMCONFIG: "block_sizes":[64,128,64]{{.*}}"num_stages":6
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[?*<=4096,4096]' --arg 'y=bf16[4096,?16<=4096]' --emit=config | FileCheck %s --check-prefix=MMBIG
+// MMBIG: "block_sizes":[128,256,64]
 
 // A size used in arithmetic stays static (the rows); the columns, which a
 // top-level loop runs over, do not.
@@ -108,7 +120,7 @@
 // the split key loops' ends are clamped to that end, so k's and v's
 // lengths are checked once at launch, not per element.
 // RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --arg 'q=bf16[128,1000,128]' --arg 'k=bf16[128,1000,128]' --arg 'v=bf16[128,1000,128]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=CAUSAL
-// CAUSAL: (q=bf16[?16,?8,128]:align16 k=bf16[?16,?8,128]:align16 v=bf16[?16,?8,128]:align16)
+// CAUSAL: (q=bf16[?*<=128,?*<=1024,128]:align16 k=bf16[?*,?*,128]:align16 v=bf16[?*,?*,128]:align16)
 // RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --arg 'q=bf16[128,1000,128]' --arg 'k=bf16[128,1000,128]' --arg 'v=bf16[128,1000,128]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=CAUSALCU
 // CAUSALCU: checks at launch that q.size(1) <= k.size(1); {{.*}}checks at launch that q.size(1) <= v.size(1)
 // CAUSALCU-NOT: (unsigned long long)a1_n1

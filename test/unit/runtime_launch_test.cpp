@@ -172,8 +172,8 @@ TEST(RuntimeLaunch, DynamicShapesArgumentsAndClasses) {
   Tensor rows24 = fakeCuda({24, 8}, bf16), wide = fakeCuda({32, 16}, bf16);
   EXPECT_EQ(argError(p, {rows24, int64_t(3), true}),
             "kite::launch(softmax): argument 'x' must have sizes [?16,8]:align16 (the plan's "
-            "shape class: ? is any size of at least 2, ?N a multiple of N), got a CUDA tensor "
-            "[24, 8] bf16");
+            "shape class: ? and ?* are any size of at least 2, ?N a multiple of N, <=B a size "
+            "above B/2 up to B), got a CUDA tensor [24, 8] bf16");
   EXPECT_NE(argError(p, {wide, int64_t(3), true}), "");
   Tensor one = fakeCuda({1, 8}, bf16);
   EXPECT_NE(argError(p, {one, int64_t(3), true}), "") << "a size of 1 is its own class";

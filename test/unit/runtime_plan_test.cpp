@@ -406,12 +406,12 @@ TEST(RuntimePlan, DynamicShapesValidation) {
   p.args[0].divisors = {3, 0};
   EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: argument 'x' has a dynamic dim 0 of "
                             "size -1 and divisor 3 (a dynamic size is -1 with a divisor of 1, 2, "
-                            "4, 8 or 16)");
+                            "4, 8 or 16, or -1 for any)");
   p = dynamicPlan();
   p.args[0].sizes[0] = 8; // a divisor on a static size
   EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: argument 'x' has a dynamic dim 0 of "
                             "size 8 and divisor 16 (a dynamic size is -1 with a divisor of 1, 2, "
-                            "4, 8 or 16)");
+                            "4, 8 or 16, or -1 for any)");
   p = dynamicPlan();
   p.args[0].divisors = {16};
   EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: argument 'x' has 1 divisors for 2 "

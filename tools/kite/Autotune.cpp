@@ -123,12 +123,14 @@ expandRanges(const std::vector<std::string> &args, std::string &why) {
                        : bound == kite::ArgSpec::kMinBound ? 2
                                                            : bound / 2 + 1;
       bottom = std::max<int64_t>({bottom, lo, 2});
+      size_t first = picks.size();
       for (int64_t d : {16, 8, 4, 2, 1})
         for (int64_t s = top; s >= bottom && s > top - 32; --s)
           if (kite::ArgSpec::size_divisor(s) == d) {
             picks.push_back(s);
             break;
           }
+      std::sort(picks.begin() + first, picks.end(), std::greater<>());
       top = bottom - 1;
     }
     sizes.push_back(std::move(picks));
