@@ -135,7 +135,9 @@ std::vector<bool> specializedScalars(func::FuncOp f) {
 ///     over a varying N a plan per bucket and class of N;
 ///   - a size whose class cannot change the code (DynamicDim::classFree,
 ///     with the sizes inside it a multiple of 16 bytes) is any size
-///     (divisor -1, `?*`).
+///     (divisor -1, `?*`);
+///   - a tensor with sizes taken at launch is addressed with 32-bit offsets
+///     where its elements allow (ArgSpec::index32), as a static plan's is.
 std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
                                            const std::vector<kite::ArgSpec> &args, bool whole,
                                            bool &anyWhole, bool refine = false) {
@@ -174,6 +176,10 @@ std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
     }
     if (!refine || a.divisors.empty())
       continue;
+    int64_t numel = 1;
+    for (int64_t s : sizes)
+      numel *= s;
+    a.index32 = kite::ArgSpec::fits_index32(numel);
     int64_t bytes = kite::element_size(a.dtype);
     for (size_t d = 0; d + 1 < a.sizes.size() && d < dynamic[i].size(); ++d) {
       const kite::DynamicDim &dim = dynamic[i][d];

@@ -174,6 +174,7 @@ LogicalResult Emitter::emitPrologue() {
         ref.strides.assign(s.asArrayRef().begin(), s.asArrayRef().end());
       if (auto a = kernel.getArgAttrOfType<IntegerAttr>(i, "kite.align"))
         ref.align = a.getInt();
+      ref.index32 = kernel.getArgAttr(i, "kite.index32") != nullptr;
       result.params.push_back({CudaKernel::Param::Kind::ArgData, i});
       // Sizes taken at launch: one i64 parameter each.
       if (auto divisors = kernel.getArgAttrOfType<DenseI64ArrayAttr>(i, "kite.divisors")) {
@@ -367,6 +368,10 @@ LogicalResult Emitter::addOutput(Value tensor, bool zeroed) {
       ref.divisors[d] = 1;
     }
   }
+  // As many elements as the tensor it is made like: 32-bit offsets where
+  // that one has them.
+  if (auto like = tensor.getDefiningOp<EmptyLikeOp>(); like && tensors.count(like.getSource()))
+    ref.index32 = tensors[like.getSource()].index32;
   ref.setContiguousStrides();
   result.params.push_back(
       {CudaKernel::Param::Kind::OutputData, (unsigned)result.outputs.size()});

@@ -75,6 +75,8 @@ std::string LaunchArg::str() const {
     }
     if (alignment != 16)
       os << ":align" << alignment;
+    if (index32)
+      os << ":idx32";
   } else if (value) {
     if (dtype.isIntOrIndex()) {
       os << ":" << (int64_t)*value;
@@ -250,6 +252,10 @@ FailureOr<LaunchArg> kite::parseLaunchArg(MLIRContext *ctx, llvm::StringRef text
         return failure();
       }
       rest = rest.drop_front(std::min(n, rest.size()));
+    } else if (spec.isTensor && rest.starts_with("idx32") &&
+               (rest.size() == 5 || rest[5] == ':')) {
+      rest = rest.drop_front(5);
+      spec.index32 = true;
     } else if (!spec.isTensor && !spec.value) {
       double v;
       size_t n = rest.find(':');

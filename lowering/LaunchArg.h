@@ -37,6 +37,9 @@ struct LaunchArg {
   llvm::SmallVector<int64_t> bounds;
   llvm::SmallVector<int64_t> strides; // elements; contiguous when not given
   int64_t alignment = 16;             // bytes, of the data pointer
+  /// With dynamic sizes: the tensor is addressed with 32-bit offsets
+  /// (`:idx32`; ArgSpec::index32).
+  bool index32 = false;
   std::optional<double> value;        // a specialized scalar
 
   bool isContiguous() const;

@@ -220,6 +220,8 @@ struct SpecializePass : kite::impl::KiteSpecializeBase<SpecializePass> {
           func.setArgAttr(i, "kite.divisors", builder.getDenseI64ArrayAttr(spec.divisors));
         if (!spec.bounds.empty())
           func.setArgAttr(i, "kite.bounds", builder.getDenseI64ArrayAttr(spec.bounds));
+        if (spec.index32)
+          func.setArgAttr(i, "kite.index32", builder.getUnitAttr());
         func.setArgAttr(i, "kite.strides", builder.getDenseI64ArrayAttr(strides));
         func.setArgAttr(i, "kite.align", builder.getI64IntegerAttr(spec.alignment));
         continue;

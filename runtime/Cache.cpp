@@ -903,6 +903,11 @@ bool argMatches(const ArgSpec &e, const ArgSpec &q) {
   if (e.sizes.size() != q.sizes.size() || alignmentClass(e) != alignmentClass(q))
     return false;
   if (!e.divisors.empty()) { // dynamic sizes: a contiguous tensor of the class
+    int64_t numel = 1;
+    for (int64_t s : q.sizes)
+      numel *= s;
+    if (q.divisors.empty() ? e.index32 != ArgSpec::fits_index32(numel) : e.index32 != q.index32)
+      return false;
     for (size_t d = 0; d < e.sizes.size(); ++d)
       if (q.is_dynamic(d) ? !e.is_dynamic(d) || q.divisors[d] != e.divisors[d] ||
                                 q.bound(d) != e.bound(d)

@@ -166,6 +166,10 @@ int kite::validate_args(const KernelPlan &plan, std::span<const KernelArg> args)
                        "to B), got {}",
                        s.name, s.str().substr(s.str().find('[')), describe(t)));
     }
+    if (s.index32 && !ArgSpec::fits_index32(t.numel()))
+      fail(fmt::format("argument '{}' has {} elements, too many for the plan's 32-bit offsets "
+                       "(it was compiled for fewer than {})",
+                       s.name, t.numel(), int64_t(1) << 29));
     if (!stridesMatch(t, s))
       fail(fmt::format("argument '{}' must have strides {} (the plan is specialized for them), "
                        "got strides {}",
@@ -339,6 +343,7 @@ uint64_t kite::specialization_hash(std::span<const KernelArg> args, bool dynamic
                            : (uint64_t(1) << 62) | uint64_t(ArgSpec::size_bound(size)) << 8 |
                                  uint64_t(ArgSpec::size_divisor(size)));
       }
+      hash.add(ArgSpec::fits_index32(t.numel()));
     } else {
       for (int64_t d = 0; d < rank; ++d) {
         int64_t size = t.size(d);
@@ -1073,6 +1078,8 @@ bool servesExactly(const KernelPlan &plan, std::span<const KernelArg> args) {
     for (size_t d = 0; d < s.sizes.size(); ++d)
       if (!s.size_in_class(d, t.size(int64_t(d))))
         return false;
+    if (!s.divisors.empty() && s.index32 != ArgSpec::fits_index32(t.numel()))
+      return false;
     if (!stridesMatch(t, s))
       return false;
     int64_t alignment = 16;

@@ -84,6 +84,8 @@ std::string ArgSpec::str() const {
     // The compiler reads no alignment as 16 bytes: a spec with none (0 or
     // 1) must say so, or its plan would assume 16-byte vectors.
     s += fmt::format(":align{}", std::max<int64_t>(alignment, 1));
+    if (index32)
+      s += ":idx32";
   } else if (value) {
     s += ":" + formatValue(*value);
   }
@@ -240,6 +242,8 @@ void kite::validate_plan(const KernelPlan &plan) {
                          "sizes is contiguous",
                          a.name));
     }
+    if (a.index32 && a.divisors.empty())
+      fail(fmt::format("argument '{}' has 32-bit offsets (idx32) without dynamic sizes", a.name));
     if (!a.bounds.empty() && a.bounds.size() != a.sizes.size())
       fail(fmt::format("argument '{}' has {} bounds for {} sizes", a.name, a.bounds.size(),
                        a.sizes.size()));
@@ -442,6 +446,7 @@ std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
     w.f64(a.value.value_or(0.0));
     w.i64s(a.divisors);
     w.i64s(a.bounds);
+    w.u8(a.index32);
   }
   w.u64(plan.outputs.size());
   for (const OutputSpec &o : plan.outputs) {
@@ -505,6 +510,7 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
       a.value = value;
     a.divisors = r.i64s("argument divisors");
     a.bounds = r.i64s("argument bounds");
+    a.index32 = r.u8("argument 32-bit index flag") != 0;
   }
   plan.outputs.resize(r.count("outputs", 18));
   for (OutputSpec &o : plan.outputs) {

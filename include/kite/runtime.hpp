@@ -192,6 +192,11 @@ struct ArgSpec {
   /// unbucketed dim. Empty: none. Text form: `?8<=8192` (a multiple of 8
   /// from 4097 to 8192), `?<=128` (2 to 128), `?16>16384`.
   std::vector<int64_t> bounds;
+  /// With dynamic sizes: whether the tensor's elements are few enough for
+  /// 32-bit offsets (fits_index32 of its element count), which the plan's
+  /// code then uses, as a static plan does for such a tensor. Text form:
+  /// `:idx32`.
+  bool index32 = false;
 
   /// The smallest and largest held-row buckets (their upper ends).
   static constexpr int64_t kMinBound = 128, kMaxBound = 16384;
@@ -218,6 +223,10 @@ struct ArgSpec {
     return !is_dynamic(dim) || divisors[dim] == -1 ||
            divisors[dim] == (bound(dim) > 0 ? bounded_divisor(size, dtype) : size_divisor(size));
   }
+  /// Whether a tensor reaching `reach` elements (a contiguous one's element
+  /// count) is addressed with 32-bit offsets, with room for tiles that run
+  /// past its end.
+  static bool fits_index32(int64_t reach) { return reach < (int64_t(1) << 29); }
   /// A size's divisor class: the largest power of two up to 16 dividing it.
   static int64_t size_divisor(int64_t size) {
     int64_t d = 16;

@@ -91,6 +91,9 @@ struct TensorRef {
   SmallVector<std::string> strideNames; // per dim; "" for a static stride
   SmallVector<int64_t> strideDivisors;  // per dim; 0 for a static stride
   int64_t align = 16; // bytes the data pointer is aligned to
+  /// Sizes taken at launch, but few enough elements for 32-bit offsets
+  /// (kite.index32; a static tensor's reach says so itself).
+  bool index32 = false;
 
   bool isDynamic(size_t d) const { return d < sizeNames.size() && !sizeNames[d].empty(); }
   bool anyDynamic() const {

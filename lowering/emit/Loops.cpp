@@ -32,7 +32,10 @@ void Emitter::defineSpan(Value span, StringRef begin, StringRef upper, int64_t b
   v.count = count.str();
   v.blockSize = bs;
   v.exact = upperConst >= 0 && lower >= 0 && (upperConst - lower) % bs == 0;
-  if (auto [loop, dim] = getSpanLoop(span); loop && loop->hasAttr(kFullTilesAttrName))
+  // A loop's tiles begin before its end, so a tile of one is always full
+  // (a row of a size taken at launch, attention's batch).
+  if (auto [loop, dim] = getSpanLoop(span);
+      bs == 1 || (loop && loop->hasAttr(kFullTilesAttrName)))
     v.exact = true;
   v.alignElems = lower >= 0 ? (int64_t)std::gcd(lower, bs) : 1;
   v.upperConst = upperConst;

@@ -326,9 +326,10 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
     width = 1;
   // Offsets in 32-bit arithmetic where none can overflow it: the tensor's
   // reach, with a tile running past its end (masked lanes), stays far
-  // below 2^31 elements.
-  bool narrow = !ref.anyDynamic();
-  if (narrow) {
+  // below 2^31 elements (for sizes taken at launch, the plan's class says
+  // so: ArgSpec::index32).
+  bool narrow = !ref.anyDynamic() || ref.index32;
+  if (narrow && !ref.anyDynamic()) {
     int64_t reach = 0;
     for (auto [size, stride] : llvm::zip(ref.sizes, ref.strides))
       reach += size * std::abs(stride);
@@ -403,7 +404,7 @@ std::string Emitter::elementOffset(const Access &a, ArrayRef<std::string> k,
     std::string term =
         narrow ? llvm::formatv("(int)({0})", idx).str() : llvm::formatv("(i64)({0})", idx).str();
     if (ref.isDynamicStride(d))
-      term += " * " + ref.stride(d);
+      term += narrow ? " * (int)" + ref.stride(d) : " * " + ref.stride(d);
     else if (stride != 1)
       term += narrow ? llvm::formatv(" * {0}", stride).str()
                      : llvm::formatv(" * {0}LL", stride).str();

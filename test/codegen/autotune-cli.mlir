@@ -27,30 +27,30 @@
 // first), the same range in two arguments one size; launches of one class
 // are tuned once. Columns: a class per divisor.
 // RANGE: kite autotune: 6 shapes, 6 to tune
-// RANGE-NEXT: shape 1: x=f32[64,1]:align16 y=f32[64,1]:align16 (class x=f32[?*,1]:align16 y=f32[?*,1]:align16)
-// RANGE-NEXT: shape 2: x=f32[64,100]:align16 y=f32[64,100]:align16 (class x=f32[?*,?4]:align16 y=f32[?*,?4]:align16)
-// RANGE-NEXT: shape 3: x=f32[64,99]:align16 y=f32[64,99]:align16 (class x=f32[?*,?]:align16 y=f32[?*,?]:align16)
-// RANGE-NEXT: shape 4: x=f32[64,98]:align16 y=f32[64,98]:align16 (class x=f32[?*,?2]:align16 y=f32[?*,?2]:align16)
-// RANGE-NEXT: shape 5: x=f32[64,96]:align16 y=f32[64,96]:align16 (class x=f32[?*,?16]:align16 y=f32[?*,?16]:align16)
-// RANGE-NEXT: shape 6: x=f32[64,88]:align16 y=f32[64,88]:align16 (class x=f32[?*,?8]:align16 y=f32[?*,?8]:align16)
+// RANGE-NEXT: shape 1: x=f32[64,1]:align16 y=f32[64,1]:align16 (class x=f32[?*,1]:align16:idx32 y=f32[?*,1]:align16:idx32)
+// RANGE-NEXT: shape 2: x=f32[64,100]:align16 y=f32[64,100]:align16 (class x=f32[?*,?4]:align16:idx32 y=f32[?*,?4]:align16:idx32)
+// RANGE-NEXT: shape 3: x=f32[64,99]:align16 y=f32[64,99]:align16 (class x=f32[?*,?]:align16:idx32 y=f32[?*,?]:align16:idx32)
+// RANGE-NEXT: shape 4: x=f32[64,98]:align16 y=f32[64,98]:align16 (class x=f32[?*,?2]:align16:idx32 y=f32[?*,?2]:align16:idx32)
+// RANGE-NEXT: shape 5: x=f32[64,96]:align16 y=f32[64,96]:align16 (class x=f32[?*,?16]:align16:idx32 y=f32[?*,?16]:align16:idx32)
+// RANGE-NEXT: shape 6: x=f32[64,88]:align16 y=f32[64,88]:align16 (class x=f32[?*,?8]:align16:idx32 y=f32[?*,?8]:align16:idx32)
 // Rows, whose class cannot change add's code: 1, and any other size.
 // RANGEROWS: kite autotune: 6 shapes, 2 to tune
-// RANGEROWS-NEXT: shape 1: x=f32[1,64]:align16 y=f32[1,64]:align16 (class x=f32[1,?16]:align16 y=f32[1,?16]:align16)
-// RANGEROWS-NEXT: shape 2: x=f32[100,64]:align16 y=f32[100,64]:align16 (class x=f32[?*,?16]:align16 y=f32[?*,?16]:align16)
+// RANGEROWS-NEXT: shape 1: x=f32[1,64]:align16 y=f32[1,64]:align16 (class x=f32[1,?16]:align16:idx32 y=f32[1,?16]:align16:idx32)
+// RANGEROWS-NEXT: shape 2: x=f32[100,64]:align16 y=f32[100,64]:align16 (class x=f32[?*,?16]:align16:idx32 y=f32[?*,?16]:align16:idx32)
 // A row softmax holds whole: per bucket, a multiple of 8 and the rest.
 // RANGEROW: kite autotune: 15 shapes, 6 to tune
-// RANGEROW-NEXT: shape 1: x=bf16[4,300]:align16 (class x=bf16[?*,?<=512]:align16)
-// RANGEROW-NEXT: shape 4: x=bf16[4,296]:align16 (class x=bf16[?*,?8<=512]:align16)
-// RANGEROW-NEXT: shape 6: x=bf16[4,256]:align16 (class x=bf16[?*,?8<=256]:align16)
-// RANGEROW-NEXT: shape 7: x=bf16[4,255]:align16 (class x=bf16[?*,?<=256]:align16)
-// RANGEROW-NEXT: shape 11: x=bf16[4,128]:align16 (class x=bf16[?*,?8<=128]:align16)
-// RANGEROW-NEXT: shape 12: x=bf16[4,127]:align16 (class x=bf16[?*,?<=128]:align16)
+// RANGEROW-NEXT: shape 1: x=bf16[4,300]:align16 (class x=bf16[?*,?<=512]:align16:idx32)
+// RANGEROW-NEXT: shape 4: x=bf16[4,296]:align16 (class x=bf16[?*,?8<=512]:align16:idx32)
+// RANGEROW-NEXT: shape 6: x=bf16[4,256]:align16 (class x=bf16[?*,?8<=256]:align16:idx32)
+// RANGEROW-NEXT: shape 7: x=bf16[4,255]:align16 (class x=bf16[?*,?<=256]:align16:idx32)
+// RANGEROW-NEXT: shape 11: x=bf16[4,128]:align16 (class x=bf16[?*,?8<=128]:align16:idx32)
+// RANGEROW-NEXT: shape 12: x=bf16[4,127]:align16 (class x=bf16[?*,?<=128]:align16:idx32)
 // RANGE: kite autotune: error: no CUDA GPU
 // RANGESTATIC: kite autotune: error: a range of sizes (x=f32[1..100,64] y=f32[1..100,64]) tunes one plan per shape class: add --dynamic-shapes
 // BADRANGE: kite autotune: error: --arg x=f32[9..3,64]: '9..3' is not a size range (LO..HI, integers, 1 <= LO <= HI, both included)
 // COUNT: kite autotune: error: 3 --arg given for kernel 'add' of 2 parameters: give one per parameter, in order, and to tune several shapes repeat the set
 // SHAPE2: kite autotune: error: shape 2: --arg y=f32[32:
-// CLASSES: kite autotune: shape 2 (x=f32[64,1024]:align16 y=f32[64,1024]:align16) is in the class of shape 1 (x=f32[?*,?16]:align16 y=f32[?*,?16]:align16): tuned once
+// CLASSES: kite autotune: shape 2 (x=f32[64,1024]:align16 y=f32[64,1024]:align16) is in the class of shape 1 (x=f32[?*,?16]:align16:idx32 y=f32[?*,?16]:align16:idx32): tuned once
 // CLASSES: kite autotune: 3 shapes, 2 to tune
 // CLASSES: kite autotune: error: no CUDA GPU
 // HELP: --effort

@@ -21,7 +21,7 @@
 // The front door's analysis: which sizes a launch with dynamic shapes takes
 // at launch. Rows of a norm: yes; its weight, spanned by `all`: no.
 // RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --arg 'x=bf16[1000,4096]' --arg 'weight=bf16[4096]' --arg eps=f64 --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=NORM
-// NORM: kernel{{ +}}rmsnorm (x=bf16[?*,4096]:align16 weight=bf16[4096]:align16 eps=f64)
+// NORM: kernel{{ +}}rmsnorm (x=bf16[?*,4096]:align16:idx32 weight=bf16[4096]:align16 eps=f64)
 // NORM: sizes taken at launch count as 1
 // RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --arg 'x=bf16[1000,4096]' --arg 'weight=bf16[4096]' --arg eps=f64 --dynamic-shapes --emit=resources | FileCheck %s --check-prefix=NORMGRID
 // NORMGRID: launch{{ +}}max(ceildiv(x.size(0), 1), 0) programs
@@ -32,22 +32,22 @@
 // it, with 16-byte vectors where the class allows. A row that meets another
 // tensor's whole dim (rmsnorm's weight) stays static, as above.
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[1000,1000]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=ROWSPEC
-// ROWSPEC: kernel{{ +}}softmax (x=bf16[?*,?8<=1024]:align16)
+// ROWSPEC: kernel{{ +}}softmax (x=bf16[?*,?8<=1024]:align16:idx32)
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[1000,1000]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=ROW
 // ROW: "reduction_loops":[]
 // ROW: kite_softmax(bf16* __restrict__ a0, const i64 a0_n0, const i64 a0_n1, bf16* __restrict__ o0)
 // ROW-NOT: for (i64
 // ROW: bf16 v{{[0-9]+}}[{{[0-9]+}}]; // (4, 1024)
-// ROW: < a0_n1) load_vec<8>(&v{{.*}}, &a0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(
+// ROW: < a0_n1) load_vec<8>(&v{{.*}}, &a0[(int)(b{{[0-9]+}}{{.*}}) * (int)a0_n1 + (int)(
 // ROW: MaxOp::combine
-// ROW: < a0_n1) store_vec<8>(&o0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(
+// ROW: < a0_n1) store_vec<8>(&o0[(int)(b{{[0-9]+}}{{.*}}) * (int)a0_n1 + (int)(
 // A row past the largest bucket (or a spec without one) loops over chunks
 // to its length (online softmax).
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[100,40000]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=LONGROW
 // LONGROW: "reduction_loops":[2048]
 // LONGROW: const i64 c{{[0-9]+}} = ((i64)(a0_n1) - (i64)(0LL) + 2047) / 2048;
-// LONGROW: load_vec<8>(&v{{.*}}, &a0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(b
-// LONGROW: store_vec<8>(&o0[(i64)(b{{[0-9]+}}{{.*}}) * a0_n1 + (i64)(b
+// LONGROW: load_vec<8>(&v{{.*}}, &a0[(int)(b{{[0-9]+}}{{.*}}) * (int)a0_n1 + (int)(b
+// LONGROW: store_vec<8>(&o0[(int)(b{{[0-9]+}}{{.*}}) * (int)a0_n1 + (int)(b
 // A config may still chunk a bucketed row: the chunks run to the length.
 // RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[?8,?8<=8192]' --config '{"block_sizes":[1],"reduction_loops":[1024]}' --emit=cuda | FileCheck %s --check-prefix=BUCKETCHUNK
 // BUCKETCHUNK: const i64 c{{[0-9]+}} = ((i64)(a0_n1) - (i64)(x{{[0-9]+}}) + 1023) / 1024;
@@ -60,7 +60,7 @@
 // the default config picks tiles for the bucket's upper end: few tiles
 // at M up to 128, as a static plan for M = 128 does.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[100,4096]' --arg 'y=bf16[4096,4096]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=MMSPEC
-// MMSPEC: kernel{{ +}}matmul (x=bf16[?*<=128,4096]:align16 y=bf16[4096,?16<=4096]:align16)
+// MMSPEC: kernel{{ +}}matmul (x=bf16[?*<=128,4096]:align16:idx32 y=bf16[4096,?16<=4096]:align16:idx32)
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[?*<=128,4096]' --arg 'y=bf16[4096,?16<=4096]' --emit=config | FileCheck %s --check-prefix=MMCONFIG
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[128,4096]' --arg 'y=bf16[4096,4096]' --emit=config | FileCheck %s --check-prefix=MMCONFIG
 // MMCONFIG: "block_sizes":[64,128,64]{{.*}}"num_stages":6
@@ -70,7 +70,7 @@
 // A size used in arithmetic stays static (the rows); the columns, which a
 // top-level loop runs over, do not.
 // RUN: kite inspect %S/Inputs/dynamic_shapes.kite.cpp --kernel first_half --arg 'x=f32[100,64]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=HALF
-// HALF: (x=f32[100,?16]:align16)
+// HALF: (x=f32[100,?16]:align16:idx32)
 // Two tensors' rows: each gets its parameter; scale's rows are checked at
 // launch, not masked per element.
 // RUN: kite inspect %S/Inputs/dynamic_shapes.kite.cpp --kernel scale_rows --arg 'x=f32[100,64]' --arg 'scale=f32[100]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=ROWS
@@ -100,16 +100,22 @@
 // Attention over a sequence length taken at launch ([B*H, S, D] with D
 // specialized): the batch and the sequence are parameters, the batch
 // stride is D times S, and the key loop runs to S at launch; k's and v's
-// sequences are checked once at launch.
+// sequences are checked once at launch. Tensors of fewer than 2^29
+// elements (`:idx32`, the plan's class) take 32-bit offsets, and a batch
+// tile of one needs no mask.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --arg 'q=bf16[128,1000,128]' --arg 'k=bf16[128,1000,128]' --arg 'v=bf16[128,1000,128]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=ATTN
 // ATTN: launch: max(ceildiv(q.size(0), 1), 0) * max(ceildiv(q.size(1), 64), 0) programs of 128 threads
 // ATTN-SAME: checks at launch that q.size(1) <= k.size(1)
 // ATTN-SAME: checks at launch that q.size(1) <= v.size(1)
 // ATTN: kite_attention(bf16* __restrict__ a0, const i64 a0_n0, const i64 a0_n1, bf16* __restrict__ a1, const i64 a1_n0, const i64 a1_n1, bf16* __restrict__ a2, const i64 a2_n0, const i64 a2_n1, bf16* __restrict__ o0)
-// ATTN: load_vec<8>(&v{{[0-9]+}}[k{{[0-9]+}} * 8], &a0[(i64)(b{{[0-9]+}}) * (128LL * a0_n1) + (i64)(b
+// ATTN: load_vec<8>(&v{{[0-9]+}}[k{{[0-9]+}} * 8], &a0[(int)(b{{[0-9]+}}) * (int)(128LL * a0_n1) + (int)(b
 // ATTN: for (i64 t{{[0-9]+}} = 0; t{{[0-9]+}} < c{{[0-9]+}}; ++t
-// ATTN: cp_async16({{.*}}&a1[(i64)(b{{[0-9]+}}) * (128LL * a1_n1) + (i64)(b
-// ATTN: store_vec<2>(&o0[(i64)(b{{[0-9]+}}) * (128LL * a0_n1) + (i64)(b
+// ATTN-NOT: 0 < n
+// ATTN: cp_async16({{.*}}&a1[(int)(b{{[0-9]+}}) * (int)(128LL * a1_n1) + (int)(b
+// ATTN: store_vec<2>(&o0[(int)(b{{[0-9]+}}) * (int)(128LL * a0_n1) + (int)(b
+// A tensor too large for 32-bit offsets keeps 64-bit ones.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --arg 'q=bf16[?*,?*,128]' --arg 'k=bf16[?*,?*,128]' --arg 'v=bf16[?*,?*,128]' --emit=cuda | FileCheck %s --check-prefix=ATTN64
+// ATTN64: cp_async16({{.*}}&a1[(i64)(b{{[0-9]+}}) * (128LL * a1_n1) + (i64)(b
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?3,4]' --arg 'y=bf16[16,4]' 2>&1 | FileCheck %s --check-prefix=CLASS
 // CLASS: '?3' in the sizes of 'x' is not a dynamic size ('?', or '?N' with N 2, 4, 8 or 16)
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?,4]:strides[1,4]' --arg 'y=bf16[16,4]' 2>&1 | FileCheck %s --check-prefix=STRIDED
@@ -120,7 +126,7 @@
 // the split key loops' ends are clamped to that end, so k's and v's
 // lengths are checked once at launch, not per element.
 // RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --arg 'q=bf16[128,1000,128]' --arg 'k=bf16[128,1000,128]' --arg 'v=bf16[128,1000,128]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=CAUSAL
-// CAUSAL: (q=bf16[?*<=128,?*<=1024,128]:align16 k=bf16[?*,?*,128]:align16 v=bf16[?*,?*,128]:align16)
+// CAUSAL: (q=bf16[?*<=128,?*<=1024,128]:align16:idx32 k=bf16[?*,?*,128]:align16:idx32 v=bf16[?*,?*,128]:align16:idx32)
 // RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --arg 'q=bf16[128,1000,128]' --arg 'k=bf16[128,1000,128]' --arg 'v=bf16[128,1000,128]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=CAUSALCU
 // CAUSALCU: checks at launch that q.size(1) <= k.size(1); {{.*}}checks at launch that q.size(1) <= v.size(1)
 // CAUSALCU-NOT: (unsigned long long)a1_n1

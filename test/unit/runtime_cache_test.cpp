@@ -223,6 +223,7 @@ TEST_F(CacheTest, DynamicShapesEntriesAnswerTheirShapeClass) {
     std::vector<ArgSpec> specs = launchSpecs(3, true, 16);
     specs[0] = ArgSpec::tensor("x", bf16, {-1, cols}, {}, 16);
     specs[0].divisors = {divisor, 0};
+    specs[0].index32 = true; // what planSpecs gives a tensor this small
     cache::Entry e = entryFor(cache::Source::default_config, specs);
     e.plan.dynamicShapes = true;
     e.plan.key += "|dynamic";
@@ -239,12 +240,15 @@ TEST_F(CacheTest, DynamicShapesEntriesAnswerTheirShapeClass) {
   };
   std::optional<cache::Entry> a = launch(4096, 8, true), b = launch(32, 8, true);
   ASSERT_TRUE(a && b);
-  EXPECT_EQ(a->plan.args[0].str(), "x=bf16[?16,8]:align16");
+  EXPECT_EQ(a->plan.args[0].str(), "x=bf16[?16,8]:align16:idx32");
   EXPECT_EQ(b->plan, a->plan) << "one plan for every multiple of 16";
   std::optional<cache::Entry> c = launch(24, 8, true);
   ASSERT_TRUE(c);
-  EXPECT_EQ(c->plan.args[0].str(), "x=bf16[?8,8]:align16");
+  EXPECT_EQ(c->plan.args[0].str(), "x=bf16[?8,8]:align16:idx32");
   EXPECT_FALSE(launch(4097, 8, true)) << "no entry for odd sizes";
+  EXPECT_FALSE(launch(4100, 8, true)) << "class 4: no entry";
+  EXPECT_FALSE(launch(int64_t(1) << 27, 8, true))
+      << "a tensor too large for the entries' 32-bit offsets";
   EXPECT_FALSE(launch(4096, 16, true)) << "x's columns are static";
   EXPECT_FALSE(launch(4096, 8, false)) << "a static launch never gets a dynamic plan";
   EXPECT_EQ(cache::list().size(), 2u);
@@ -817,6 +821,7 @@ struct FakeDynamicCompiler {
       ++compiles;
       std::vector<ArgSpec> s = specs;
       if (!o.static_shapes && s[0].sizes[0] >= 2) {
+        s[0].index32 = ArgSpec::fits_index32(s[0].sizes[0] * s[0].sizes[1]);
         s[0].divisors = {ArgSpec::size_divisor(s[0].sizes[0]), 0};
         s[0].sizes[0] = -1;
         s[0].strides.clear();
@@ -880,7 +885,7 @@ TEST_F(CacheTest, ChainServesAShapeClassFromTheDirectory) {
   dynamic.static_shapes = false;
   ResolvedPlan first = resolvePlan(k, launchSpecs(3, true, 4096), dynamic, h200());
   EXPECT_EQ(first.origin, PlanOrigin::compiled);
-  EXPECT_EQ(first.plan.args[0].str(), "x=bf16[?16,8]:align16");
+  EXPECT_EQ(first.plan.args[0].str(), "x=bf16[?16,8]:align16:idx32");
   ResolvedPlan other = resolvePlan(k, launchSpecs(3, true, 48), dynamic, h200());
   EXPECT_EQ(other.origin, PlanOrigin::directory) << "48 rows: the class of multiples of 16";
   EXPECT_EQ(other.plan, first.plan);

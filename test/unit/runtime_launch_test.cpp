@@ -207,6 +207,17 @@ TEST(RuntimeLaunch, DynamicShapesArgumentsAndClasses) {
       << "static and dynamic launches never share a key";
   EXPECT_NE(specialization_hash(std::vector<KernelArg>{rows4096, int64_t(3), true}),
             specialization_hash(std::vector<KernelArg>{rows32, int64_t(3), true}));
+
+  // A plan with 32-bit offsets refuses a tensor too large for them; the
+  // hash tells such tensors apart.
+  p.args[0].index32 = true;
+  Tensor huge = fakeCuda({int64_t(1) << 26, 8}, bf16);
+  EXPECT_EQ(argError(p, {rows4096, int64_t(3), true}), "");
+  EXPECT_EQ(argError(p, {huge, int64_t(3), true}),
+            "kite::launch(softmax): argument 'x' has 536870912 elements, too many for the "
+            "plan's 32-bit offsets (it was compiled for fewer than 536870912)");
+  EXPECT_NE(hash({huge, int64_t(3), true}),
+            hash({fakeCuda({int64_t(1) << 22, 8}, bf16), int64_t(3), true}));
 }
 
 //===----------------------------------------------------------------------===//

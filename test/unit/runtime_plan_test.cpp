@@ -400,6 +400,22 @@ TEST(RuntimePlan, BucketedDims) {
   EXPECT_NE(errorOfPlan(p).find("has 1 bounds for 2 sizes"), std::string::npos) << errorOfPlan(p);
 }
 
+TEST(RuntimePlan, ThirtyTwoBitOffsets) {
+  // A dynamic-shapes tensor few enough elements for 32-bit offsets says so.
+  EXPECT_TRUE(ArgSpec::fits_index32((int64_t(1) << 29) - 1));
+  EXPECT_FALSE(ArgSpec::fits_index32(int64_t(1) << 29));
+  KernelPlan p = dynamicPlan();
+  p.args[0].index32 = true;
+  ASSERT_NO_THROW(validate_plan(p));
+  EXPECT_EQ(deserialize(serialize(p)), p);
+  EXPECT_EQ(p.args[0].str(), "x=bf16[?16,8]:align16:idx32");
+  KernelPlan fixed = fullPlan();
+  fixed.args[0].index32 = true;
+  EXPECT_NE(errorOfPlan(fixed).find("has 32-bit offsets (idx32) without dynamic sizes"),
+            std::string::npos)
+      << errorOfPlan(fixed);
+}
+
 TEST(RuntimePlan, DynamicShapesValidation) {
   using Op = LaunchExpr::Op;
   KernelPlan p = dynamicPlan();
