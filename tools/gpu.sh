@@ -20,7 +20,9 @@
 #                           re-timed back to back (OUT/tune.txt)
 #   tools/gpu.sh shapes [OUT]  on a GPU host: static against dynamic-shapes
 #                           plans of add, rmsnorm, softmax, matmul and attention
-#                           (OUT/shapes/shapes.md)
+#                           (OUT/shapes/shapes.md); KITE_SHAPES_TUNED=1: also
+#                           both tuned, and at untuned sizes (shapes-tuned.md;
+#                           KITE_SHAPES_TUNED=S: the rows whose label has S)
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
 # The bundle holds stripped binaries only (no object files), packed into
@@ -372,18 +374,26 @@ PY
 
 # Static against dynamic-shapes plans (kite bench with and without
 # --dynamic-shapes, default configs, back to back): OUT/shapes.md.
+# A kernel's static and dynamic-shapes plans timed back to back (kite bench,
+# median of 200 runs, configs from KITE_CACHE_DIR's entries or the
+# defaults): prints "static ms | dynamic ms | dynamic / static".
+bench_pair() { # bin log ir file kernel args...
+  local bin=$1 log=$2 ir=$3 file=$4 kernel=$5; shift 5
+  local a=(); for x in "$@"; do a+=(--arg "$x"); done
+  ms() { "$bin/kite" bench "$@" --runs 200 --json 2>>"$log" |
+           python3 -c 'import json,sys; print("%.4f" % json.load(sys.stdin)["ms"])' 2>/dev/null || echo ERR; }
+  local s d
+  s=$(ms "$ir/$file.mlir" --kernel "$kernel" "${a[@]}")
+  d=$(ms "$ir/$file.mlir" --kernel "$kernel" "${a[@]}" --dynamic-shapes)
+  echo "$s | $d | $(python3 -c "print('%.3f' % ($d / $s))" 2>/dev/null || echo -)"
+}
+
 run_shapes_table() {
   local bin="$1" out="$2" ir="$3"
   mkdir -p "$out"
-  ms() { "$bin/kite" bench "$@" --runs 200 --json 2>>"$out/shapes.log" |
-           python3 -c 'import json,sys; print("%.4f" % json.load(sys.stdin)["ms"])' 2>/dev/null || echo ERR; }
   row() { # label file kernel args...
-    local label=$1 file=$2 kernel=$3; shift 3
-    local a=(); for x in "$@"; do a+=(--arg "$x"); done
-    local s d
-    s=$(ms "$ir/$file.mlir" --kernel "$kernel" "${a[@]}")
-    d=$(ms "$ir/$file.mlir" --kernel "$kernel" "${a[@]}" --dynamic-shapes)
-    echo "| $label | $s | $d | $(python3 -c "print('%.3f' % ($d / $s))" 2>/dev/null || echo -) |"
+    local label=$1; shift
+    echo "| $label | $(bench_pair "$bin" "$out/shapes.log" "$ir" "$@") |"
   }
   {
     echo "| row | static ms | dynamic ms | dynamic / static |"
@@ -405,6 +415,47 @@ run_shapes_table() {
   } | tee "$out/shapes.md"
 }
 
+# Tuned plans: `kite autotune --effort quick` of a static plan and of a
+# dynamic-shapes plan at each tuned shape, then both winners timed back to
+# back; and at an untuned size, the dynamic plan with its class's winner
+# (tuned at the shape before it) against the static plan tuned for that
+# size: OUT/shapes-tuned.md.
+run_shapes_tuned() {
+  local bin="$1" out="$2" ir="$3"
+  mkdir -p "$out"
+  local cache="$out/tuned-cache"
+  rm -rf "$cache"
+  tune() { # file kernel args... (then --dynamic-shapes or not)
+    local file=$1 kernel=$2; shift 2
+    KITE_CACHE_DIR="$cache" timeout 150 "$bin/kite" autotune "$ir/$file.mlir" --kernel "$kernel" \
+      "$@" --effort quick --budget 25 >>"$out/shapes-tuned.log" 2>&1 || echo "autotune $kernel $*: FAILED" >>"$out/shapes-tuned.log"
+  }
+  row() { # mode(tuned|between) label file kernel args...
+    local mode=$1 label=$2 file=$3 kernel=$4; shift 4
+    # KITE_SHAPES_TUNED=S (not 1): only rows whose label contains S.
+    if [ "${KITE_SHAPES_TUNED}" != 1 ] && [[ "$label" != *"$KITE_SHAPES_TUNED"* ]]; then return; fi
+    local a=(); for x in "$@"; do a+=(--arg "$x"); done
+    tune "$file" "$kernel" "${a[@]}"
+    [ "$mode" = tuned ] && tune "$file" "$kernel" "${a[@]}" --dynamic-shapes
+    echo "| $label | $mode | $(KITE_CACHE_DIR="$cache" bench_pair "$bin" "$out/shapes-tuned.log" "$ir" "$file" "$kernel" "$@") |"
+  }
+  {
+    echo "| row | size | static tuned ms | dynamic ms | dynamic / static |"
+    echo "|---|---|---|---|---|"
+    row tuned "softmax bf16 8192x8192" softmax softmax "x=bf16[8192,8192]"
+    row between "softmax bf16 8192x6000" softmax softmax "x=bf16[8192,6000]"
+    row tuned "rmsnorm bf16 8192x4096" rmsnorm rmsnorm "x=bf16[8192,4096]" "weight=bf16[4096]" "eps=f64"
+    row between "rmsnorm bf16 3000x4096" rmsnorm rmsnorm "x=bf16[3000,4096]" "weight=bf16[4096]" "eps=f64"
+    row tuned "matmul bf16 128x4096x4096" matmul matmul "x=bf16[128,4096]" "y=bf16[4096,4096]"
+    row between "matmul bf16 100x4096x4096" matmul matmul "x=bf16[100,4096]" "y=bf16[4096,4096]"
+    row tuned "matmul bf16 4096^3" matmul matmul "x=bf16[4096,4096]" "y=bf16[4096,4096]"
+    row between "matmul bf16 3000x4096x4096" matmul matmul "x=bf16[3000,4096]" "y=bf16[4096,4096]"
+    row tuned "attention bf16 32x4096x128" attention attention "q=bf16[32,4096,128]" "k=bf16[32,4096,128]" "v=bf16[32,4096,128]"
+    row between "attention bf16 32x3000x128" attention attention "q=bf16[32,3000,128]" "k=bf16[32,3000,128]" "v=bf16[32,3000,128]"
+  } | tee "$out/shapes-tuned.md"
+  rm -rf "$cache"
+}
+
 case "${1:-all}" in
   bundle) build_bundle ;;
   run) shift; run_bundle "$@" ;;
@@ -424,7 +475,9 @@ case "${1:-all}" in
     bin="$(bundle_bin)"
     ir="$bundle/ir"
     [ -d "$ir" ] || ir="$root/ir"
-    run_shapes_table "$bin" "$out" "$ir" ;;
+    run_shapes_table "$bin" "$out" "$ir"
+    [ -n "${KITE_SHAPES_TUNED:-}" ] && run_shapes_tuned "$bin" "$out" "$ir"
+    true ;;
   all) build_bundle; run_bundle "${2:-}" ;;
   *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]|shapes [OUT]]" >&2; exit 2 ;;
 esac

@@ -417,6 +417,12 @@ private:
 
   /// The coordinate, within the tile, of element `k` along dim `i`.
   std::string coord(const Tile &t, int64_t i, StringRef k);
+  /// Whether element `k` of dim `i` of `t` is inside its valid extent
+  /// (`coord < extent`), written as the element's constant part against the
+  /// extent less the thread's part, so that the thread's part is subtracted
+  /// once for all its elements rather than a coordinate kept per element
+  /// (an extent taken at launch).
+  std::string inExtent(const Tile &t, int64_t i, StringRef k);
 
   /// `name[...]` of operand `o` at the element `k` of a tile whose dim
   /// `j + offset` is the operand's dim `j` (broadcasting unit dims).

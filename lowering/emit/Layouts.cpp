@@ -172,6 +172,32 @@ std::string Emitter::flat(const Tile &t, ArrayRef<std::string> k) {
 }
 
 /// The coordinate, within the tile, of element `k` along dim `i`.
+std::string Emitter::inExtent(const Tile &t, int64_t i, StringRef k) {
+  const Dim &d = t.dims[i];
+  std::string c = coord(t, i, k);
+  if (d.ctxDim < 0)
+    return llvm::formatv("{0} < {1}", c, d.extent);
+  Context *ctx = t.ctx;
+  int64_t T = ctx->tpd[d.ctxDim], V = ctx->vec[d.ctxDim];
+  // (Against a constant, the compiler folds the coordinate's form best: a
+  // thread's chunks wholly past it are dropped.)
+  if (T == 1 || literal(d.extent))
+    return llvm::formatv("{0} < {1}", c, d.extent);
+  std::string tv = ctx->t(d.ctxDim);
+  std::string lane = V == 1 ? tv : llvm::formatv("{0} * {1}", tv, V).str();
+  // The coordinate less the thread's part: what coord() writes with the
+  // lane taken out.
+  std::string own;
+  if (std::optional<int64_t> v = literal(k)) {
+    own = std::to_string((*v / V) * T * V + *v % V);
+  } else {
+    std::string kp = k.contains(' ') && !parenthesized(k) ? "(" + k.str() + ")" : k.str();
+    own = V == 1 ? llvm::formatv("{0} * {1}", kp, T).str()
+                 : llvm::formatv("({0} / {1}) * {2} + ({0} % {1})", kp, V, T * V).str();
+  }
+  return llvm::formatv("{0} < ({1}) - ({2})", own, d.extent, lane);
+}
+
 std::string Emitter::coord(const Tile &t, int64_t i, StringRef k) {
   const Dim &d = t.dims[i];
   if (d.ctxDim < 0)

@@ -79,8 +79,8 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
     int64_t size = wholeExtent(tensor, d);
     dynamicAll |= ShapedType::isDynamic(size);
     shape.push_back(size);
-    if (ref.isDynamic(d))
-      extents.push_back(ref.size(d));
+    if (ref.isDynamic(d)) // compared with 32-bit coordinates where the size is small
+      extents.push_back(ref.index32 ? "(int)" + ref.size(d) : ref.size(d));
     else
       extents.push_back(paddedSize(size) != size ? std::to_string(size) : "");
   };
@@ -477,7 +477,7 @@ void Emitter::emitAccessElement(const Access &a, ArrayRef<std::string> k,
   SmallVector<std::string> conds;
   for (int64_t i = 0; i < t.rank(); ++i)
     if (!t.dims[i].extent.empty())
-      conds.push_back(llvm::formatv("{0} < {1}", coord(t, i, k[i]), t.dims[i].extent));
+      conds.push_back(inExtent(t, i, k[i]));
   if (maskTile)
     conds.push_back("cvt<bool>(" + at(*maskTile, k, t.rank() - maskTile->rank()) + ")");
   conds.append(bounds.begin(), bounds.end());

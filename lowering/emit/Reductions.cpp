@@ -75,7 +75,8 @@ LogicalResult Emitter::emitReduce(ReduceOp op) {
     ++indent;
     std::string c = coord(src, dim, rv);
     std::string elem = llvm::formatv("cvt<{0}>({1})", acc, at(src, sk, 0));
-    std::string guard = rd.extent.empty() ? "" : llvm::formatv("if ({0} < {1}) ", c, rd.extent).str();
+    std::string guard =
+        rd.extent.empty() ? "" : llvm::formatv("if ({0}) ", inExtent(src, dim, rv)).str();
     if (isArg)
       line(llvm::formatv("{0}{{ {1} e; e.value = {2}; e.index = {3}; {4} = {5}::combine({4}, e); }",
                          guard, accT, elem, c, a, opName));
@@ -139,7 +140,7 @@ void Emitter::emitScanLines(const Tile &src, int64_t dim, const ScanSpec &spec) 
     std::string c = coord(src, dim, rv);
     std::string elem = spec.element(sk, c);
     if (!sd.extent.empty())
-      elem = llvm::formatv("{0} < {1} ? {2} : {3}", c, sd.extent, elem, spec.identity);
+      elem = llvm::formatv("{0} ? {1} : {2}", inExtent(src, dim, rv), elem, spec.identity);
     std::string e = fresh("e");
     line(llvm::formatv("{0} {1} = {2};", acc, e, elem));
     line(llvm::formatv("if ({0} % {1} != 0) {4} = {2}.combine({3}[{0} - 1], {4});", rv, V, op,

@@ -117,7 +117,7 @@
 // into one buffer: tile 0 before the loop, and tile t + 1 right after
 // tile t's product, behind a barrier (out-of-range rows zero-filled).
 // RUN: kite inspect %kite_src/test/lowering/kite-matmul-mainloop.mlir --kernel scaled --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[64,64,32],"num_warps":4,"tensor_cores":true}' --emit=cuda | FileCheck %s --check-prefix=REG
-// REG: cp_async16(&{{pb[0-9]+}}[{{.*}} * 72 + {{.*}}], ({{.*}} < {{n[0-9]+}} && {{.*}}) ? &a1[{{.*}}] : a1, {{.*}} ? 16 : 0);
+// REG: cp_async16(&{{pb[0-9]+}}[{{.*}} * 72 + {{.*}}], ({{.*}} < ({{n[0-9]+}}) - ({{.*}}) && {{.*}}) ? &a1[{{.*}}] : a1, {{.*}} ? 16 : 0);
 // REG: cp_async_commit();
 // REG: for (i64 [[T:t[0-9]+]] = 0;
 // REG: cp_async_wait<0>();
@@ -186,7 +186,7 @@
 // WGATTN: *reinterpret_cast<unsigned*>(&[[QS]][((int)threadIdx.x / 128 * 1 + {{mi[0-9]+}}) * 4096 + sw128_index<64>((int)threadIdx.x / 32 % 4 * 16 + (int)threadIdx.x % 32 / 4 + 8, {{ks[0-9]+}} * 16 + (int)threadIdx.x % 4 * 2 + 0)]) = mma_pack(
 // WGATTN: fence_proxy_async();
 // WGATTN-NEXT: __syncthreads();
-// WGPRE: cp_async16(&{{pb[0-9]+}}[sw128_index<32>({{.*}}, ({{.*}}) < {{n[0-9]+}}) ? &a1[{{.*}}] : a1, ({{.*}}) < {{n[0-9]+}}) ? 16 : 0);
+// WGPRE: cp_async16(&{{pb[0-9]+}}[sw128_index<32>({{.*}}, ({{.*}} < ({{n[0-9]+}}) - ({{.*}})) ? &a1[{{.*}}] : a1, ({{.*}} < ({{n[0-9]+}}) - ({{.*}})) ? 16 : 0);
 // WGPRE: cp_async_wait<1>();
 // WGPRE-NEXT: fence_proxy_async();
 // WGPRE-NEXT: __syncthreads();

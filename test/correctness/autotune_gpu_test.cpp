@@ -6,9 +6,10 @@
 // with a winner at least as fast as the default config, and that winner
 // computes softmax. Then a second process launches softmax from the cache:
 // it compiles nothing, and its first launch is fast. And dynamic shapes in a
-// bundle: a fresh process runs softmax over every row length from 1 to 8192
-// from a bundle of one plan per shape class, compiling nothing. Skips
-// without a GPU.
+// bundle: a fresh process runs softmax over every row length from 1 to
+// 8192, matmul over every M from 1 to 4096 (N = K = 4096) and attention over
+// 500 random sequence lengths from 1 to 8192 from a bundle of one plan per
+// shape class, compiling nothing. Skips without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,10 +30,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <random>
 #include <unistd.h>
 
 kite::Tensor softmax(kite::Tensor x);
 kite::Tensor window_sum(kite::Tensor x, int64_t window, double scale);
+kite::Tensor matmul(kite::Tensor x, kite::Tensor y);
+kite::Tensor attention(kite::Tensor q, kite::Tensor k, kite::Tensor v);
 
 using namespace kite;
 namespace fs = std::filesystem;
@@ -68,9 +73,25 @@ int childLaunch(const char *dir) {
   return 0;
 }
 
+/// The first `n` elements of contiguous tensor `t` as a contiguous tensor of
+/// `sizes` (a prefix, without a copy).
+Tensor prefix(const Tensor &t, std::vector<int64_t> sizes) {
+  return Tensor::from_blob(t.data_ptr(), std::move(sizes), {}, t.dtype(), t.device());
+}
+
+/// The serving sweeps' attention lengths: 500 random ones from 1 to 8192.
+std::vector<int64_t> attentionLengths() {
+  std::mt19937_64 rng(2026);
+  std::vector<int64_t> lengths;
+  for (int i = 0; i < 500; ++i)
+    lengths.push_back(int64_t(rng() % 8192) + 1);
+  return lengths;
+}
+
 /// The second process of the dynamic-shapes bundle test: load the bundle,
 /// point the cache at an empty directory, run softmax (static_shapes =
-/// false) over every row length from 1 to 8192, and print the compiles.
+/// false) over every row length from 1 to 8192, matmul over every M from 1
+/// to 4096 and attention over 500 sequence lengths, and print the compiles.
 int childDynamicBundle(const char *bundle, const char *emptyDir) {
   load_bundle(bundle);
   cache::set_directory(emptyDir);
@@ -87,6 +108,27 @@ int childDynamicBundle(const char *bundle, const char *emptyDir) {
       Tensor xh = Tensor::from_blob(host.data_ptr(), {2, n}, {}, bf16);
       wrong += !kite_test::allClose(cuda::to_host(y), softmax(xh), kite_test::toleranceFor(bf16));
     }
+  }
+  Tensor wHost = randn({4096, 4096}, bf16, 5), xHost = randn({4096, 4096}, bf16, 6);
+  Tensor w = cuda::to_device(wHost), xAll = cuda::to_device(xHost);
+  for (int64_t m = 1; m <= 4096; ++m) {
+    Tensor c = launch(::matmul, options, prefix(xAll, {m, 4096}), w);
+    if (m == 1 || m == 3 || m == 130)
+      wrong += !kite_test::allClose(cuda::to_host(c), ::matmul(prefix(xHost, {m, 4096}), wHost),
+                                    kite_test::toleranceFor(bf16, 64));
+  }
+  Tensor qHost = randn({2 * 8192 * 64}, bf16, 7), kHost = randn({2 * 8192 * 64}, bf16, 8),
+         vHost = randn({2 * 8192 * 64}, bf16, 9);
+  Tensor q = cuda::to_device(qHost), k = cuda::to_device(kHost), v = cuda::to_device(vHost);
+  int checked = 0;
+  for (int64_t s : attentionLengths()) {
+    Tensor o = launch(::attention, options, prefix(q, {2, s, 64}), prefix(k, {2, s, 64}),
+                      prefix(v, {2, s, 64}));
+    if (s <= 300 && checked++ < 5)
+      wrong += !kite_test::allClose(cuda::to_host(o),
+                                    ::attention(prefix(qHost, {2, s, 64}), prefix(kHost, {2, s, 64}),
+                                              prefix(vHost, {2, s, 64})),
+                                    kite_test::toleranceFor(bf16, 4));
   }
   cuda::synchronize();
   std::printf("compiles=%llu wrong=%d\n", (unsigned long long)runtime::compileCount(), wrong);
@@ -222,12 +264,30 @@ TEST_F(AutotuneGpu, DynamicShapesBundleServesEveryLengthWithoutCompiling) {
     Tensor x = cuda::to_device(randn({2, n}, bf16, uint64_t(n)));
     launch(softmax, options, x);
   }
+  // matmul: M of 1, then one per bucket of M (any M of a bucket: its
+  // divisibility changes nothing); attention the same for its length.
+  Tensor w = cuda::to_device(randn({4096, 4096}, bf16, 5));
+  std::vector<int64_t> buckets = {1};
+  for (int64_t b = ArgSpec::kMinBound; b <= 8192; b *= 2)
+    buckets.push_back(b);
+  for (int64_t m : buckets)
+    if (m <= 4096)
+      launch(::matmul, options, cuda::to_device(randn({m, 4096}, bf16, 6)), w);
+  for (int64_t s : buckets) {
+    Tensor q = cuda::to_device(randn({2, s, 64}, bf16, uint64_t(s)));
+    launch(::attention, options, q, q, q);
+  }
   cuda::synchronize();
+  std::map<std::string, size_t> plans;
   std::vector<cache::Entry> entries;
   for (const cache::Listed &l : cache::list(dir))
-    if (l.entry && l.entry->kernel == "softmax")
+    if (l.entry) {
       entries.push_back(*l.entry);
-  EXPECT_EQ(entries.size(), lengths.size()) << "a plan per class";
+      ++plans[l.entry->kernel];
+    }
+  EXPECT_EQ(plans["softmax"], lengths.size()) << "a plan per class";
+  EXPECT_EQ(plans["matmul"], 7u);
+  EXPECT_EQ(plans["attention"], 8u);
   fs::path bundle = dir / "softmax.kitebundle";
   cache::write_bundle(bundle, entries);
 
@@ -239,7 +299,7 @@ TEST_F(AutotuneGpu, DynamicShapesBundleServesEveryLengthWithoutCompiling) {
   int wrong = -1;
   ASSERT_EQ(std::sscanf(at, "compiles=%llu wrong=%d", &compiles, &wrong), 2) << out;
   std::fprintf(stderr, "bundle process: %s", at);
-  EXPECT_EQ(compiles, 0u) << "every row length is served by the bundle's classes";
+  EXPECT_EQ(compiles, 0u) << "every size is served by the bundle's classes";
   EXPECT_EQ(wrong, 0);
   fs::remove_all(dir);
   fs::remove_all(empty);
