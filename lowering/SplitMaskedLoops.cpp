@@ -31,6 +31,13 @@
 // partial last tile peeled the same way: [lower, last full tile) marked
 // kite.full_tiles, then the rest as before.
 //
+// Each loop after the first reloads the tiles it reads that were loaded
+// before the loops from tensors the kernel never writes (attention's query
+// tile), rather than holding them in registers across the loops before it:
+// a peeled attention kept its query tile live across the full-tile loop to
+// stage it again for the last tile. The copy is marked kite.reload, so that
+// CSE does not merge it back.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Passes.h"
@@ -303,6 +310,42 @@ TileForOp cloneOver(TileForOp loop, OpBuilder &b, Value lower, Value upper, Valu
   return copy;
 }
 
+/// Whether the kernel around `op` writes `tensor` anywhere.
+bool written(Operation *op, Value tensor) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  WalkResult w = func.walk([&](Operation *user) {
+    if ((isa<StoreOp>(user) && cast<StoreOp>(user).getTensor() == tensor) ||
+        (isa<AtomicOp>(user) && cast<AtomicOp>(user).getTensor() == tensor))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return w.wasInterrupted();
+}
+
+/// Makes `later` (a loop after others over the same tiles) load again, just
+/// before it, the tiles it reads that are loads in its block from tensors
+/// the kernel never writes (see the file comment).
+void reloadInvariants(TileForOp later) {
+  Block *block = later->getBlock();
+  SmallVector<LoadOp> loads;
+  later.getBodyRegion().walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (auto load = v.getDefiningOp<LoadOp>();
+          load && load->getBlock() == block && !llvm::is_contained(loads, load))
+        loads.push_back(load);
+  });
+  OpBuilder b(later);
+  for (LoadOp load : loads) {
+    if (written(later, load.getTensor()))
+      continue;
+    Operation *copy = b.clone(*load);
+    copy->setAttr("kite.reload", b.getUnitAttr());
+    load.getResult().replaceUsesWithIf(copy->getResult(0), [&](OpOperand &use) {
+      return later->isProperAncestor(use.getOwner());
+    });
+  }
+}
+
 LogicalResult split(TileForOp loop) {
   // The first where whose condition has whole-tile bounds.
   OpBuilder before(loop);
@@ -348,6 +391,8 @@ LogicalResult split(TileForOp loop) {
   TileForOp whole = cloneOver(loop, before, range.hasBefore ? begin : lower, end, init, map);
   whole->setAttr(kFullTilesAttrName, fullTiles);
   foldWheres(whole, map.lookupOrDefault(cond));
+  if (range.hasBefore)
+    reloadInvariants(whole);
   loop.getLowerBoundsMutable().assign(end);
   loop.getInitArgsMutable().assign(whole.getResults());
   std::optional<int64_t> lo = getConstantIntValue(lower), hi = getConstantIntValue(upper);
@@ -355,6 +400,8 @@ LogicalResult split(TileForOp loop) {
     // Nothing follows [begin, end): it ends at upper.
     loop.getResults().replaceAllUsesWith(whole.getResults());
     loop->erase();
+  } else {
+    reloadInvariants(loop);
   }
   return success();
 }
@@ -389,6 +436,7 @@ LogicalResult peel(TileForOp loop) {
   whole->setAttr(kFullTilesAttrName, before.getUnitAttr());
   loop.getLowerBoundsMutable().assign(end);
   loop.getInitArgsMutable().assign(whole.getResults());
+  reloadInvariants(loop);
   return success();
 }
 

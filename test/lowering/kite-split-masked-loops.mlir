@@ -86,10 +86,16 @@
 // partial last tile is peeled: four full tiles [0, 256) without key masks,
 // then [256, 300) as before; both prefetch k and v.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,64,64],"num_warps":4,"num_stages":1,"tensor_cores":true,"wgmma":true}' --emit=lowered | FileCheck %s --check-prefix=PEEL
+// The rest loop loads the query tile again, rather than the query tile
+// staying in registers across the full-tile loop.
+// PEEL: %[[Q:.*]] = kite.load %arg0[%arg3, %arg4, all] :
 // PEEL: %[[FULL:.*]]:3 = kite.tile_for (%{{.*}}) = (%c0_i64) to (%c256_i64) block (%c64_i64)
 // PEEL: kite.prefetch = 1
 // PEEL: } {kite.full_tiles}
+// PEEL: %[[Q2:.*]] = kite.load %arg0[%arg3, %arg4, all] {kite.reload}
+// PEEL: %[[Q2L:.*]] = kite.convert_layout %[[Q2]]
 // PEEL: kite.tile_for (%{{.*}}) = (%c256_i64) to (%c300_i64) block (%c64_i64) iter_args(%{{.*}} = %[[FULL]]#0, %{{.*}} = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2)
+// PEEL: kite.bmm %[[Q2L]]
 // PEEL: kite.prefetch = 1
 // PEEL-NOT: kite.full_tiles
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,64,64],"num_warps":4,"num_stages":1,"tensor_cores":true,"wgmma":true}' --emit=cuda | FileCheck %s --check-prefix=PEELCUDA
