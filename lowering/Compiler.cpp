@@ -128,11 +128,13 @@ std::vector<bool> specializedScalars(func::FuncOp f) {
 /// `refine`, the classes are made what a plan needs, no finer:
 ///   - a size spanned whole is bucketed (ArgSpec::bounds) to be held whole:
 ///     a row of a length up to ArgSpec::kMaxBound is one tile as long as its
-///     bucket, and its class is a whole 16-byte vector or 1;
+///     bucket;
 ///   - in a kernel with products, a size a top-level loop runs to is
 ///     bucketed too, since the configs that fit (tiles for the SMs) depend
-///     on it: a product over a varying M needs a plan per bucket of M, one
-///     over a varying N a plan per bucket and class of N;
+///     on it;
+///   - a bucketed size's class is only whether it is a multiple of a 16-byte
+///     vector (ArgSpec::bounded_divisor), so that a sweep over a bucketed
+///     size needs two plans a bucket, not five;
 ///   - a size whose class cannot change the code (DynamicDim::classFree,
 ///     with the sizes inside it a multiple of 16 bytes) is any size
 ///     (divisor -1, `?*`);
@@ -170,7 +172,7 @@ std::vector<kite::ArgSpec> shapeClassSpecs(func::FuncOp captured,
       if (refine && (dim.whole || (products && dim.topLoop))) {
         a.bounds.resize(a.sizes.size(), 0);
         a.bounds[d] = kite::ArgSpec::size_bound(sizes[d]);
-        if (dim.whole && a.bounds[d] > 0)
+        if (a.bounds[d] > 0)
           a.divisors[d] = kite::ArgSpec::bounded_divisor(sizes[d], a.dtype);
       }
     }

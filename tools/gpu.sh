@@ -23,6 +23,10 @@
 #                           (OUT/shapes/shapes.md); KITE_SHAPES_TUNED=1: also
 #                           both tuned, and at untuned sizes (shapes-tuned.md;
 #                           KITE_SHAPES_TUNED=S: the rows whose label has S)
+#   tools/gpu.sh roundtrip [OUT]  on a GPU host: kite autotune --dynamic-shapes
+#                           over ranges of softmax, matmul and attention, a
+#                           cache export, and a fresh process that runs the
+#                           serving sweeps from it without compiling
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
 # The bundle holds stripped binaries only (no object files), packed into
@@ -456,6 +460,35 @@ run_shapes_tuned() {
   rm -rf "$cache"
 }
 
+# The offline path for dynamic shapes: `kite autotune --dynamic-shapes` over
+# ranges (softmax's rows 1..8192, matmul's M 1..4096, attention's length
+# 1..8192: every class they hold), `kite cache export`, then a fresh process
+# (autotune_gpu_test's bundle child) that loads the bundle and runs the
+# serving sweeps: it must compile nothing (OUT/roundtrip.txt).
+# KITE_ROUNDTRIP_EFFORT: none (the default configs, timed) or quick.
+run_roundtrip() {
+  local bin="$1" out="$2" ir="$3"
+  local effort="${KITE_ROUNDTRIP_EFFORT:-none}"
+  mkdir -p "$out"
+  local cache="$out/roundtrip-cache" empty="$out/roundtrip-empty"
+  rm -rf "$cache" "$empty"
+  mkdir -p "$empty"
+  tune() { KITE_CACHE_DIR="$cache" "$bin/kite" autotune "$@" --dynamic-shapes --effort "$effort" \
+             >>"$out/roundtrip.log" 2>&1 || echo "kite autotune $*: FAILED"; }
+  tune "$ir/softmax.mlir" --kernel softmax --arg "x=bf16[2,1..8192]"
+  tune "$ir/matmul.mlir" --kernel matmul --arg "x=bf16[1..4096,4096]" --arg "y=bf16[4096,4096]"
+  tune "$ir/attention.mlir" --kernel attention --arg "q=bf16[2,1..8192,64]" \
+    --arg "k=bf16[2,1..8192,64]" --arg "v=bf16[2,1..8192,64]"
+  KITE_CACHE_DIR="$cache" "$bin/kite" cache ls > "$out/roundtrip-entries.txt" 2>&1
+  KITE_CACHE_DIR="$cache" "$bin/kite" cache export -o "$out/roundtrip.kitebundle" >>"$out/roundtrip.log" 2>&1
+  {
+    echo "kite autotune --effort $effort: $(grep -c . "$out/roundtrip-entries.txt") entries"
+    grep -E "shapes, [0-9]+ to tune" "$out/roundtrip.log"
+    "$bin/autotune_gpu_test" --dynamic-bundle-child "$out/roundtrip.kitebundle" "$empty" 2>&1 | tail -1
+  } | tee "$out/roundtrip.txt"
+  rm -rf "$cache" "$empty" "$out/roundtrip.kitebundle"
+}
+
 case "${1:-all}" in
   bundle) build_bundle ;;
   run) shift; run_bundle "$@" ;;
@@ -479,5 +512,11 @@ case "${1:-all}" in
     [ -n "${KITE_SHAPES_TUNED:-}" ] && run_shapes_tuned "$bin" "$out" "$ir"
     true ;;
   all) build_bundle; run_bundle "${2:-}" ;;
-  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]|shapes [OUT]]" >&2; exit 2 ;;
+  roundtrip)
+    out="${2:-$root/gpu-out}/roundtrip"
+    bin="$(bundle_bin)"
+    ir="$bundle/ir"
+    [ -d "$ir" ] || ir="$root/ir"
+    run_roundtrip "$bin" "$out" "$ir" ;;
+  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]|shapes [OUT]|roundtrip [OUT]]" >&2; exit 2 ;;
 esac

@@ -186,11 +186,12 @@ struct ArgSpec {
   /// divisor class cannot change the plan's code (the outer dim of a
   /// tensor, say).
   std::vector<int64_t> divisors;
-  /// A dynamic dim whose length a plan holds whole (a row reduced in
-  /// registers) is also bucketed by range: here its bucket's upper end
-  /// (size_bound: 128, 256, ... 16384, or -1 for longer sizes), 0 for an
-  /// unbucketed dim. Empty: none. Text form: `?8<=8192` (a multiple of 8
-  /// from 4097 to 8192), `?<=128` (2 to 128), `?16>16384`.
+  /// A dynamic dim whose magnitude the plan depends on (a row it holds
+  /// whole, a product's M and N) is also bucketed by range: here its
+  /// bucket's upper end (size_bound: 128, 256, ... 16384, or -1 for longer
+  /// sizes), 0 for an unbucketed dim. Empty: none. Its divisor is then
+  /// bounded_divisor's. Text form: `?8<=8192` (a multiple of 8 from 4097 to
+  /// 8192), `?<=128` (2 to 128), `?16>16384`.
   std::vector<int64_t> bounds;
   /// With dynamic sizes: whether the tensor's elements are few enough for
   /// 32-bit offsets (fits_index32 of its element count), which the plan's
@@ -244,9 +245,9 @@ struct ArgSpec {
       b *= 2;
     return b;
   }
-  /// The divisor class of a held row's length: whether it is a multiple of
-  /// a 16-byte vector of `dtype` (that many elements) or not (1). Classes
-  /// between change a held row's code little, and would multiply its plans.
+  /// The divisor class of a bucketed size: whether it is a multiple of a
+  /// 16-byte vector of `dtype` (that many elements) or not (1). Classes
+  /// between change the code little, and would multiply the plans.
   static int64_t bounded_divisor(int64_t size, DType dtype) {
     int64_t vector = std::max<int64_t>(1, 16 / element_size(dtype));
     return size % vector == 0 ? vector : 1;

@@ -60,7 +60,7 @@
 // the default config picks tiles for the bucket's upper end: few tiles
 // at M up to 128, as a static plan for M = 128 does.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[100,4096]' --arg 'y=bf16[4096,4096]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=MMSPEC
-// MMSPEC: kernel{{ +}}matmul (x=bf16[?*<=128,4096]:align16:idx32 y=bf16[4096,?16<=4096]:align16:idx32)
+// MMSPEC: kernel{{ +}}matmul (x=bf16[?*<=128,4096]:align16:idx32 y=bf16[4096,?8<=4096]:align16:idx32)
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[?*<=128,4096]' --arg 'y=bf16[4096,?16<=4096]' --emit=config | FileCheck %s --check-prefix=MMCONFIG
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[128,4096]' --arg 'y=bf16[4096,4096]' --emit=config | FileCheck %s --check-prefix=MMCONFIG
 // MMCONFIG: "block_sizes":[64,128,64]{{.*}}"num_stages":6

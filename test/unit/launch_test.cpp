@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -27,6 +28,10 @@
 kite::Tensor add(kite::Tensor x, kite::Tensor y);
 void scalars(kite::Tensor x, int64_t a, int b, double c, float d, bool e);
 std::tuple<kite::Tensor, kite::Tensor> pair(kite::Tensor x, kite::Tensor y);
+
+// From examples/matmul.kite.cpp and examples/softmax.kite.cpp.
+kite::Tensor matmul(kite::Tensor x, kite::Tensor y);
+kite::Tensor softmax(kite::Tensor x);
 
 // Not captured: no kite_add_kernels for it.
 kite::Tensor not_captured(kite::Tensor x) { return x; }
@@ -194,6 +199,61 @@ TEST(Registration, PersistentPlanKeepsItsProgramIds) {
   KernelPlan flat = compileToPlan(*k, big, options, target);
   EXPECT_FALSE(flat.persistent);
   EXPECT_EQ(flat.grid, plan.grid);
+}
+
+TEST(Registration, ShapeClassesServeExactlyTheLaunchesTheyAreMadeFor) {
+  // With dynamic shapes, the front door and the cache serve a launch from a
+  // held plan whose every size is in its class (ArgSpec::size_in_class):
+  // that must be exactly the launches planSpecs makes the same plan specs
+  // for. Over sizes that cross buckets and divisor classes, for a product
+  // (M any size of its bucket, N bucketed with its class), a held row
+  // (softmax) and rows and columns of an elementwise kernel.
+  struct Case {
+    const void *fn;
+    std::function<std::vector<ArgSpec>(int64_t)> specs;
+  };
+  auto t = [](const char *name, std::vector<int64_t> sizes) {
+    return ArgSpec::tensor(name, bf16, std::move(sizes), {}, 16);
+  };
+  std::vector<Case> cases = {
+      {reinterpret_cast<const void *>(&::matmul),
+       [&](int64_t s) { return std::vector{t("x", {s, 256}), t("y", {256, 4096})}; }},
+      {reinterpret_cast<const void *>(&::matmul),
+       [&](int64_t s) { return std::vector{t("x", {64, 256}), t("y", {256, s})}; }},
+      {reinterpret_cast<const void *>(&::softmax),
+       [&](int64_t s) { return std::vector{t("x", {4, s})}; }},
+      {reinterpret_cast<const void *>(&add),
+       [&](int64_t s) { return std::vector{t("x", {s, s}), t("y", {s, s})}; }},
+  };
+  const std::vector<int64_t> sizes = {2, 3, 8, 16, 24, 100, 128, 129, 136, 1000, 1024, 4100};
+  Options dynamic;
+  dynamic.static_shapes = false;
+  EXPECT_EQ(planSpecs(*lookup_kernel(&::matmul), {t("x", {100, 256}), t("y", {256, 4096})},
+                      dynamic)[0]
+                .str(),
+            "x=bf16[?*<=128,256]:align16:idx32");
+  for (const Case &c : cases) {
+    const KernelSource *k = lookup_kernel(c.fn);
+    ASSERT_NE(k, nullptr);
+    std::vector<std::vector<ArgSpec>> plans;
+    for (int64_t s : sizes)
+      plans.push_back(planSpecs(*k, c.specs(s), dynamic));
+    // (They are class specs: a size of 100 is taken at launch.)
+    EXPECT_NE(plans[5][0].str() + plans[5].back().str(), c.specs(100)[0].str() + c.specs(100).back().str());
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      for (size_t j = 0; j < sizes.size(); ++j) {
+        std::vector<ArgSpec> launch = c.specs(sizes[j]);
+        bool served = true;
+        for (size_t a = 0; a < launch.size(); ++a)
+          for (size_t d = 0; d < launch[a].sizes.size(); ++d)
+            served &= plans[i][a].size_in_class(d, launch[a].sizes[d]);
+        EXPECT_EQ(served, plans[i] == plans[j])
+            << k->name << ": the plan for size " << sizes[i] << " ("
+            << plans[i][0].str() << " " << plans[i].back().str() << ") and size " << sizes[j]
+            << " (" << plans[j][0].str() << " " << plans[j].back().str() << ")";
+      }
+    }
+  }
 }
 
 TEST(Launch, CpuTensorIsRejectedByNameBeforeCompiling) {
