@@ -22,7 +22,7 @@
 #                           plans of add, rmsnorm, softmax, matmul and attention
 #                           (OUT/shapes/shapes.md); KITE_SHAPES_TUNED=1: also
 #                           both tuned, and at untuned sizes (shapes-tuned.md;
-#                           KITE_SHAPES_TUNED=S: the rows whose label has S)
+#                           KITE_SHAPES_TUNED=RE: the rows whose label matches)
 #   tools/gpu.sh roundtrip [OUT]  on a GPU host: kite autotune --dynamic-shapes
 #                           over ranges of softmax, matmul and attention, a
 #                           cache export, and a fresh process that runs the
@@ -436,8 +436,8 @@ run_shapes_tuned() {
   }
   row() { # mode(tuned|between) label file kernel args...
     local mode=$1 label=$2 file=$3 kernel=$4; shift 4
-    # KITE_SHAPES_TUNED=S (not 1): only rows whose label contains S.
-    if [ "${KITE_SHAPES_TUNED}" != 1 ] && [[ "$label" != *"$KITE_SHAPES_TUNED"* ]]; then return; fi
+    # KITE_SHAPES_TUNED=RE (not 1): only rows whose label matches RE.
+    if [ "${KITE_SHAPES_TUNED}" != 1 ] && [[ ! "$label" =~ $KITE_SHAPES_TUNED ]]; then return; fi
     local a=(); for x in "$@"; do a+=(--arg "$x"); done
     tune "$file" "$kernel" "${a[@]}"
     [ "$mode" = tuned ] && tune "$file" "$kernel" "${a[@]}" --dynamic-shapes
