@@ -34,6 +34,18 @@ SmallVector<int64_t> indexedDims(ArrayRef<Subscript> subs) {
   return dims;
 }
 
+/// The tensor a load, store or atomic accesses, with its subscripts in
+/// `subs`; null for any other op.
+Value accessOf(Operation *op, SmallVector<Subscript> &subs) {
+  if (auto l = dyn_cast<LoadOp>(op))
+    return subs = l.getSubscripts(), l.getTensor();
+  if (auto st = dyn_cast<StoreOp>(op))
+    return subs = st.getSubscripts(), st.getTensor();
+  if (auto a = dyn_cast<AtomicOp>(op))
+    return subs = a.getSubscripts(), a.getTensor();
+  return Value();
+}
+
 } // namespace
 
 std::optional<SizeOrigin> kite::sizeOrigin(Value tensor, int64_t dim) {
@@ -162,15 +174,9 @@ std::vector<std::vector<DynamicDim>> kite::dynamicDims(func::FuncOp captured,
   // Whether a span subscripts some tensor's last (contiguous) dim.
   auto indexesLastDim = [&](Value span) {
     for (Operation *user : span.getUsers()) {
-      Value tensor;
       SmallVector<Subscript> subs;
-      if (auto l = dyn_cast<LoadOp>(user))
-        tensor = l.getTensor(), subs = l.getSubscripts();
-      else if (auto st = dyn_cast<StoreOp>(user))
-        tensor = st.getTensor(), subs = st.getSubscripts();
-      else if (auto a = dyn_cast<AtomicOp>(user))
-        tensor = a.getTensor(), subs = a.getSubscripts();
-      else
+      Value tensor = accessOf(user, subs);
+      if (!tensor)
         continue;
       int64_t rank = knownRank(tensor);
       SmallVector<int64_t> dims = indexedDims(subs);
@@ -245,11 +251,9 @@ std::vector<std::vector<DynamicDim>> kite::dynamicDims(func::FuncOp captured,
             tensors.insert({like.getResult(), tdim});
             node.driven = true;
           } else if (isa<DTypeOfOp, func::ReturnOp>(user)) {
-          } else if (isa<LoadOp, StoreOp, AtomicOp>(user) &&
+          } else if (SmallVector<Subscript> subs;
+                     accessOf(user, subs) == tensor &&
                      use.getOperandNumber() == (isa<LoadOp>(user) ? 0u : 1u)) {
-            SmallVector<Subscript> subs = isa<LoadOp>(user)    ? cast<LoadOp>(user).getSubscripts()
-                                          : isa<StoreOp>(user) ? cast<StoreOp>(user).getSubscripts()
-                                                               : cast<AtomicOp>(user).getSubscripts();
             SmallVector<int64_t> dims = indexedDims(subs);
             auto it = llvm::find(dims, tdim);
             // An `all` (or a missing subscript) spans the whole dim: a

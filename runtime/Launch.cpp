@@ -85,6 +85,16 @@ std::vector<std::string> argNames(const KernelPlan &plan) {
   return names;
 }
 
+/// A tensor's alignment class: the largest power of two up to 16 dividing
+/// its address (as ArgSpec::of records it).
+int64_t alignmentClass(const Tensor &t) {
+  auto address = reinterpret_cast<uintptr_t>(t.data_ptr());
+  int64_t alignment = 16;
+  while (alignment > 1 && address % uint64_t(alignment) != 0)
+    alignment /= 2;
+  return alignment;
+}
+
 bool sizesMatch(const Tensor &t, const ArgSpec &s) {
   for (size_t d = 0; d < s.sizes.size(); ++d)
     if (!s.size_fits(d, t.size(int64_t(d))))
@@ -351,11 +361,7 @@ uint64_t kite::specialization_hash(std::span<const KernelArg> args, bool dynamic
         hash.add(size == 1 ? 0 : uint64_t(t.stride(d)));
       }
     }
-    auto address = reinterpret_cast<uintptr_t>(t.data_ptr());
-    uint64_t alignment = 16;
-    while (alignment > 1 && address % alignment != 0)
-      alignment /= 2;
-    hash.add(alignment);
+    hash.add(uint64_t(alignmentClass(t)));
   }
   return hash.value();
 }
@@ -1080,12 +1086,7 @@ bool servesExactly(const KernelPlan &plan, std::span<const KernelArg> args) {
         return false;
     if (!s.divisors.empty() && s.index32 != ArgSpec::fits_index32(t.numel()))
       return false;
-    if (!stridesMatch(t, s))
-      return false;
-    int64_t alignment = 16;
-    while (alignment > 1 && reinterpret_cast<uintptr_t>(t.data_ptr()) % uint64_t(alignment) != 0)
-      alignment /= 2;
-    if (alignment != std::max<int64_t>(s.alignment, 1))
+    if (!stridesMatch(t, s) || alignmentClass(t) != std::max<int64_t>(s.alignment, 1))
       return false;
   }
   return true;
