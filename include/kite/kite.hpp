@@ -14,9 +14,10 @@
 //
 //   KITE_KERNEL                       [[clang::annotate("kite_kernel")]] under Clang
 //   Error                             every user error (a std::runtime_error)
-//   DType {f16,bf16,f32,f64,i8,i32,i64,boolean}; constants f16 ... boolean
+//   DType {f16,bf16,f32,f64,i8,i32,i64,boolean,e4m3,e5m2}; constants f16 ... e5m2
 //   dtype_name element_size is_floating promote_types
 //   bfloat16 half                     host 16-bit float storage types
+//   float8_e4m3 float8_e5m2           host 8-bit float storage types
 //   Device {Kind {cpu, cuda} kind; int index}; Storage
 //   Tensor                            host tensors and in-loop values (tiles)
 //     dtype dim size sizes stride strides numel is_contiguous device defined
@@ -108,7 +109,9 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-enum class DType : uint8_t { f16, bf16, f32, f64, i8, i32, i64, boolean };
+/// e4m3 and e5m2 are the 8-bit floats of FP8 products (PyTorch's
+/// float8_e4m3fn and float8_e5m2): storage types whose arithmetic runs in f32.
+enum class DType : uint8_t { f16, bf16, f32, f64, i8, i32, i64, boolean, e4m3, e5m2 };
 inline constexpr DType f16 = DType::f16;
 inline constexpr DType bf16 = DType::bf16;
 inline constexpr DType f32 = DType::f32;
@@ -117,6 +120,8 @@ inline constexpr DType i8 = DType::i8;
 inline constexpr DType i32 = DType::i32;
 inline constexpr DType i64 = DType::i64;
 inline constexpr DType boolean = DType::boolean;
+inline constexpr DType e4m3 = DType::e4m3;
+inline constexpr DType e5m2 = DType::e5m2;
 
 const char *dtype_name(DType t);
 /// The dtype named `name` ("bf16", "bool", ...: dtype_name's names); false
@@ -143,6 +148,25 @@ struct half {
   half(float f);
   operator float() const;
   static half from_bits(uint16_t b);
+};
+
+/// 8-bit float storage, as PyTorch's float8_e4m3fn (no infinities, NaN is
+/// S.1111.111, largest 448) and float8_e5m2 (IEEE-like: infinities, largest
+/// 57344). Conversions from float round to nearest even and do not saturate:
+/// past the largest value e4m3 gives NaN and e5m2 infinity, as PyTorch's.
+struct float8_e4m3 {
+  uint8_t bits = 0;
+  float8_e4m3() = default;
+  float8_e4m3(float f);
+  operator float() const;
+  static float8_e4m3 from_bits(uint8_t b);
+};
+struct float8_e5m2 {
+  uint8_t bits = 0;
+  float8_e5m2() = default;
+  float8_e5m2(float f);
+  operator float() const;
+  static float8_e5m2 from_bits(uint8_t b);
 };
 
 struct Device {
@@ -790,13 +814,15 @@ inline const char *dtype_name(DType t) {
   case DType::i32: return "i32";
   case DType::i64: return "i64";
   case DType::boolean: return "bool";
+  case DType::e4m3: return "e4m3";
+  case DType::e5m2: return "e5m2";
   }
   return "?";
 }
 
 inline bool dtype_from_name(std::string_view name, DType &out) {
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i8, DType::i32,
-                  DType::i64, DType::boolean})
+                  DType::i64, DType::boolean, DType::e4m3, DType::e5m2})
     if (name == dtype_name(t)) {
       out = t;
       return true;
@@ -807,7 +833,9 @@ inline bool dtype_from_name(std::string_view name, DType &out) {
 inline int64_t element_size(DType t) {
   switch (t) {
   case DType::i8:
-  case DType::boolean: return 1;
+  case DType::boolean:
+  case DType::e4m3:
+  case DType::e5m2: return 1;
   case DType::f16:
   case DType::bf16: return 2;
   case DType::f32:
@@ -819,7 +847,8 @@ inline int64_t element_size(DType t) {
 }
 
 inline bool is_floating(DType t) {
-  return t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64;
+  return t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64 ||
+         t == DType::e4m3 || t == DType::e5m2;
 }
 
 inline DType promote_types(DType a, DType b) {
@@ -829,8 +858,10 @@ inline DType promote_types(DType a, DType b) {
   bool fa = is_floating(a), fb = is_floating(b);
   if (fa != fb) return fa ? a : b;
   if (!fa) return element_size(a) >= element_size(b) ? a : b;
-  if (a == DType::f64 || b == DType::f64) return DType::f64;
-  // f32 with a 16-bit type, or f16 with bf16 (neither holds the other).
+  // The wider float holds the narrower one's values; two of one width (f16
+  // and bf16, e4m3 and e5m2) meet at f32. (PyTorch refuses to promote its
+  // 8-bit floats; kite's rule is the one its 16-bit floats follow.)
+  if (element_size(a) != element_size(b)) return element_size(a) > element_size(b) ? a : b;
   return DType::f32;
 }
 
@@ -892,6 +923,61 @@ inline half::operator float() const {
 }
 inline half half::from_bits(uint16_t b) {
   half r;
+  r.bits = b;
+  return r;
+}
+
+namespace detail {
+/// The code of float f in an 8-bit float with `E` exponent bits (bias
+/// 2^(E-1) - 1) and 7 - E mantissa bits, rounded to nearest even; a
+/// magnitude past `maxFinite` after rounding (infinity included) becomes
+/// `overflow`, NaN becomes `nan`, both with f's sign.
+inline uint8_t fp8Encode(float f, int E, double maxFinite, uint8_t overflow, uint8_t nan) {
+  const int M = 7 - E, emin = 2 - (1 << (E - 1)); // the smallest normal exponent
+  uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  if (std::isnan(f)) return sign | nan;
+  double a = std::fabs(static_cast<double>(f));
+  if (a > maxFinite * 2) return sign | overflow;
+  if (a == 0) return sign;
+  int e = std::ilogb(a); // a in [2^e, 2^(e+1))
+  double q = std::ldexp(1.0, std::max(e, emin) - M), r = a / q, n = std::floor(r);
+  if (r - n > 0.5 || (r - n == 0.5 && std::fmod(n, 2.0) != 0)) n += 1;
+  double v = n * q;
+  if (v > maxFinite) return sign | overflow;
+  if (v == 0) return sign;
+  int ve = std::ilogb(v);
+  if (ve < emin) return sign | static_cast<uint8_t>(v / std::ldexp(1.0, emin - M)); // subnormal
+  double mant = (v / std::ldexp(1.0, ve) - 1.0) * (1 << M);
+  return sign | static_cast<uint8_t>(((ve - emin + 1) << M) | static_cast<int>(mant));
+}
+
+/// The value of code `bits` of the 8-bit float with `E` exponent bits.
+/// `ieee`: the top exponent is infinity and NaN (e5m2); otherwise only
+/// S.1111.111 is NaN (e4m3's "fn" encoding).
+inline float fp8Decode(uint8_t bits, int E, bool ieee) {
+  const int M = 7 - E, emin = 2 - (1 << (E - 1)), top = (1 << E) - 1;
+  int e = (bits >> M) & top, m = bits & ((1 << M) - 1);
+  float sign = (bits & 0x80) ? -1.0f : 1.0f;
+  if (ieee && e == top)
+    return m ? std::numeric_limits<float>::quiet_NaN() : sign * std::numeric_limits<float>::infinity();
+  if (!ieee && e == top && m == (1 << M) - 1) return std::numeric_limits<float>::quiet_NaN();
+  if (e == 0) return sign * static_cast<float>(std::ldexp(static_cast<double>(m), emin - M));
+  return sign * static_cast<float>(std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -M),
+                                              e - 1 + emin));
+}
+} // namespace detail
+
+inline float8_e4m3::float8_e4m3(float f) : bits(detail::fp8Encode(f, 4, 448.0, 0x7f, 0x7f)) {}
+inline float8_e4m3::operator float() const { return detail::fp8Decode(bits, 4, false); }
+inline float8_e4m3 float8_e4m3::from_bits(uint8_t b) {
+  float8_e4m3 r;
+  r.bits = b;
+  return r;
+}
+inline float8_e5m2::float8_e5m2(float f) : bits(detail::fp8Encode(f, 5, 57344.0, 0x7c, 0x7f)) {}
+inline float8_e5m2::operator float() const { return detail::fp8Decode(bits, 5, true); }
+inline float8_e5m2 float8_e5m2::from_bits(uint8_t b) {
+  float8_e5m2 r;
   r.bits = b;
   return r;
 }
@@ -1054,17 +1140,24 @@ template <class F> decltype(auto) visitDType(DType dt, F &&f) {
   case DType::i32: return f(int32_t{});
   case DType::i64: return f(int64_t{});
   case DType::boolean: return f(uint8_t{});
+  case DType::e4m3: return f(float8_e4m3{});
+  case DType::e5m2: return f(float8_e5m2{});
   }
   return f(float{});
 }
 
+/// The storage types narrower than float (converted through float).
+template <class T> constexpr bool isLowFloat() {
+  return std::is_same_v<T, half> || std::is_same_v<T, bfloat16> ||
+         std::is_same_v<T, float8_e4m3> || std::is_same_v<T, float8_e5m2>;
+}
+
 template <class T> constexpr bool isFloatStorage() {
-  return std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half> ||
-         std::is_same_v<T, bfloat16>;
+  return std::is_same_v<T, float> || std::is_same_v<T, double> || isLowFloat<T>();
 }
 
 template <class T> double toDouble(T v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+  if constexpr (isLowFloat<T>())
     return static_cast<double>(static_cast<float>(v));
   else if constexpr (std::is_same_v<T, uint8_t>)
     return v != 0 ? 1.0 : 0.0;
@@ -1105,6 +1198,8 @@ inline double roundTo(double v, DType as) {
   case DType::f32: return static_cast<double>(static_cast<float>(v));
   case DType::bf16: return static_cast<float>(bfloat16(static_cast<float>(v)));
   case DType::f16: return static_cast<float>(half(static_cast<float>(v)));
+  case DType::e4m3: return static_cast<float>(float8_e4m3(static_cast<float>(v)));
+  case DType::e5m2: return static_cast<float>(float8_e5m2(static_cast<float>(v)));
   default: return static_cast<double>(floatToInt(v, as));
   }
 }
@@ -1116,7 +1211,7 @@ inline bool needsRounding(DType src, DType as) {
   case DType::f64: return false;
   case DType::f32: return src == DType::f64 || src == DType::i32 || src == DType::i64;
   case DType::bf16:
-  case DType::f16: return src != DType::i8;
+  case DType::f16: return src != DType::i8 && src != DType::e4m3 && src != DType::e5m2;
   default: return true;
   }
 }
@@ -1124,7 +1219,7 @@ inline bool needsRounding(DType src, DType as) {
 template <class T> T fromDouble(double v, DType dt) {
   if constexpr (std::is_same_v<T, uint8_t>)
     return v != 0.0 ? 1 : 0;
-  else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+  else if constexpr (isLowFloat<T>())
     return T(static_cast<float>(v));
   else if constexpr (std::is_floating_point_v<T>)
     return static_cast<T>(v);
@@ -1135,7 +1230,7 @@ template <class T> T fromDouble(double v, DType dt) {
 template <class T> T fromInt(int64_t v) {
   if constexpr (std::is_same_v<T, uint8_t>)
     return v != 0 ? 1 : 0;
-  else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+  else if constexpr (isLowFloat<T>())
     return T(static_cast<float>(v));
   else
     return static_cast<T>(v);
@@ -1265,6 +1360,8 @@ template <class T> constexpr DType dtypeOf() {
   else if constexpr (std::is_same_v<U, double>) return DType::f64;
   else if constexpr (std::is_same_v<U, bfloat16>) return DType::bf16;
   else if constexpr (std::is_same_v<U, half>) return DType::f16;
+  else if constexpr (std::is_same_v<U, float8_e4m3>) return DType::e4m3;
+  else if constexpr (std::is_same_v<U, float8_e5m2>) return DType::e5m2;
   else if constexpr (std::is_same_v<U, bool>) return DType::boolean;
   else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 1) return DType::i8;
   else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 4) return DType::i32;
@@ -1323,7 +1420,10 @@ template <Arithmetic S> Operand scalarOp(S s) {
 inline bool isWeak(const Operand &o) { return !o.t || o.t->dim() == 0; }
 
 /// The precision 16-bit operations compute in.
-inline DType opmath(DType t) { return t == DType::f16 || t == DType::bf16 ? DType::f32 : t; }
+inline DType opmath(DType t) {
+  return t == DType::f16 || t == DType::bf16 || t == DType::e4m3 || t == DType::e5m2 ? DType::f32
+                                                                                     : t;
+}
 
 inline int combineCategories(int higher, int lower) {
   if (higher < 0) return lower;
@@ -2572,7 +2672,7 @@ template <class T> T Tensor::item() const {
     double v = detail::readF(op, *this, dtype_, sizes_)[0];
     if constexpr (std::is_same_v<T, bool>)
       return v != 0.0;
-    else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+    else if constexpr (detail::isLowFloat<T>())
       return T(static_cast<float>(v));
     else
       return static_cast<T>(v);
@@ -2580,7 +2680,7 @@ template <class T> T Tensor::item() const {
   int64_t v = detail::readI(op, *this, dtype_, sizes_)[0];
   if constexpr (std::is_same_v<T, bool>)
     return v != 0;
-  else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+  else if constexpr (detail::isLowFloat<T>())
     return T(static_cast<float>(v));
   else
     return static_cast<T>(v);
@@ -2987,6 +3087,8 @@ inline int mantissaBits(DType dt) {
   switch (dt) {
   case DType::bf16: return 8;
   case DType::f16: return 11;
+  case DType::e4m3: return 4;
+  case DType::e5m2: return 3;
   case DType::f32: return 24;
   default: return 53;
   }
@@ -3321,7 +3423,7 @@ inline Tensor bmm(const Tensor &a, const Tensor &b, DType out_dtype) {
   if (out_dtype != in && !(out_dtype == DType::f32 && detail::opmath(in) == DType::f32))
     detail::fail("bmm", std::string("out_dtype ") + dtype_name(out_dtype) +
                             " is not supported for " + dtype_name(in) +
-                            " inputs; it can be f32 for f16 or bf16 inputs, or the inputs' dtype");
+                            " inputs; it can be f32 for 16- or 8-bit float inputs, or the inputs' dtype");
   return detail::matmulImpl("bmm", nullptr, a, b, {a.size(0)}, in, out_dtype,
                             {a.size(0), a.size(1), b.size(2)});
 }

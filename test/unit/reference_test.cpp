@@ -134,6 +134,97 @@ TEST(Float16, HalfRoundsToNearestEven) {
   EXPECT_TRUE(std::isinf(static_cast<float>(half::from_bits(0xfc00))));
 }
 
+TEST(Float8, E4M3Codes) {
+  EXPECT_STREQ(dtype_name(e4m3), "e4m3");
+  EXPECT_EQ(element_size(e4m3), 1);
+  EXPECT_TRUE(is_floating(e4m3));
+  EXPECT_EQ(float8_e4m3(1.0f).bits, 0x38);
+  EXPECT_EQ(float8_e4m3(-2.0f).bits, 0xc0);
+  EXPECT_EQ(float8_e4m3(448.0f).bits, 0x7e);             // the largest
+  EXPECT_EQ(float8_e4m3(464.0f).bits, 0x7e);             // tie with 480: to even (448)
+  EXPECT_EQ(float8_e4m3(465.0f).bits, 0x7f);             // rounds past 448: NaN, no saturation
+  EXPECT_EQ(float8_e4m3(-1e9f).bits, 0xff);
+  EXPECT_EQ(float8_e4m3(std::numeric_limits<float>::infinity()).bits, 0x7f);
+  EXPECT_EQ(float8_e4m3(std::ldexp(1.0f, -6)).bits, 0x08); // smallest normal
+  EXPECT_EQ(float8_e4m3(std::ldexp(1.0f, -9)).bits, 0x01); // smallest subnormal
+  EXPECT_EQ(float8_e4m3(std::ldexp(1.0f, -10)).bits, 0x00); // tie with 0: to even
+  EXPECT_EQ(float8_e4m3(std::ldexp(3.0f, -10)).bits, 0x02); // 1.5 units: tie, to 2
+  EXPECT_EQ(float8_e4m3(1.0625f).bits, 0x38);             // 1 + 2^-4: tie, to even (down)
+  EXPECT_EQ(float8_e4m3(1.1875f).bits, 0x3a);             // 1 + 3*2^-4: tie, to even (up)
+  EXPECT_EQ(float8_e4m3(-0.0f).bits, 0x80);
+  EXPECT_TRUE(std::isnan(static_cast<float>(float8_e4m3::from_bits(0x7f))));
+  EXPECT_EQ(static_cast<float>(float8_e4m3::from_bits(0x7e)), 448.0f);
+  EXPECT_EQ(static_cast<float>(float8_e4m3::from_bits(0x78)), 256.0f); // S.1111.000 is finite
+  EXPECT_EQ(static_cast<float>(float8_e4m3::from_bits(0x83)), -std::ldexp(3.0f, -9));
+}
+
+TEST(Float8, E5M2Codes) {
+  EXPECT_STREQ(dtype_name(e5m2), "e5m2");
+  EXPECT_EQ(float8_e5m2(1.0f).bits, 0x3c);
+  EXPECT_EQ(float8_e5m2(57344.0f).bits, 0x7b);            // the largest
+  EXPECT_EQ(float8_e5m2(61440.0f).bits, 0x7c);            // tie with odd 57344: to infinity
+  EXPECT_EQ(float8_e5m2(61439.0f).bits, 0x7b);
+  EXPECT_EQ(float8_e5m2(-std::numeric_limits<float>::infinity()).bits, 0xfc);
+  EXPECT_EQ(float8_e5m2(std::nanf("")).bits & 0x7f, 0x7f);
+  EXPECT_EQ(float8_e5m2(std::ldexp(1.0f, -16)).bits, 0x01); // smallest subnormal
+  EXPECT_EQ(float8_e5m2(std::ldexp(1.0f, -14)).bits, 0x04); // smallest normal
+  EXPECT_EQ(float8_e5m2(1.125f).bits, 0x3c);              // tie, to even (down)
+  EXPECT_TRUE(std::isinf(static_cast<float>(float8_e5m2::from_bits(0x7c))));
+  EXPECT_TRUE(std::isnan(static_cast<float>(float8_e5m2::from_bits(0x7d))));
+  EXPECT_EQ(static_cast<float>(float8_e5m2::from_bits(0xc2)), -3.0f);
+}
+
+TEST(Float8, EveryCodeRoundTripsAndOrders) {
+  // Each finite code decodes to a value that encodes back to it, the
+  // positive codes are increasing, and a value halfway between two
+  // neighbours goes to the one with the even code.
+  auto check = [](auto from_bits, int last) {
+    using F = decltype(from_bits(uint8_t{0}));
+    for (int c = 0; c <= last; ++c) {
+      float v = static_cast<float>(from_bits(static_cast<uint8_t>(c)));
+      float n = static_cast<float>(from_bits(static_cast<uint8_t>(c | 0x80)));
+      EXPECT_EQ(F(v).bits, c) << c;
+      EXPECT_EQ(F(n).bits, c | 0x80) << c;
+      if (c == last) continue;
+      float next = static_cast<float>(from_bits(static_cast<uint8_t>(c + 1)));
+      EXPECT_LT(v, next) << c;
+      EXPECT_EQ(F((v + next) / 2).bits, (c % 2 == 0) ? c : c + 1) << c;
+    }
+  };
+  check([](uint8_t b) { return float8_e4m3::from_bits(b); }, 0x7e);
+  check([](uint8_t b) { return float8_e5m2::from_bits(b); }, 0x7b);
+}
+
+TEST(Float8, TensorsComputeInF32AndRoundOnce) {
+  EXPECT_EQ(promote_types(e4m3, e5m2), f32);
+  EXPECT_EQ(promote_types(e4m3, bf16), bf16);
+  EXPECT_EQ(promote_types(f16, e5m2), f16);
+  EXPECT_EQ(promote_types(e4m3, f32), f32);
+  EXPECT_EQ(promote_types(i64, e4m3), e4m3);
+  Tensor a = from_vector<float>({1.0f, 2.0f, 300.0f}).to(e4m3);
+  Tensor b = from_vector<float>({0.0625f, 0.1875f, 200.0f}).to(e4m3);
+  EXPECT_EQ(a.dtype(), e4m3);
+  // 1 + 1/16 ties to 1; 2 + 0.1875 rounds to 2.25; 288 + 192 (200 rounded) = 480: NaN.
+  Tensor s = a + b;
+  EXPECT_EQ(s.dtype(), e4m3);
+  std::vector<double> sv = vals(s);
+  EXPECT_EQ(sv[0], 1.0);
+  EXPECT_EQ(sv[1], 2.25);
+  EXPECT_TRUE(std::isnan(sv[2]));
+  EXPECT_EQ((a * 2.0).dtype(), e4m3); // scalars are weak
+  EXPECT_EQ((a + from_vector<float>({0, 0, 0}).to(bf16)).dtype(), bf16);
+  EXPECT_EQ(vals(a.to(f32)), (V{1.0, 2.0, 288.0})); // 300 rounds to 288
+  // Products of 8-bit floats accumulate in f32 (dot) or give f32 sums (bmm's out_dtype).
+  Tensor x = from_vector<float>({1, 2, 3, 4}, {2, 2}).to(e4m3);
+  Tensor y = from_vector<float>({0.5f, 0.25f, 8, 16}, {2, 2}).to(e5m2);
+  Tensor d = dot(x, y);
+  EXPECT_EQ(d.dtype(), f32);
+  EXPECT_EQ(vals(d), (V{16.5, 32.25, 33.5, 64.75}));
+  Tensor xb = x.unsqueeze(0), yb = from_vector<float>({0.5f, 0.25f, 8, 16}, {1, 2, 2}).to(e4m3);
+  EXPECT_EQ(bmm(xb, yb, f32).dtype(), f32);
+  EXPECT_EQ(vals(bmm(xb, yb, f32)), (V{16.5, 32.25, 33.5, 64.75}));
+}
+
 TEST(Float16, ArithmeticRoundsOnceFromFloat) {
   // bf16: 1 + 2^-8 is exact in f32 but rounds to 1 in bf16.
   Tensor a = from_vector<float>({1.0f, 3.0f}).to(bf16);
