@@ -23,10 +23,12 @@ namespace rt = kite::runtime;
 
 namespace {
 
-// DType codes as kite::DType numbers them: f16 bf16 f32 f64 i8 i32 i64 bool.
+// DType codes as kite::DType numbers them: f16 bf16 f32 f64 i8 i32 i64 bool
+// e4m3 e5m2.
 const char *kHelperSource = R"(
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 typedef long long i64;
 typedef unsigned long long u64;
 
@@ -47,6 +49,10 @@ __device__ double load(const void *p, i64 i, int dtype) {
   case 4: return (double)((const signed char *)p)[i];
   case 5: return (double)((const int *)p)[i];
   case 6: return (double)((const i64 *)p)[i];
+  case 8:
+  case 9:
+    return (double)__half2float(__half(__nv_cvt_fp8_to_halfraw(
+        ((const unsigned char *)p)[i], dtype == 8 ? __NV_E4M3 : __NV_E5M2)));
   default: return (double)((const unsigned char *)p)[i];
   }
 }
@@ -54,12 +60,17 @@ __device__ double load(const void *p, i64 i, int dtype) {
 extern "C" __global__ void kite_fill(void *p, i64 n, int dtype, u64 seed, i64 lo, i64 hi) {
   for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
     u64 h = mix(seed ^ mix((u64)i));
-    if (dtype <= 3) {
+    if (dtype <= 3 || dtype == 8 || dtype == 9) {
       double v = sqrt(-2.0 * log(unit(h))) * cospi(2.0 * unit(mix(h)));
       switch (dtype) {
       case 0: ((__half *)p)[i] = __float2half((float)v); break;
       case 1: ((__nv_bfloat16 *)p)[i] = __float2bfloat16((float)v); break;
       case 2: ((float *)p)[i] = (float)v; break;
+      case 8:
+      case 9:
+        ((unsigned char *)p)[i] =
+            __nv_cvt_float_to_fp8((float)v, __NV_SATFINITE, dtype == 8 ? __NV_E4M3 : __NV_E5M2);
+        break;
       default: ((double *)p)[i] = v; break;
       }
     } else {
@@ -158,6 +169,10 @@ std::pair<double, double> tolerance(DType t) {
     return {1e-4, 2e-3};
   case DType::f64:
     return {1e-9, 1e-9};
+  case DType::e4m3: // an 8-bit float's step is 2^-3 (e4m3) or 2^-2 (e5m2) of its value
+    return {2e-2, 0.13};
+  case DType::e5m2:
+    return {4e-2, 0.26};
   default:
     return {0, 0};
   }

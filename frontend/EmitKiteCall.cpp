@@ -80,7 +80,7 @@ std::optional<int64_t> constantInt(Value v) {
   return std::nullopt;
 }
 
-bool isFloat16(Type t) { return t && (t.isF16() || t.isBF16()); }
+bool isNarrow(Type t) { return t && kite::isNarrowFloat(t); }
 
 } // namespace
 
@@ -1394,7 +1394,7 @@ KernelEmitter::emitMatmul(llvm::StringRef name,
   Type elem;
   if (ea && eb) {
     elem = promote(a.getType(), b.getType());
-    if (name == "dot" && isFloat16(ea) && isFloat16(eb))
+    if (name == "dot" && isNarrow(ea) && isNarrow(eb))
       elem = b_.getF32Type();
   }
   if (outDtype)

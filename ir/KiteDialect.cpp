@@ -99,8 +99,12 @@ std::optional<int64_t> kite::getRankOf(Type type) {
 bool kite::isKiteDType(Type type) {
   return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
          type.isSignlessInteger(8) || type.isSignlessInteger(32) ||
-         type.isSignlessInteger(64) || type.isSignlessInteger(1);
+         type.isSignlessInteger(64) || type.isSignlessInteger(1) || isFloat8(type);
 }
+
+bool kite::isFloat8(Type type) { return type.isFloat8E4M3FN() || type.isFloat8E5M2(); }
+
+bool kite::isNarrowFloat(Type type) { return type.isF16() || type.isBF16() || isFloat8(type); }
 
 Type kite::parseDTypeName(MLIRContext *ctx, llvm::StringRef name) {
   Builder b(ctx);
@@ -112,6 +116,8 @@ Type kite::parseDTypeName(MLIRContext *ctx, llvm::StringRef name) {
       .Case("i8", b.getI8Type())
       .Case("i32", b.getI32Type())
       .Case("i64", b.getI64Type())
+      .Case("e4m3", b.getFloat8E4M3FNType())
+      .Case("e5m2", b.getFloat8E5M2Type())
       .Cases("bool", "boolean", "i1", b.getI1Type())
       .Default(Type());
 }

@@ -65,11 +65,20 @@ mlir::Type getElementTypeOrNull(mlir::Type type);
 /// Rank of a tile (0 for scalars); nullopt if unranked.
 std::optional<int64_t> getRankOf(mlir::Type type);
 
-/// The dtypes of the language, as MLIR types: f16 bf16 f32 f64 i8 i32 i64 i1.
+/// The dtypes of the language, as MLIR types: f16 bf16 f32 f64 i8 i32 i64
+/// i1, and f8E4M3FN f8E5M2 (the language's e4m3 and e5m2).
 bool isKiteDType(mlir::Type type);
 
-/// The MLIR type of a dtype name: f16 bf16 f32 f64 i8 i32 i64, and bool
-/// (also spelled boolean, as the C++ enumerator, or i1); null if none.
+/// True for the 8-bit floats e4m3 and e5m2.
+bool isFloat8(mlir::Type type);
+
+/// True for the floats narrower than f32 (f16, bf16, e4m3, e5m2): storage
+/// types whose arithmetic, reductions and products' sums run in f32.
+bool isNarrowFloat(mlir::Type type);
+
+/// The MLIR type of a dtype name: f16 bf16 f32 f64 i8 i32 i64 e4m3 e5m2,
+/// and bool (also spelled boolean, as the C++ enumerator, or i1); null if
+/// none.
 mlir::Type parseDTypeName(mlir::MLIRContext *ctx, llvm::StringRef name);
 
 /// Name of the unit attribute that marks a kernel function, and the

@@ -66,7 +66,7 @@ LogicalResult SizeOp::verify() {
 LogicalResult DTypeConstOp::verify() {
   if (!isKiteDType(getDtype()))
     return emitOpError() << "dtype must be one of f16, bf16, f32, f64, i8, "
-                            "i32, i64, i1; got "
+                            "i32, i64, i1, f8E4M3FN, f8E5M2; got "
                          << getDtype();
   return success();
 }
@@ -897,12 +897,12 @@ LogicalResult BmmOp::verify() {
     return success();
   Type ea = getElementTypeOrNull(getLhs().getType()),
        eb = getElementTypeOrNull(getRhs().getType());
-  auto lowFloat = [](Type t) { return t.isF16() || t.isBF16(); };
   if (ea && eb && !(*out == ea && *out == eb) &&
-      !(out->isF32() && (lowFloat(ea) || ea.isF32()) && (lowFloat(eb) || eb.isF32())))
+      !(out->isF32() && (isNarrowFloat(ea) || ea.isF32()) &&
+        (isNarrowFloat(eb) || eb.isF32())))
     return emitOpError() << "out_dtype " << *out << " is not supported for " << ea << " and "
-                         << eb << " inputs; it can be f32 for f16 or bf16 inputs, or the "
-                            "inputs' dtype";
+                         << eb << " inputs; it can be f32 for 16- or 8-bit float inputs, or "
+                            "the inputs' dtype";
   return checkResultElement(*this, getType(), *out);
 }
 LogicalResult BaddbmmOp::verify() {

@@ -55,7 +55,7 @@ FailureOr<After> parseShapeAndElement(AsmParser &parser, bool ranked,
     if (!isKiteDType(elem))
       return parser.emitError(parser.getCurrentLocation(),
                               "element type must be a kite dtype "
-                              "(f16, bf16, f32, f64, i8, i32, i64, i1), got ")
+                              "(f16, bf16, f32, f64, i8, i32, i64, i1, f8E4M3FN, f8E5M2), got ")
              << elem;
     return After::Other;
   }

@@ -263,20 +263,49 @@ Value kite::matrixProductLhs(Operation *op) {
   return Value();
 }
 
+Value ProductOperand::loadSpan(int64_t d) const { return spans[tensorDim(d)]; }
+
+int64_t ProductOperand::tensorDim(int64_t d) const {
+  int64_t rank = spans.size();
+  if (transposed && d >= rank - 2)
+    return d == rank - 1 ? rank - 2 : rank - 1;
+  return d;
+}
+
 std::optional<ProductOperand> kite::productOperand(Value v) {
-  auto load = v.getDefiningOp<LoadOp>();
+  if (!v || !v.hasOneUse())
+    return std::nullopt;
+  bool transposed = false;
+  Value loaded = v;
+  if (auto t = v.getDefiningOp<TransposeOp>()) {
+    auto type = dyn_cast<TileType>(t.getType());
+    if (!type || !type.hasRank())
+      return std::nullopt;
+    int64_t rank = type.getRank();
+    int64_t d0 = t.getDim0() < 0 ? t.getDim0() + rank : t.getDim0();
+    int64_t d1 = t.getDim1() < 0 ? t.getDim1() + rank : t.getDim1();
+    if (rank < 2 || std::min(d0, d1) != rank - 2 || std::max(d0, d1) != rank - 1)
+      return std::nullopt;
+    transposed = true;
+    loaded = t.getOperand();
+    if (!loaded.hasOneUse())
+      return std::nullopt;
+  }
+  auto load = loaded.getDefiningOp<LoadOp>();
   // A load kite-check-bounds masks at run time takes the generic path.
-  if (!load || load.getMask() || !v.hasOneUse() || load->hasAttr(kCheckedAttrName))
+  if (!load || load.getMask() || load->hasAttr(kCheckedAttrName))
     return std::nullopt;
   auto arg = dyn_cast<BlockArgument>(load.getTensor());
   if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
     return std::nullopt;
-  ProductOperand o{load, arg, {}};
+  ProductOperand o{load, arg, {}, transposed, v};
   for (const Subscript &s : load.getSubscripts()) {
     if (s.kind != Subscript::Kind::Span)
       return std::nullopt;
     o.spans.push_back(s.value);
   }
+  if (transposed && o.spans.size() >= 2)
+    std::swap(o.spans[o.spans.size() - 1], o.spans[o.spans.size() - 2]);
   return o;
 }
 
@@ -288,6 +317,13 @@ bool kite::hasHalfMatmul(func::FuncOp kernel) {
         found |= t.getElementType().isBF16() || t.getElementType().isF16();
   });
   return found;
+}
+
+int64_t kite::productElementBytes(TileForOp loop) {
+  Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
+  std::optional<ProductOperand> a = product ? productOperand(product->getOperand(1)) : std::nullopt;
+  auto type = a ? dyn_cast<TileType>(a->value.getType()) : TileType();
+  return type && type.hasElementType() && isFloat8(type.getElementType()) ? 1 : 2;
 }
 
 bool kite::hasPlainProductLoop(func::FuncOp kernel) {
@@ -305,29 +341,47 @@ std::string kite::whyNotPlainProductLoop(TileForOp loop) {
   if (!product || !isa<AddmmOp, BaddbmmOp>(product) || product->getOperand(0) != acc ||
       !acc.hasOneUse())
     return "the loop does not accumulate acc = addmm(acc, a, b)";
-  // Only the two loads, the product and the yield.
-  if (std::distance(body->begin(), body->end()) != 4)
-    return "the loop body does more than load the operands and accumulate";
   std::optional<ProductOperand> a = productOperand(product->getOperand(1));
   std::optional<ProductOperand> b = productOperand(product->getOperand(2));
   if (!a || !b || a->load->getBlock() != body || b->load->getBlock() != body)
     return "an operand is not a load of a kernel parameter by tile indices";
+  // Only the two loads (a transpose of B's), the product and the yield.
+  if (std::distance(body->begin(), body->end()) != 4 + (b->transposed ? 1 : 0))
+    return "the loop body does more than load the operands and accumulate";
+  if (a->transposed)
+    return "the left operand is transposed (its tensor's rows along M)";
   auto accType = dyn_cast<TileType>(acc.getType());
-  auto aType = dyn_cast<TileType>(a->load.getType());
-  auto bType = dyn_cast<TileType>(b->load.getType());
+  auto aType = dyn_cast<TileType>(a->value.getType());
+  auto bType = dyn_cast<TileType>(b->value.getType());
   if (!accType || !aType || !bType || !accType.hasRank() || !aType.hasRank() ||
       !bType.hasRank())
     return "operand ranks are not known";
   int64_t rank = accType.getRank();
   if (aType.getRank() != rank || bType.getRank() != rank || (rank != 2 && rank != 3))
     return "operands are not 2-D (or 3-D batched)";
-  Type elem = aType.getElementType();
-  if (!elem || elem != bType.getElementType() || !(elem.isBF16() || elem.isF16()) ||
-      !accType.getElementType() || !accType.getElementType().isF32())
-    return "operands are not both bf16 or both f16 with an f32 accumulator";
+  Type elem = aType.getElementType(), elemB = bType.getElementType();
+  if (!accType.getElementType() || !accType.getElementType().isF32())
+    return "the accumulator is not f32";
+  bool half = elem && elem == elemB && (elem.isBF16() || elem.isF16());
+  bool fp8 = elem && elemB && isFloat8(elem) && isFloat8(elemB);
+  if (!half && !fp8)
+    return "operands are not both bf16, both f16 or both 8-bit floats (e4m3, e5m2)";
+  if (fp8 && !b->transposed)
+    return "8-bit float products need the right operand K-major (w[tn, tk].transpose(0, 1), "
+           "w's rows along N): the tensor cores take no other 8-bit layout";
+  // (16-bit right operands stored K-major take the per-product path until
+  // the TMA main loop's K-major form has run on the GPU for them.)
+  if (half && b->transposed)
+    return "a 16-bit right operand stored K-major takes the per-product path";
   Value k = loop.getSpans()[0];
   if (a->spans[rank - 1] != k || b->spans[rank - 2] != k)
     return "the loop's span is not the operands' K index";
+  if (fp8) {
+    OperandCopies c = operandCopies(loop, *a, *b);
+    if (c.a != "async" || c.b != "async" || !c.wholeDims)
+      return "8-bit float products run on the TMA main loop only, which needs both operands' "
+             "rows 16-byte aligned and the loops over whole dims";
+  }
   return "";
 }
 
@@ -526,7 +580,7 @@ bool kite::hasWgmma(StringRef arch) { return arch == "sm_90a"; }
 static bool shiftedRhs(TileForOp loop) {
   Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
   std::optional<ProductOperand> b = product ? productOperand(product->getOperand(2)) : std::nullopt;
-  if (!b)
+  if (!b || b->transposed)
     return false;
   auto func = loop->getParentOfType<func::FuncOp>();
   auto strides =
@@ -625,8 +679,11 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
     auto [loop, loopDim] = loopOfBlockSize(op);
     int64_t target = 64;
     if (plainProduct) {
+      // On Hopper a K tile is a main-loop stage: 128 bytes of K (64
+      // elements of 16 bits, 128 of 8).
       if (!loop || !loop.isTopLevel())
-        target = hopper ? 64 : 32;
+        target = hopper ? 128 / (whyNotPlainProductLoop(loop).empty() ? productElementBytes(loop) : 2)
+                        : 32;
       else if (isBatchDim(loop, loopDim))
         target = 1;
       else
@@ -710,7 +767,8 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
       unsigned dims = top.getNumDims();
       int64_t bm = dims >= 2 ? blockOf(top.getBlockSizes()[dims - 2]) : 0;
       int64_t bn = blockOf(top.getBlockSizes()[dims - 1]);
-      int64_t bk = blockOf(loop.getBlockSizes()[0]);
+      // K tiles of one 128-byte stage (64 elements of 16 bits, 128 of 8).
+      bool stageK = blockOf(loop.getBlockSizes()[0]) * productElementBytes(loop) == 128;
       std::optional<int64_t> tiles = 1;
       for (unsigned d = 0; d < dims && tiles; ++d) {
         std::optional<int64_t> lo = getConstantIntValue(top.getLowerBounds()[d]);
@@ -721,12 +779,12 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
         else
           *tiles *= std::max<int64_t>(1, llvm::divideCeil(*hi - *lo, b));
       }
-      if (dims >= 2 && tiles && *tiles < kHopperSMs && bm >= 128 && bn >= 256 && bk == 64) {
+      if (dims >= 2 && tiles && *tiles < kHopperSMs && bm >= 128 && bn >= 256 && stageK) {
         setBlock(top.getBlockSizes()[dims - 2], 64);
         setBlock(top.getBlockSizes()[dims - 1], 128);
         c.num_stages = 6;
         bm = 64;
-      } else if (dims >= 2 && bm == 128 && bn == 256 && bk == 64 && shiftedRhs(loop)) {
+      } else if (dims >= 2 && bm == 128 && bn == 256 && stageK && shiftedRhs(loop)) {
         // The right operand's rows are not 16-byte multiples (4097 x 4095
         // x 4096): the producer copies its tiles through registers, so
         // give it the narrower side, 256 x 128 tiles (on the H200 0.59 ms
@@ -734,7 +792,7 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch) {
         setBlock(top.getBlockSizes()[dims - 2], 256);
         setBlock(top.getBlockSizes()[dims - 1], 128);
       }
-      if (bm < 128 || bn < 64 || bk != 64)
+      if (bm < 128 || bn < 64 || !stageK)
         c.num_warps = 8;
     });
   }

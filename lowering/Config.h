@@ -154,20 +154,48 @@ int64_t dynamicReductionBound(mlir::Operation *root);
 bool reductionLoopSupported(mlir::func::FuncOp kernel, int64_t size);
 
 /// An operand of a matrix product that is a load of a kernel parameter
-/// subscripted by tile indices only.
+/// subscripted by tile indices only, or such a load with its last two dims
+/// swapped (`w[tn, tk].transpose(0, 1)`: `transposed`, the tensor holds the
+/// operand's columns as its rows).
 struct ProductOperand {
   LoadOp load;
   mlir::BlockArgument tensor; // the kernel parameter
+  /// The spans of the operand's dims, as the product sees them (the load's,
+  /// with the last two swapped when `transposed`).
   llvm::SmallVector<mlir::Value> spans;
+  bool transposed = false;
+  mlir::Value value; // the product's operand (the load, or its transpose)
+  /// The load's subscript of the product's dim `d`.
+  mlir::Value loadSpan(int64_t d) const;
+  /// The tensor dim the product's dim `d` indexes.
+  int64_t tensorDim(int64_t d) const;
 };
 std::optional<ProductOperand> productOperand(mlir::Value v);
 
-/// Why `loop` is not the K loop of a 16-bit matrix product that only
-/// accumulates, `acc = addmm(acc, x[tm, tk], y[tk, tn])` (or baddbmm) on
-/// bf16/f16 kernel parameters with an f32 accumulator; "" if it is. Needs
-/// known element types and ranks (a specialized kernel); shapes are not
-/// looked at.
+/// Why `loop` is not the K loop of a matrix product that only accumulates,
+/// `acc = addmm(acc, x[tm, tk], y[tk, tn])` (or baddbmm) into an f32
+/// accumulator, on bf16/f16 kernel parameters, or on 8-bit float ones
+/// (e4m3, e5m2) with the right operand K-major (`w[tn, tk].transpose(0,
+/// 1)`) that TMA can copy (only the TMA main loop runs them); "" if it is.
+/// Needs known element types and ranks (a specialized kernel).
 std::string whyNotPlainProductLoop(TileForOp loop);
+
+/// How a plain product loop's operand tiles can be copied to shared memory
+/// (kite_gemm.cuh's GemmCopy): "async" (16-byte cp.async: contiguous rows,
+/// 16-byte aligned data, rows and tile starts), "shifted" (contiguous rows
+/// of static strides of at least 32 bytes) or "elements"; and whether the
+/// loops run over whole dims of both tensors (TMA boxes take the tensors'
+/// bounds as theirs). TMA copies need both "async" and whole dims.
+struct OperandCopies {
+  llvm::StringRef a, b;
+  bool wholeDims = false;
+};
+OperandCopies operandCopies(TileForOp loop, const ProductOperand &a, const ProductOperand &b);
+
+/// The bytes of one element of the operands of plain product loop `loop`
+/// (2 for 16-bit floats, 1 for 8-bit ones). A main-loop stage is 128 bytes
+/// of K: 64 elements or 128.
+int64_t productElementBytes(TileForOp loop);
 
 /// True if some loop of `kernel` is such a K loop.
 bool hasPlainProductLoop(mlir::func::FuncOp kernel);

@@ -31,6 +31,10 @@ std::string kite::dtypeName(Type type) {
     return "?";
   if (type.isInteger(1))
     return "bool";
+  if (type.isFloat8E4M3FN())
+    return "e4m3";
+  if (type.isFloat8E5M2())
+    return "e5m2";
   std::string s;
   llvm::raw_string_ostream os(s);
   os << type;
@@ -221,7 +225,7 @@ FailureOr<LaunchArg> kite::parseLaunchArg(MLIRContext *ctx, llvm::StringRef text
   spec.dtype = parseDType(ctx, dtypeText);
   if (!spec.dtype) {
     error = "unknown dtype '" + dtypeText.str() + "' for '" + spec.name +
-            "' (expected f16, bf16, f32, f64, i8, i32, i64 or bool)";
+            "' (expected f16, bf16, f32, f64, i8, i32, i64, bool, e4m3 or e5m2)";
     return failure();
   }
   rest = rest.drop_front(dtypeText.size());

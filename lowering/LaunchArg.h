@@ -61,10 +61,12 @@ mlir::FailureOr<LaunchArg> parseLaunchArg(mlir::MLIRContext *ctx,
 mlir::FailureOr<std::vector<LaunchArg>>
 parseLaunchArgs(mlir::MLIRContext *ctx, llvm::StringRef text, std::string &error);
 
-/// Parses a dtype name (f16 bf16 f32 f64 i8 i32 i64 bool/i1); null if none.
+/// Parses a dtype name (f16 bf16 f32 f64 i8 i32 i64 bool/i1 e4m3 e5m2); null
+/// if none.
 mlir::Type parseDType(mlir::MLIRContext *ctx, llvm::StringRef name);
 
-/// The language's name of a dtype (`bool` for i1).
+/// The language's name of a dtype (`bool` for i1, `e4m3` and `e5m2` for the
+/// 8-bit floats).
 std::string dtypeName(mlir::Type type);
 
 } // namespace kite

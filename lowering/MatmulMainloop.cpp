@@ -48,6 +48,65 @@ bool spanCoversDim(Value span, Value tensor, int64_t tensorDim) {
   return spanStartToSize(span, tensor, tensorDim).has_value(); // the same size, taken at launch
 }
 
+} // namespace
+
+OperandCopies kite::operandCopies(TileForOp loop, const ProductOperand &a0,
+                                  const ProductOperand &b0) {
+  const ProductOperand *a = &a0, *b = &b0;
+  auto func = loop->getParentOfType<func::FuncOp>();
+  int64_t rank = a->spans.size();
+  int64_t bytes = productElementBytes(loop);
+  Value k = loop.getSpans()[0];
+  // How each operand's tiles are copied (kite_gemm.cuh's GemmCopy):
+  // "async" (16-byte cp.async) for contiguous rows with 16-byte aligned data
+  // and row strides and tile columns starting at multiples of 16 bytes;
+  // "shifted" (aligned 16-byte loads shifted into place) for contiguous
+  // rows of any static stride of at least 32 bytes on 16-byte aligned
+  // data; "elements" otherwise.
+  auto copyKind = [&](const ProductOperand &o, Value colSpan) -> StringRef {
+    unsigned i = o.tensor.getArgNumber();
+    SmallVector<StrideFact> s = argStrides(func, i);
+    auto align = func.getArgAttrOfType<IntegerAttr>(i, "kite.align");
+    if (s.empty() || !align || align.getInt() < 16)
+      return "elements";
+    if ((int64_t)s.size() != rank || s[rank - 1].value != 1)
+      return "elements";
+    std::optional<int64_t> lower = spanLowerBound(colSpan);
+    ArrayRef<StrideFact> outer = ArrayRef(s).drop_back();
+    int64_t perChunk = 16 / bytes; // elements in 16 bytes
+    if (llvm::all_of(outer, [&](const StrideFact &x) { return x.divisor % perChunk == 0; }) &&
+        lower && *lower % perChunk == 0)
+      return "async";
+    // gemm_copy_shifted's aligned reads around a row's last chunk stay
+    // inside the next row: constant strides of at least 32 bytes.
+    if (llvm::all_of(outer, [&](const StrideFact &x) { return x.value && *x.value * bytes >= 32; }))
+      return "shifted";
+    return "elements";
+  };
+  // The span of each operand's tensor's last (contiguous) dim: K for A and
+  // a K-major B, N for an MN-major B.
+  OperandCopies out;
+  out.a = copyKind(*a, k);
+  out.b = copyKind(*b, b->loadSpan(rank - 1));
+  auto shapeA = cast<kite::TensorType>(a->tensor.getType()).getShape();
+  auto shapeB = cast<kite::TensorType>(b->tensor.getType()).getShape();
+  // B's K dim: its tensor's rows (MN-major) or its last dim (K-major).
+  int64_t bK = b->tensorDim(rank - 2), bN = b->tensorDim(rank - 1);
+  bool wholeDims = spanCoversDim(a->spans[rank - 2], a->tensor, rank - 2) &&
+                   spanCoversDim(k, a->tensor, rank - 1) &&
+                   !ShapedType::isDynamic(shapeB[bK]) && shapeB[bK] == shapeA[rank - 1] &&
+                   spanCoversDim(b->spans[rank - 1], b->tensor, bN);
+  // (A stride taken at launch is positive: its tensor is contiguous, and
+  // the tensor map is encoded at launch.)
+  for (const ProductOperand *o : {&*a, &*b})
+    wholeDims &= llvm::all_of(argStrides(func, o->tensor.getArgNumber()),
+                              [](const StrideFact &s) { return !s.value || *s.value > 0; });
+  out.wholeDims = wholeDims;
+  return out;
+}
+
+namespace {
+
 /// Why `loop` cannot be a pipelined main loop, or "" with `attrs` filled.
 std::string analyze(TileForOp loop, const Config &config, bool hopper,
                     SmallVectorImpl<NamedAttribute> &attrs) {
@@ -59,9 +118,15 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   std::optional<ProductOperand> a = productOperand(product->getOperand(1));
   std::optional<ProductOperand> b = productOperand(product->getOperand(2));
   auto accType = cast<TileType>(acc.getType());
-  auto aType = cast<TileType>(a->load.getType());
-  auto bType = cast<TileType>(b->load.getType());
+  auto aType = cast<TileType>(a->value.getType());
+  auto bType = cast<TileType>(b->value.getType());
   int64_t rank = accType.getRank();
+  // A stage is 128 bytes of K: 64 elements of 16 bits, 128 of 8.
+  int64_t bytes = productElementBytes(loop);
+  int64_t stageK = 128 / bytes;
+  // 8-bit floats, and right operands stored K-major, run only on the TMA
+  // main loop (kite_gemm.cuh's wgmma_tma_mainloop with BKMajor).
+  bool tmaOnly = bytes == 1 || b->transposed;
   Value k = loop.getSpans()[0];
   if (rank == 3 && (aType.getShape()[0] != 1 || bType.getShape()[0] != 1 ||
                     a->spans[0] != b->spans[0]))
@@ -74,6 +139,9 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
     return "tile shapes are not powers of two";
   if (BK < 16 || BK > 128)
     return "the K tile must be 16 to 128";
+  if (tmaOnly && BK != stageK)
+    return "the K tile of an 8-bit or K-major product must be one 128-byte stage (" +
+           std::to_string(stageK) + " elements)";
   int64_t warps = config.num_warps;
   int64_t stages = std::clamp<int64_t>(config.num_stages, 2, 8);
   // The sums a thread may keep: the registers a thread gets (65536 an SM
@@ -90,7 +158,7 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   if (hopper && config.wgmma && warps % 4 == 0) {
     int64_t groups = warps / 4;
     int64_t rows = BM / groups;
-    wgmma = BK == 64 && BM % groups == 0 && rows % 64 == 0 && BN % 64 == 0 && BN <= 256 &&
+    wgmma = !tmaOnly && BK == 64 && BM % groups == 0 && rows % 64 == 0 && BN % 64 == 0 && BN <= 256 &&
             rows * BN / 128 <= maxSums &&
             stages * (BM + BN) * 128 + 1024 <= 232448;
   }
@@ -103,7 +171,7 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   int64_t rows = consumers > 0 ? BM / consumers : 0;
   bool specialized = hopper && config.wgmma && config.warp_specialize &&
                      !StringRef(config.pid_type).starts_with("persistent") &&
-                     (warps == 8 || warps == 12) && BK == 64 && BM % consumers == 0 &&
+                     (warps == 8 || warps == 12) && BK == stageK && BM % consumers == 0 &&
                      (rows == 64 || rows == 128) && BN % 64 == 0 && BN <= 256 &&
                      (rows / 64) * BN / 2 <= maxSums &&
                      stages * (BM + BN) * 128 + 16 * stages + 1024 <= 232448;
@@ -113,53 +181,23 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
     return "12 warps are for a warp-specialized loop (wgmma, BK = 64, 64 or 128 rows and at "
            "most 256 columns per consumer, at most " +
            std::to_string(maxSums) + " sums a thread, not persistent)";
-  // How each operand's tiles are copied (kite_gemm.cuh's GemmCopy):
-  // "async" (16-byte cp.async) for contiguous rows with 16-byte aligned data
-  // and row strides and tile columns starting at multiples of 8 elements;
-  // "shifted" (aligned 16-byte loads shifted into place) for contiguous
-  // rows of any static stride of at least 32 bytes on 16-byte aligned
-  // data; "elements" otherwise.
-  auto func = loop->getParentOfType<func::FuncOp>();
-  auto copyKind = [&](const ProductOperand &o, Value colSpan) -> StringRef {
-    unsigned i = o.tensor.getArgNumber();
-    SmallVector<StrideFact> s = argStrides(func, i);
-    auto align = func.getArgAttrOfType<IntegerAttr>(i, "kite.align");
-    if (s.empty() || !align || align.getInt() < 16)
-      return "elements";
-    if ((int64_t)s.size() != rank || s[rank - 1].value != 1)
-      return "elements";
-    std::optional<int64_t> lower = spanLowerBound(colSpan);
-    ArrayRef<StrideFact> outer = ArrayRef(s).drop_back();
-    if (llvm::all_of(outer, [](const StrideFact &x) { return x.divisor % 8 == 0; }) && lower &&
-        *lower % 8 == 0)
-      return "async";
-    // gemm_copy_shifted's aligned reads around a row's last chunk stay
-    // inside the next row: constant strides of at least 32 bytes.
-    int64_t bytes = elementBytes(cast<kite::TensorType>(o.tensor.getType()).getElementType());
-    if (llvm::all_of(outer, [&](const StrideFact &x) { return x.value && *x.value * bytes >= 32; }))
-      return "shifted";
-    return "elements";
-  };
-  StringRef copyA = copyKind(*a, k), copyB = copyKind(*b, b->spans[rank - 1]);
-  bool vecA = copyA == "async", vecB = copyB == "async";
-  auto shapeA = cast<kite::TensorType>(a->tensor.getType()).getShape();
-  auto shapeB = cast<kite::TensorType>(b->tensor.getType()).getShape();
-  bool wholeDims = spanCoversDim(a->spans[rank - 2], a->tensor, rank - 2) &&
-                   spanCoversDim(k, a->tensor, rank - 1) &&
-                   !ShapedType::isDynamic(shapeB[rank - 2]) &&
-                   shapeB[rank - 2] == shapeA[rank - 1] &&
-                   spanCoversDim(b->spans[rank - 1], b->tensor, rank - 1);
-  // (A stride taken at launch is positive: its tensor is contiguous, and
-  // the tensor map is encoded at launch.)
-  for (const ProductOperand *o : {&*a, &*b})
-    wholeDims &= llvm::all_of(argStrides(func, o->tensor.getArgNumber()),
-                              [](const StrideFact &s) { return !s.value || *s.value > 0; });
+  if (tmaOnly && !specialized)
+    return "8-bit and K-major products run only on the TMA main loop (wgmma, warp_specialize, "
+           "8 or 12 warps, 64 or 128 rows and at most 256 columns per consumer)";
+  OperandCopies copies = operandCopies(loop, *a, *b);
+  StringRef copyA = copies.a, copyB = copies.b;
+  bool vecA = copyA == "async", vecB = copyB == "async", wholeDims = copies.wholeDims;
   // TMA copies (indexing "tma"): the producer is one thread. TMA needs
   // 16-byte aligned rows, and loops over whole dims (its bounds are the
   // tensors'); the cp.async producer copes without. (TMA cannot take rows
   // that are not 16-byte multiples even as one map per row class of
   // 16-byte strides: a box must also start on a 16-byte boundary.)
   bool tma = specialized && config.indexing == "tma" && vecA && vecB && wholeDims;
+  if (tmaOnly && !tma)
+    return "8-bit and K-major products run only on the TMA main loop: indexing \"tma\", "
+           "operands with 16-byte aligned rows, loops over whole dims";
+  if (b->transposed)
+    attrs.push_back(builder.getNamedAttr("b_k_major", builder.getUnitAttr()));
   if (specialized) {
     attrs.push_back(builder.getNamedAttr(
         "kind", builder.getStringAttr(tma ? "wgmma_tma" : "wgmma_ws")));

@@ -471,8 +471,8 @@ private:
     Location loc = r.getLoc();
     auto resultType = cast<TileType>(r.getType());
     Type elem = resultType.getElementType();
-    // Half-precision values accumulate in f32 across chunks.
-    Type accElem = elem.isF16() || elem.isBF16() ? b.getF32Type() : elem;
+    // 16- and 8-bit floats accumulate in f32 across chunks.
+    Type accElem = isNarrowFloat(elem) ? b.getF32Type() : elem;
     auto operandType = cast<TileType>(r.getOperand().getType());
     int64_t dim = normalizeDim(r.getDim(), operandType.getRank());
     SmallVector<int64_t> chunkShape(operandType.getShape());

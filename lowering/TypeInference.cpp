@@ -35,8 +35,6 @@ Category categoryOf(Type t) {
   return Category::Float;
 }
 
-bool isLowPrecisionFloat(Type t) { return t.isF16() || t.isBF16(); }
-
 Type defaultFloat(MLIRContext *ctx) { return Float32Type::get(ctx); }
 
 Type tileElem(Type t) { return getElementTypeOrNull(t); }
@@ -53,8 +51,9 @@ Type kite::promoteTypes(Type a, Type b) {
     return ca > cb ? a : b;
   if (ca == Category::Int)
     return a.getIntOrFloatBitWidth() >= b.getIntOrFloatBitWidth() ? a : b;
-  // Floats: f16 and bf16 meet in f32; otherwise the wider wins.
-  if (isLowPrecisionFloat(a) && isLowPrecisionFloat(b))
+  // Floats: two of one width (f16 and bf16, e4m3 and e5m2) meet in f32;
+  // otherwise the wider wins.
+  if (a.getIntOrFloatBitWidth() == b.getIntOrFloatBitWidth())
     return defaultFloat(a.getContext());
   return a.getIntOrFloatBitWidth() >= b.getIntOrFloatBitWidth() ? a : b;
 }
@@ -335,8 +334,8 @@ FailureOr<Type> Inferrer::inferMatmul(Operation *op, Type lhs, Type rhs,
     elem = tileElem(acc);
   else if (outElem)
     elem = outElem;
-  else if (rank == 2 && ea && eb && isLowPrecisionFloat(ea) &&
-           isLowPrecisionFloat(eb) && isa<DotOp>(op))
+  else if (rank == 2 && ea && eb && isNarrowFloat(ea) &&
+           isNarrowFloat(eb) && isa<DotOp>(op))
     elem = defaultFloat(ctx);
   if (!a || !b)
     return Type(makeTile(ctx, std::nullopt, elem));

@@ -25,6 +25,13 @@ constexpr uint8_t kDLBoolCode = 6;
 #if defined(DLPACK_VERSION) && DLPACK_VERSION >= 80
 static_assert(kDLBool == kDLBoolCode);
 #endif
+// DLPack 1.1's 8-bit float codes (PyTorch exports float8_e4m3fn and
+// float8_e5m2 with them).
+constexpr uint8_t kDLFloat8E4M3FNCode = 10;
+constexpr uint8_t kDLFloat8E5M2Code = 12;
+#if defined(DLPACK_VERSION) && DLPACK_VERSION >= 110
+static_assert(kDLFloat8_e4m3fn == kDLFloat8E4M3FNCode && kDLFloat8_e5m2 == kDLFloat8E5M2Code);
+#endif
 
 DLDataType toDLDataType(DType t) {
   auto dt = [](uint8_t code, uint8_t bits) { return DLDataType{code, bits, 1}; };
@@ -37,6 +44,8 @@ DLDataType toDLDataType(DType t) {
   case DType::i32: return dt(kDLInt, 32);
   case DType::i64: return dt(kDLInt, 64);
   case DType::boolean: return dt(kDLBoolCode, 8);
+  case DType::e4m3: return dt(kDLFloat8E4M3FNCode, 8);
+  case DType::e5m2: return dt(kDLFloat8E5M2Code, 8);
   }
   throw Error("kite::to_dlpack: unknown dtype");
 }
@@ -51,6 +60,8 @@ std::string dlTypeName(DLDataType t) {
   case kDLBfloat: code = "bfloat"; break;
   case kDLComplex: code = "complex"; break;
   case kDLBoolCode: code = "bool"; break;
+  case kDLFloat8E4M3FNCode: code = "float8_e4m3fn"; break;
+  case kDLFloat8E5M2Code: code = "float8_e5m2"; break;
   default: return fmt::format("type code {} with {} bits", int(t.code), int(t.bits));
   }
   std::string s = fmt::format("{}{}", code, int(t.bits));
@@ -81,10 +92,16 @@ DType fromDLDataType(DLDataType t) {
   case kDLBoolCode:
     if (t.bits == 8) return DType::boolean;
     break;
+  case kDLFloat8E4M3FNCode:
+    if (t.bits == 8) return DType::e4m3;
+    break;
+  case kDLFloat8E5M2Code:
+    if (t.bits == 8) return DType::e5m2;
+    break;
   default: break;
   }
   throw Error(fmt::format("kite::from_dlpack: dtype {} has no kite counterpart (kite has f16, "
-                          "bf16, f32, f64, i8, i32, i64 and bool)",
+                          "bf16, f32, f64, i8, i32, i64, bool, float8_e4m3fn and float8_e5m2)",
                           dlTypeName(t)));
 }
 

@@ -432,6 +432,9 @@ void encodeTensorMap(uint8_t *dst, const Tensor &t, DType dtype, const TensorMap
   case DType::f64: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; break;
   case DType::i32: type = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
   case DType::i64: type = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
+  case DType::i8:
+  case DType::e4m3:
+  case DType::e5m2: type = CU_TENSOR_MAP_DATA_TYPE_UINT8; break; // bytes, as copied
   default:
     throw Error(fmt::format("kite::launch: {} cannot copy {} tensors by TMA", plan.name,
                             dtype_name(dtype)));

@@ -9,6 +9,9 @@ B[16 x N]:
   - WgmmaRegA: A from registers (4 a thread, mma.sync's A fragment within
     each warp), B in shared memory by descriptor, K-major (TransB 0) or
     MN-major (TransB 1).
+And one for 8-bit floats, D[64 x N] += A[64 x 32] x B[32 x N]:
+  - WgmmaFp8<N, TA, TB>: A and B (e4m3 or e5m2 each) in shared memory,
+    both K-major (the instruction transposes no 8-bit operand).
 The operand lists are long (N / 2 accumulator registers), hence the
 generator.
 
@@ -31,6 +34,10 @@ print("""//===- kite_wgmma_ops.cuh - wgmma.mma_async wrappers -----------*- CUDA
 // (a: 4 packed pairs a thread, mma.sync m16n8k16's A fragment within each
 // warp of the warpgroup) and B K-major (TransB 0) or MN-major (TransB 1).
 //
+// WgmmaFp8<N, TA, TB>::run(d, descA, descB): d += A x B for 8-bit floats
+// (m64nNk32; TA, TB each e4m3 or e5m2), both operands K-major in shared
+// memory.
+//
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -39,6 +46,7 @@ namespace kite_device {
 
 template <int N, class T> struct WgmmaOp;
 template <int N, class T> struct WgmmaRegA;
+template <int N, class TA, class TB> struct WgmmaFp8;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 """)
 for n in SIZES:
@@ -81,6 +89,28 @@ for n in SIZES:
                  "}}\\n"
                  : {constraints}
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1), "n"(TransB));
+  }}
+}};
+""")
+FP8 = ("e4m3", "e5m2")
+for n in SIZES:
+    regs = n // 2
+    for ta in FP8:
+        for tb in FP8:
+            outs = ", ".join(f"%{i}" for i in range(regs))
+            a, b, sc = regs, regs + 1, regs + 2
+            constraints = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
+            print(f"""template <> struct WgmmaFp8<{n}, {ta}, {tb}> {{
+  static __device__ __forceinline__ void run(float (&d)[{regs}], unsigned long long a,
+                                             unsigned long long b) {{
+    asm volatile("{{\\n"
+                 ".reg .pred p;\\n"
+                 "setp.ne.b32 p, %{sc}, 0;\\n"
+                 "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{ta}.{tb} "
+                 "{{{outs}}}, %{a}, %{b}, p, 1, 1;\\n"
+                 "}}\\n"
+                 : {constraints}
+                 : "l"(a), "l"(b), "r"(1));
   }}
 }};
 """)

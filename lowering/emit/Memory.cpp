@@ -613,9 +613,10 @@ void Emitter::planPrivateAtomics() {
   int64_t total = 0;
   for (auto &[ptr, info] : seen) {
     auto [span, bad] = info;
-    // 16-bit floats add up in f32, rounded once when added to the tensor.
+    // 16- and 8-bit floats add up in f32, rounded once when added to the
+    // tensor.
     Type acc = elems[ptr];
-    if (acc.isBF16() || acc.isF16())
+    if (isNarrowFloat(acc))
       acc = Float32Type::get(acc.getContext());
     int64_t bytes = span * elementBytes(acc);
     if (bad || total + bytes > kMaxPrivateBytes)

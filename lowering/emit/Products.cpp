@@ -30,8 +30,10 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   // (specialized, so strided) kernel parameters by spans.
   ProductOperand a = *productOperand(product->getOperand(1));
   ProductOperand b = *productOperand(product->getOperand(2));
-  auto aType = cast<TileType>(a.load.getType()), bType = cast<TileType>(b.load.getType());
+  auto aType = cast<TileType>(a.value.getType()), bType = cast<TileType>(b.value.getType());
   int64_t rank = aType.getRank();
+  int64_t bytes = productElementBytes(loop); // 2 (16-bit floats) or 1 (8-bit)
+  bool bKMajor = plan.get("b_k_major") != nullptr;
   int64_t BM = aType.getShape()[rank - 2], BK = aType.getShape()[rank - 1];
   int64_t BN = bType.getShape()[rank - 1];
   auto get = [&](StringRef key) { return cast<IntegerAttr>(plan.get(key)).getInt(); };
@@ -60,7 +62,7 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   // The warp-specialized loops keep 2 mbarriers per stage after the buffers.
   int64_t barriers = specialized ? 16 * stages : 0;
   sharedBytes = std::max<int64_t>(
-      {sharedBytes, align + stages * (BM * BK + BK * BN) * 2 + barriers, align + BM * ldc * 4});
+      {sharedBytes, align + stages * (BM * BK + BK * BN) * bytes + barriers, align + BM * ldc * 4});
   usesGemm = true;
 
   Tile init = tiles[loop.getInitArgs()[0]];
@@ -73,12 +75,14 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                        "1023)) & 1023);",
                        smem));
   }
-  std::string elem = cType(aType.getElementType());
+  std::string elem = cType(aType.getElementType()), elemB = cType(bType.getElementType());
   // Earlier code may still read shared memory (a product's staged operand).
   line("__syncthreads();");
   if (tma) {
     // A tensor-map parameter per operand, which the runtime encodes at
-    // launch: boxes of BM x 64 (A) and 64 x 64 (B), 128-byte swizzled.
+    // launch, 128-byte swizzled: boxes of BM rows x 128 bytes of K (A),
+    // 64 K rows x 64 columns (an MN-major B) or BN rows x 128 bytes of K
+    // (a K-major one).
     std::string mapA = fresh("tma"), mapB = fresh("tma");
     CudaKernel::Param pa{CudaKernel::Param::Kind::ArgTensorMap, a.tensor.getArgNumber(), mapA,
                          {}, 3};
@@ -88,16 +92,20 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
       pa.box.push_back(1);
       pb.box.push_back(1);
     }
-    pa.box.insert(pa.box.end(), {BM, 64});
-    pb.box.insert(pb.box.end(), {64, 64});
+    pa.box.insert(pa.box.end(), {BM, BK});
+    if (bKMajor)
+      pb.box.insert(pb.box.end(), {BN, BK});
+    else
+      pb.box.insert(pb.box.end(), {64, 64});
     result.params.push_back(pa);
     result.params.push_back(pb);
     std::string batch = rank == 3 ? "(int)(" + spans[sa[0]].begin + ")" : "0";
-    line(llvm::formatv("wgmma_tma_mainloop<{0}, {1}, {2}, {3}, {4}, {5}>({6}, &{7}, &{8}, "
-                       "(int)({9}), (int)({10}), (int)({11}), {12}, (int)((i64)({13}) - "
-                       "(i64)({11})));",
-                       BM, BN, get("warpgroups") - 1, stages, rank, elem, smem, mapA, mapB,
-                       m.begin, n.begin, lo, batch, hi));
+    line(llvm::formatv("wgmma_tma_mainloop<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}>({8}, &{9}, "
+                       "&{10}, (int)({11}), (int)({12}), (int)({13}), {14}, (int)((i64)({15}) - "
+                       "(i64)({13})));",
+                       BM, BN, get("warpgroups") - 1, stages, rank, elem, elemB,
+                       bKMajor ? "true" : "false", smem, mapA, mapB, m.begin, n.begin, lo, batch,
+                       hi));
   } else {
     std::string offA = llvm::formatv("(i64)({0}) * {1} + (i64)({2}) * {3}", m.begin,
                                      A.stride(rank - 2), lo, A.stride(rank - 1));

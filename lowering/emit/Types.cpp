@@ -15,6 +15,10 @@ std::string kite::emit::cType(Type t) {
     return "bf16";
   if (t.isF16())
     return "f16";
+  if (t.isFloat8E4M3FN())
+    return "e4m3";
+  if (t.isFloat8E5M2())
+    return "e5m2";
   if (t.isF32())
     return "float";
   if (t.isF64())
@@ -31,7 +35,7 @@ std::string kite::emit::cType(Type t) {
 }
 
 std::string kite::emit::computeType(Type t) {
-  if (t.isBF16() || t.isF16())
+  if (isNarrowFloat(t))
     return "float";
   return cType(t);
 }

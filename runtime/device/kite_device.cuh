@@ -17,6 +17,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "kite/random.hpp"
 
@@ -30,6 +31,16 @@ typedef __nv_bfloat16 bf16;
 typedef __half f16;
 typedef long long i64;
 
+/// 8-bit float storage: e4m3 is PyTorch's float8_e4m3fn (no infinities,
+/// largest 448), e5m2 its float8_e5m2. Plain bytes, converted by Cvt; they
+/// compute in f32.
+struct e4m3 {
+  unsigned char bits;
+};
+struct e5m2 {
+  unsigned char bits;
+};
+
 //===----------------------------------------------------------------------===//
 // Conversions
 //===----------------------------------------------------------------------===//
@@ -38,6 +49,8 @@ typedef long long i64;
 template <class T> struct Compute { typedef T type; };
 template <> struct Compute<bf16> { typedef float type; };
 template <> struct Compute<f16> { typedef float type; };
+template <> struct Compute<e4m3> { typedef float type; };
+template <> struct Compute<e5m2> { typedef float type; };
 
 /// Converts between any two element types (via f32 for 16-bit floats; bool
 /// is nonzero-ness, as in PyTorch).
@@ -91,6 +104,94 @@ template <> struct Cvt<bool, bf16> {
 };
 template <> struct Cvt<bool, f16> {
   static __device__ __forceinline__ bool run(f16 x) { return __half2float(x) != 0.0f; }
+};
+
+
+/// An 8-bit float's value, and a float rounded to the nearest even 8-bit
+/// float without saturating (as PyTorch and reference mode): past the
+/// largest value, e4m3 gives NaN and e5m2 infinity. On sm_89 and later the
+/// hardware's saturating conversion rounds, and magnitudes past the largest
+/// value's rounding range (464 for e4m3, 61440 for e5m2) are then set to
+/// NaN or infinity; earlier targets use cuda_fp8.h's software conversion.
+template <class T> struct Fp8Format;
+template <> struct Fp8Format<e4m3> {
+  static __device__ __forceinline__ constexpr __nv_fp8_interpretation_t kind() { return __NV_E4M3; }
+};
+template <> struct Fp8Format<e5m2> {
+  static __device__ __forceinline__ constexpr __nv_fp8_interpretation_t kind() { return __NV_E5M2; }
+};
+template <class T> __device__ __forceinline__ float fp8_to_float(T x) {
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(x.bits, Fp8Format<T>::kind())));
+}
+template <class T> __device__ __forceinline__ T float_to_fp8(float f) {
+  T r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  r.bits = __nv_cvt_float_to_fp8(f, __NV_SATFINITE, Fp8Format<T>::kind());
+  if (Fp8Format<T>::kind() == __NV_E4M3 ? fabsf(f) > 464.0f : fabsf(f) >= 61440.0f)
+    r.bits = (r.bits & 0x80u) | (Fp8Format<T>::kind() == __NV_E4M3 ? 0x7fu : 0x7cu);
+#else
+  r.bits = __nv_cvt_float_to_fp8(f, __NV_NOSAT, Fp8Format<T>::kind());
+#endif
+  return r;
+}
+template <class To> struct Cvt<To, e4m3> {
+  static __device__ __forceinline__ To run(e4m3 x) { return Cvt<To, float>::run(fp8_to_float(x)); }
+};
+template <class To> struct Cvt<To, e5m2> {
+  static __device__ __forceinline__ To run(e5m2 x) { return Cvt<To, float>::run(fp8_to_float(x)); }
+};
+template <class From> struct Cvt<e4m3, From> {
+  static __device__ __forceinline__ e4m3 run(From x) {
+    return float_to_fp8<e4m3>(Cvt<float, From>::run(x));
+  }
+};
+template <class From> struct Cvt<e5m2, From> {
+  static __device__ __forceinline__ e5m2 run(From x) {
+    return float_to_fp8<e5m2>(Cvt<float, From>::run(x));
+  }
+};
+template <> struct Cvt<e4m3, e4m3> {
+  static __device__ __forceinline__ e4m3 run(e4m3 x) { return x; }
+};
+template <> struct Cvt<e5m2, e5m2> {
+  static __device__ __forceinline__ e5m2 run(e5m2 x) { return x; }
+};
+template <> struct Cvt<e4m3, e5m2> {
+  static __device__ __forceinline__ e4m3 run(e5m2 x) { return float_to_fp8<e4m3>(fp8_to_float(x)); }
+};
+template <> struct Cvt<e5m2, e4m3> {
+  static __device__ __forceinline__ e5m2 run(e4m3 x) { return float_to_fp8<e5m2>(fp8_to_float(x)); }
+};
+// The 16-bit floats' partial specializations would match these too.
+template <> struct Cvt<e4m3, bf16> {
+  static __device__ __forceinline__ e4m3 run(bf16 x) { return float_to_fp8<e4m3>(Cvt<float, bf16>::run(x)); }
+};
+template <> struct Cvt<bf16, e4m3> {
+  static __device__ __forceinline__ bf16 run(e4m3 x) { return Cvt<bf16, float>::run(fp8_to_float(x)); }
+};
+template <> struct Cvt<e4m3, f16> {
+  static __device__ __forceinline__ e4m3 run(f16 x) { return float_to_fp8<e4m3>(Cvt<float, f16>::run(x)); }
+};
+template <> struct Cvt<f16, e4m3> {
+  static __device__ __forceinline__ f16 run(e4m3 x) { return Cvt<f16, float>::run(fp8_to_float(x)); }
+};
+template <> struct Cvt<e5m2, bf16> {
+  static __device__ __forceinline__ e5m2 run(bf16 x) { return float_to_fp8<e5m2>(Cvt<float, bf16>::run(x)); }
+};
+template <> struct Cvt<bf16, e5m2> {
+  static __device__ __forceinline__ bf16 run(e5m2 x) { return Cvt<bf16, float>::run(fp8_to_float(x)); }
+};
+template <> struct Cvt<e5m2, f16> {
+  static __device__ __forceinline__ e5m2 run(f16 x) { return float_to_fp8<e5m2>(Cvt<float, f16>::run(x)); }
+};
+template <> struct Cvt<f16, e5m2> {
+  static __device__ __forceinline__ f16 run(e5m2 x) { return Cvt<f16, float>::run(fp8_to_float(x)); }
+};
+template <> struct Cvt<bool, e4m3> {
+  static __device__ __forceinline__ bool run(e4m3 x) { return (x.bits & 0x7fu) != 0; }
+};
+template <> struct Cvt<bool, e5m2> {
+  static __device__ __forceinline__ bool run(e5m2 x) { return (x.bits & 0x7fu) != 0; }
 };
 
 template <class To, class From> __device__ __forceinline__ To cvt(From x) {

@@ -489,26 +489,51 @@ template <int FM, int BN> __device__ __forceinline__ void wgmma_zero(WgmmaSums<F
       acc[i][j] = 0.f;
 }
 
-/// One 64-deep K stage of wgmmas, issued and committed (not waited for):
-/// `a` is this warpgroup's first row of the stage's A buffer (rows of 64
-/// elements, 128-byte swizzled), `b` the stage's B buffer (BN / 64 column
-/// blocks of 64 K rows).
-template <int FM, int BN, class T>
-__device__ __forceinline__ void wgmma_stage(WgmmaSums<FM, BN> &acc, const T *a, const T *b) {
+/// One wgmma of a 64-row block, both operands in shared memory: 16-bit
+/// A (K-major) with B MN-major or K-major (`BKMajor`), or 8-bit floats with
+/// both K-major (the only form the instruction has for them).
+template <int N, bool BKMajor, class TA, class TB>
+__device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], unsigned long long da,
+                                         unsigned long long db) {
+  if constexpr (sizeof(TA) == 1) {
+    static_assert(BKMajor && sizeof(TB) == 1, "8-bit wgmma takes both operands K-major");
+    WgmmaFp8<N, TA, TB>::run(d, da, db);
+  } else {
+    WgmmaOp<N, TA>::template run<BKMajor ? 0 : 1>(d, da, db);
+  }
+}
+
+/// One 128-byte-deep K stage of wgmmas (64 elements of 16 bits, 128 of 8),
+/// issued and committed (not waited for): `a` is this warpgroup's first row
+/// of the stage's A buffer (rows of 128 bytes, 128-byte swizzled), `b` the
+/// stage's B buffer: BN rows of 128 bytes like A's (`BKMajor`), or BN / 64
+/// column blocks of 64 K rows of 128 bytes (16-bit B, MN-major).
+template <int FM, int BN, bool BKMajor, class TA, class TB>
+__device__ __forceinline__ void wgmma_stage_bytes(WgmmaSums<FM, BN> &acc, const unsigned char *a,
+                                                  const unsigned char *b) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
-    // B: 16 K rows (2 groups of 8 rows of 128 bytes) further per step.
-    const unsigned long long db = wgmma_desc(b + kk * 16 * 64, 64 * 128, 1024);
+    // Each step is 32 bytes of K (k16 of 16 bits, k32 of 8): 32 bytes
+    // further along a K-major operand's swizzled rows, 16 K rows (2 groups
+    // of 8 rows of 128 bytes) further down an MN-major one.
+    const unsigned long long db = BKMajor ? wgmma_desc(b + kk * 32, 16, 1024)
+                                          : wgmma_desc(b + kk * 16 * 128, 64 * 128, 1024);
 #pragma unroll
     for (int i = 0; i < FM; ++i)
-      // A: 32 bytes further along the swizzled row per step.
-      WgmmaOp<BN, T>::run(acc[i], wgmma_desc(a + i * 64 * 64 + kk * 16, 16, 1024), db);
+      wgmma_ss<BN, BKMajor, TA, TB>(acc[i], wgmma_desc(a + i * 64 * 128 + kk * 32, 16, 1024), db);
   }
   wgmma_commit();
 #pragma unroll
   for (int i = 0; i < FM; ++i)
     wgmma_touch(acc[i]);
+}
+
+/// One 64-deep K stage of 16-bit wgmmas (wgmma_stage_bytes with B MN-major).
+template <int FM, int BN, class T>
+__device__ __forceinline__ void wgmma_stage(WgmmaSums<FM, BN> &acc, const T *a, const T *b) {
+  wgmma_stage_bytes<FM, BN, false, T, T>(acc, reinterpret_cast<const unsigned char *>(a),
+                                         reinterpret_cast<const unsigned char *>(b));
 }
 
 /// Waits until at most `Pending` committed stages are still running.
@@ -646,14 +671,18 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned long long *bar, u
 }
 
 /// The shared-memory ring of a warp-specialized main loop: `Stages` A and B
-/// buffers, then a `full` and an `empty` mbarrier per stage.
-template <int BM, int BN, int Stages, class T> struct WgmmaRing {
-  static constexpr int StageA = BM * 64, StageB = 64 * BN; // elements
-  T *a, *b;
+/// buffers, then a `full` and an `empty` mbarrier per stage. A stage is 128
+/// bytes of K: KA elements of TA (64 of 16 bits, 128 of 8) for each of A's
+/// BM rows, and as many bytes for each of B's BN columns.
+template <int BM, int BN, int Stages, class TA, class TB = TA> struct WgmmaRing {
+  static constexpr int KA = 128 / sizeof(TA);
+  static constexpr int StageA = BM * KA, StageB = BN * (128 / sizeof(TB)); // elements
+  TA *a;
+  TB *b;
   unsigned long long *full, *empty;
   __device__ __forceinline__ explicit WgmmaRing(unsigned char *smem) {
-    a = reinterpret_cast<T *>(smem);
-    b = a + Stages * StageA;
+    a = reinterpret_cast<TA *>(smem);
+    b = reinterpret_cast<TB *>(a + Stages * StageA);
     full = reinterpret_cast<unsigned long long *>(b + Stages * StageB);
     empty = full + Stages;
   }
@@ -675,17 +704,19 @@ template <int BM, int BN, int Stages, class T> struct WgmmaRing {
 /// full, runs its wgmmas on rows [row0, row0 + 64 FM) of the stage's A, and
 /// frees the stage once they are done. With `Fence`, the stages were
 /// written through the generic proxy (cp.async) and need a proxy fence
-/// before wgmma reads them.
-template <int BM, int BN, int Stages, bool Fence, int FM, class T>
-__device__ __forceinline__ void wgmma_consume(WgmmaRing<BM, BN, Stages, T> &ring,
+/// before wgmma reads them. `BKMajor`: B's stages are K-major.
+template <int BM, int BN, int Stages, bool Fence, bool BKMajor, int FM, class TA, class TB>
+__device__ __forceinline__ void wgmma_consume(WgmmaRing<BM, BN, Stages, TA, TB> &ring,
                                               WgmmaSums<FM, BN> &acc, int row0, int KT) {
-  using Ring = WgmmaRing<BM, BN, Stages, T>;
+  using Ring = WgmmaRing<BM, BN, Stages, TA, TB>;
   for (int kt = 0; kt < KT; ++kt) {
     const int s = kt % Stages;
     mbar_wait(&ring.full[s], (kt / Stages) & 1);
     if constexpr (Fence)
       fence_proxy_async();
-    wgmma_stage<FM, BN>(acc, ring.a + s * Ring::StageA + row0 * 64, ring.b + s * Ring::StageB);
+    wgmma_stage_bytes<FM, BN, BKMajor, TA, TB>(
+        acc, reinterpret_cast<const unsigned char *>(ring.a + s * Ring::StageA + row0 * Ring::KA),
+        reinterpret_cast<const unsigned char *>(ring.b + s * Ring::StageB));
     // The previous stage's wgmmas are done: its buffers can be refilled.
     wgmma_drain<1, FM, BN>(acc);
     if (kt > 0)
@@ -697,10 +728,11 @@ __device__ __forceinline__ void wgmma_consume(WgmmaRing<BM, BN, Stages, T> &ring
 /// The skeleton of the warp-specialized main loops (sm_90a): the ring's
 /// barriers (`full` expecting `fullCount` arrivals, `empty` one per
 /// consumer thread), the last warpgroup running `produce(ring, KT, t)` (t:
-/// its thread's index in the warpgroup), the `Consumers` warpgroups before
-/// it each consuming BM / Consumers rows, then every warpgroup's sums to
-/// shared memory at gemm_sum_index's places.
-template <int BM, int BN, int Consumers, int Stages, bool Fence, class T, class Produce>
+/// its thread's index in the warpgroup; KT stages of 128 bytes of K), the
+/// `Consumers` warpgroups before it each consuming BM / Consumers rows,
+/// then every warpgroup's sums to shared memory at gemm_sum_index's places.
+template <int BM, int BN, int Consumers, int Stages, bool Fence, bool BKMajor, class TA,
+          class TB, class Produce>
 __device__ __forceinline__ void wgmma_specialized(unsigned char *smem, unsigned fullCount, int K,
                                                   Produce produce) {
   constexpr int MW = BM / Consumers, FM = MW / 64;
@@ -708,16 +740,17 @@ __device__ __forceinline__ void wgmma_specialized(unsigned char *smem, unsigned 
                     BN <= 256 && FM * BN / 2 <= 128 && Stages >= 2,
                 "warp-specialized main loops: 64 or 128 rows per consumer, BN a multiple of 64 "
                 "up to 256, at most 128 sums a thread");
-  WgmmaRing<BM, BN, Stages, T> ring(smem);
+  using Ring = WgmmaRing<BM, BN, Stages, TA, TB>;
+  Ring ring(smem);
   ring.init(fullCount, Consumers * 128);
-  const int KT = (K + 63) / 64;
+  const int KT = (K + Ring::KA - 1) / Ring::KA;
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   WgmmaSums<FM, BN> acc;
   if (wg == Consumers) {
     produce(ring, KT, t);
   } else {
     wgmma_zero<FM, BN>(acc);
-    wgmma_consume<BM, BN, Stages, Fence>(ring, acc, wg * MW, KT);
+    wgmma_consume<BM, BN, Stages, Fence, BKMajor>(ring, acc, wg * MW, KT);
   }
   __syncthreads(); // every stage consumed: the buffers become the sums
   if (wg < Consumers)
@@ -745,7 +778,7 @@ __device__ __forceinline__ void wgmma_ws_mainloop(unsigned char *smem, const T *
 #else
   using Ring = WgmmaRing<BM, BN, Stages, T>;
   // Each producer thread arrives twice per stage.
-  wgmma_specialized<BM, BN, Consumers, Stages, /*Fence=*/true, T>(
+  wgmma_specialized<BM, BN, Consumers, Stages, /*Fence=*/true, /*BKMajor=*/false, T, T>(
       smem, 256, K, [&](Ring &ring, int KT, int t) {
         for (int kt = 0; kt < KT; ++kt) {
           const int s = kt % Stages;
@@ -795,22 +828,29 @@ __device__ __forceinline__ void tma_load(void *dst, const KiteTensorMap *map,
 }
 
 /// wgmma_ws_mainloop's contract with TMA copies: one producer thread (the
-/// producer warpgroup's first) issues, per stage, one box of A (BM rows x
-/// 64 K, 128-byte swizzled) and BN / 64 boxes of B (64 K rows x 64 columns
-/// each), which complete on the stage's `full` mbarrier; elements past the
-/// tensors' bounds arrive as zeros. `m0`, `n0`, `k0` and `b` are the
-/// tile's first row, column, K index and batch (3-D maps: dims K, M, batch
-/// for A and N, K, batch for B).
-template <int BM, int BN, int Consumers, int Stages, int Rank, class T>
+/// producer warpgroup's first) issues, per stage of 128 bytes of K, one box
+/// of A (BM rows x 128 bytes of K, 128-byte swizzled) and B's boxes, which
+/// complete on the stage's `full` mbarrier; elements past the tensors'
+/// bounds arrive as zeros. B is MN-major (16-bit only; its tensor's rows
+/// are along K: BN / 64 boxes of 64 K rows x 64 columns) or, with
+/// `BKMajor`, K-major (its tensor's rows are B's columns, [N, K] as
+/// torch._scaled_mm's second operand: one box of BN rows x 128 bytes of K).
+/// 8-bit floats (TA, TB each e4m3 or e5m2) need BKMajor. `m0`, `n0`, `k0`
+/// and `b` are the tile's first row, column, K index and batch (3-D maps:
+/// dims K, M, batch for A; N, K, batch for an MN-major B, K, N, batch for
+/// a K-major one).
+template <int BM, int BN, int Consumers, int Stages, int Rank, class TA, class TB = TA,
+          bool BKMajor = false>
 __device__ __forceinline__ void wgmma_tma_mainloop(unsigned char *smem, const KiteTensorMap *ma,
                                                    const KiteTensorMap *mb, int m0, int n0,
                                                    int k0, int b, int K) {
 #if !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(BM < 0, "TMA main loops need sm_90a");
 #else
-  using Ring = WgmmaRing<BM, BN, Stages, T>;
-  constexpr unsigned StageBytes = (Ring::StageA + Ring::StageB) * sizeof(T);
-  wgmma_specialized<BM, BN, Consumers, Stages, /*Fence=*/false, T>(
+  using Ring = WgmmaRing<BM, BN, Stages, TA, TB>;
+  static_assert(BKMajor || sizeof(TB) == 2, "an MN-major B needs 16-bit elements");
+  constexpr unsigned StageBytes = (BM + BN) * 128;
+  wgmma_specialized<BM, BN, Consumers, Stages, /*Fence=*/false, BKMajor, TA, TB>(
       smem, 1, K, [&](Ring &ring, int KT, int t) {
         if (t != 0)
           return;
@@ -818,13 +858,17 @@ __device__ __forceinline__ void wgmma_tma_mainloop(unsigned char *smem, const Ki
           const int s = kt % Stages;
           if (kt >= Stages)
             mbar_wait(&ring.empty[s], (kt / Stages - 1) & 1);
-          const int k = k0 + kt * 64;
+          const int k = k0 + kt * Ring::KA;
           mbar_arrive_expect_tx(&ring.full[s], StageBytes);
           tma_load<Rank>(ring.a + s * Ring::StageA, ma, &ring.full[s], k, m0, b);
+          if constexpr (BKMajor) {
+            tma_load<Rank>(ring.b + s * Ring::StageB, mb, &ring.full[s], k, n0, b);
+          } else {
 #pragma unroll
-          for (int j = 0; j < BN / 64; ++j)
-            tma_load<Rank>(ring.b + s * Ring::StageB + j * 64 * 64, mb, &ring.full[s],
-                           n0 + j * 64, k, b);
+            for (int j = 0; j < BN / 64; ++j)
+              tma_load<Rank>(ring.b + s * Ring::StageB + j * 64 * 64, mb, &ring.full[s],
+                             n0 + j * 64, k, b);
+          }
         }
       });
 #endif

@@ -24,12 +24,12 @@
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4096,512]' --arg 'y=bf16[512,4096]' --emit=cuda | FileCheck %s --check-prefix=DEF
 // DEF: "block_sizes":[128,256,64],"indexing":"tma","l2_groupings":[8]{{.*}}"num_warps":12,{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true
 // DEF: kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023);
-// DEF: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16>(
+// DEF: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16, bf16, false>(
 // Fewer 128 x 256 tiles than the SMs (12 here): 64 x 128 tiles on one
 // consumer with 6 stages.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=DEFFEW
 // DEFFEW: "block_sizes":[64,128,64],{{.*}}"num_stages":6,"num_warps":8,
-// DEFFEW: wgmma_tma_mainloop<64, 128, 1, 6, 2, bf16>(
+// DEFFEW: wgmma_tma_mainloop<64, 128, 1, 6, 2, bf16, bf16, false>(
 // y's rows (4095 elements) are copied through registers by the producer:
 // 256 x 128 tiles give it the narrower side.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4097,4096]' --arg 'y=bf16[4096,4095]' --emit=cuda | FileCheck %s --check-prefix=DEFSHIFT
@@ -72,7 +72,7 @@
 // the stage mbarriers.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=TMA
 // TMA: const __grid_constant__ KiteTensorMap [[MA:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MB:tma[0-9]+]])
-// TMA: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16>({{sg[0-9]+}}, &[[MA]], &[[MB]],
+// TMA: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16, bf16, false>({{sg[0-9]+}}, &[[MA]], &[[MB]],
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=ptx | FileCheck %s --check-prefix=TMAPTX
 // TMAPTX-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // TMAPTX-DAG: mbarrier.arrive.expect_tx.shared::cta.b64

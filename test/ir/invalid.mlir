@@ -9,7 +9,7 @@ func.func @size_out_of_range(%x: !kite.tensor<?x?xf32>) {
 // -----
 
 func.func @bad_dtype() {
-  // expected-error @+1 {{dtype must be one of f16, bf16, f32, f64, i8, i32, i64, i1; got 'i16'}}
+  // expected-error @+1 {{dtype must be one of f16, bf16, f32, f64, i8, i32, i64, i1, f8E4M3FN, f8E5M2; got 'i16'}}
   %d = kite.dtype_const i16
   return
 }
@@ -407,7 +407,7 @@ func.func @scan_sum_indices(%v: !kite.tile<?x?xf32>) {
 // -----
 
 func.func @bmm_out_dtype(%a: !kite.tile<?x?x?xf32>) {
-  // expected-error @+1 {{out_dtype 'bf16' is not supported for 'f32' and 'f32' inputs; it can be f32 for f16 or bf16 inputs, or the inputs' dtype}}
+  // expected-error @+1 {{out_dtype 'bf16' is not supported for 'f32' and 'f32' inputs; it can be f32 for 16- or 8-bit float inputs, or the inputs' dtype}}
   %c = kite.bmm %a, %a {out_dtype = bf16} : !kite.tile<?x?x?xf32>, !kite.tile<?x?x?xf32> -> !kite.tile<?x?x?xbf16>
   return
 }

@@ -57,7 +57,7 @@
 // OFF-NOT: kite.mainloop
 
 // f32 operands stay exact (no tensor cores).
-// F32: remark: not a pipelined main loop: operands are not both bf16 or both f16
+// F32: remark: not a pipelined main loop: operands are not both bf16, both f16 or both 8-bit floats
 // F32-NOT: kite.mainloop =
 
 // 8 warps cannot split a 16 x 16 tile into parts of 16 x 16.

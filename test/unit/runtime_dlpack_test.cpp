@@ -20,7 +20,7 @@ using namespace kite;
 
 namespace {
 
-const DType kAllDTypes[] = {f16, bf16, f32, f64, i8, i32, i64, boolean};
+const DType kAllDTypes[] = {f16, bf16, f32, f64, i8, i32, i64, boolean, e4m3, e5m2};
 
 /// Writes value v as element i of a buffer of `dtype`.
 void put(void *buffer, DType dtype, int64_t i, double v) {
@@ -33,11 +33,14 @@ void put(void *buffer, DType dtype, int64_t i, double v) {
   case DType::i32: static_cast<int32_t *>(buffer)[i] = int32_t(v); break;
   case DType::i64: static_cast<int64_t *>(buffer)[i] = int64_t(v); break;
   case DType::boolean: static_cast<bool *>(buffer)[i] = v != 0; break;
+  case DType::e4m3: static_cast<float8_e4m3 *>(buffer)[i] = float8_e4m3(float(v)); break;
+  case DType::e5m2: static_cast<float8_e5m2 *>(buffer)[i] = float8_e5m2(float(v)); break;
   }
 }
 
 /// Element i's value in the test pattern (exact in every dtype).
 double pattern(DType dtype, int64_t i) {
+  if (dtype == e4m3 || dtype == e5m2) return double(i % 16 - 8);
   return dtype == boolean ? double(i % 3 == 0) : double(i % 50 - 20);
 }
 
@@ -62,6 +65,8 @@ DLDataType dlType(DType t) {
   case DType::i32: return {kDLInt, 32, 1};
   case DType::i64: return {kDLInt, 64, 1};
   case DType::boolean: return {6 /* kDLBool */, 8, 1};
+  case DType::e4m3: return {10 /* kDLFloat8_e4m3fn */, 8, 1};
+  case DType::e5m2: return {12 /* kDLFloat8_e5m2 */, 8, 1};
   }
   return {};
 }
@@ -222,10 +227,13 @@ TEST(RuntimeDLPack, Refusals) {
   makeForeign(f, f32);
   f.managed.dl_tensor.dtype = {kDLUInt, 8, 1};
   expectRefused(f, "kite::from_dlpack: dtype uint8 has no kite counterpart (kite has f16, bf16, "
-                   "f32, f64, i8, i32, i64 and bool)");
+                   "f32, f64, i8, i32, i64, bool, float8_e4m3fn and float8_e5m2)");
   f.managed.dl_tensor.dtype = {kDLComplex, 64, 1};
   expectRefused(f, "kite::from_dlpack: dtype complex64 has no kite counterpart (kite has f16, "
-                   "bf16, f32, f64, i8, i32, i64 and bool)");
+                   "bf16, f32, f64, i8, i32, i64, bool, float8_e4m3fn and float8_e5m2)");
+  f.managed.dl_tensor.dtype = {12 /* kDLFloat8_e5m2 */, 16, 1};
+  expectRefused(f, "kite::from_dlpack: dtype float8_e5m216 has no kite counterpart (kite has f16, "
+                   "bf16, f32, f64, i8, i32, i64, bool, float8_e4m3fn and float8_e5m2)");
   f.managed.dl_tensor.dtype = {kDLFloat, 32, 4};
   expectRefused(f, "kite::from_dlpack: vector dtype float32x4 (4 lanes) has no kite counterpart");
   f.managed.dl_tensor.dtype = {kDLFloat, 32, 1};
