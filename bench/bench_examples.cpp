@@ -365,6 +365,36 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
   return b;
 }
 
+/// An FP8 product with per-tensor scales (examples/scaled_matmul.kite.cpp):
+/// x [M, K] and w [N, K] in e4m3, scales 0.5 and 0.25, bf16 out;
+/// torch_baseline.py times torch._scaled_mm on the same shapes (w^T: its
+/// column-major second operand). Shape text "MxNxK".
+Bench scaledProductBench(int64_t M, int64_t N, int64_t K) {
+  auto T = [](std::string nm, Tensor t) { return DevArg{std::move(nm), std::move(t)}; };
+  auto S = [](std::string nm, double v) { return DevArg{std::move(nm), std::nullopt, v, DType::f32}; };
+  auto t = [](const char *nm, std::vector<int64_t> s) { return ArgSpec::tensor(nm, e4m3, s, {}, 16); };
+  Bench b;
+  b.name = b.file = b.kernel = "scaled_matmul";
+  b.dtype = "e4m3";
+  b.shape = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+  b.bytes = double(M) * K + double(N) * K + 2.0 * M * N;
+  b.flops = 2.0 * M * N * K;
+  b.inputs = [=] {
+    return std::vector<DevArg>{T("x", randomDevice({M, K}, e4m3, 15)), T("w", randomDevice({N, K}, e4m3, 16)),
+                               S("scale_x", 0.5), S("scale_w", 0.25)};
+  };
+  b.specs = {t("x", {M, K}), t("w", {N, K}), ArgSpec::scalar("scale_x", DType::f32, 0.5),
+             ArgSpec::scalar("scale_w", DType::f32, 0.25)};
+  // The default (two consumers, 128 x 256 tiles, 128-deep K stages by TMA)
+  // and its neighbours: one consumer, 256 x 128 tiles, fewer stages.
+  const std::string tma =
+      R"(,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[8])";
+  b.configs = {"", R"({"block_sizes":[128,128,128],"num_warps":8,"num_stages":5)" + tma + "}",
+               R"({"block_sizes":[256,128,128],"num_warps":12,"num_stages":4)" + tma + "}",
+               R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":3)" + tma + "}"};
+  return b;
+}
+
 /// Flash attention forward (examples/attention.kite.cpp, or with `causal`
 /// examples/causal_attention.kite.cpp) on q, k, v of [B*H, S, D] bf16 (or
 /// f16: the shape text starts with "f16");
@@ -454,6 +484,8 @@ std::vector<Bench> benches() {
   b.push_back(productBench("matmul", 128, 8192, 8192, 1));
   b.push_back(productBench("matmul_bias_relu", 4096, 4096, 4096, 1));
   b.push_back(productBench("bmm", 1024, 1024, 1024, 64));
+  // Issue 24's FP8 product (per-tensor scales), against torch._scaled_mm.
+  b.push_back(scaledProductBench(8192, 8192, 8192));
   b.push_back(attentionBench(4, 32, 4096, 128));
   b.push_back(attentionBench(4, 32, 4096, 128, /*causal=*/true));
   // Issue 22's attention sweep: bf16 and f16, head dims 64 and 128, B4 H32

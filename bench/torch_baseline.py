@@ -159,6 +159,18 @@ def main():
                     fns[name])
         return (name, f"{m}x{n}x{k}", lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16)), fns[name])
 
+    e4m3 = torch.float8_e4m3fn
+    scale_x = torch.tensor(0.5, device=dev, dtype=f32)
+    scale_w = torch.tensor(0.25, device=dev, dtype=f32)
+
+    def scaled_product_bench(m, n, k):
+        """As kite_bench's scaledProductBench: x [M, K] and w [N, K] in e4m3,
+        torch._scaled_mm with w^T (column-major) and per-tensor scales."""
+        fn = lambda x, w: torch._scaled_mm(x, w.t(), scale_a=scale_x, scale_b=scale_w,
+                                           out_dtype=bf16)
+        return ("scaled_matmul", f"{m}x{n}x{k}",
+                lambda: (randn(m, k, dtype=f32).to(e4m3), randn(n, k, dtype=f32).to(e4m3)), fn)
+
     def attention_bench(b, h, s, d, causal=False, dt=bf16):
         """(name, shape text, make inputs, function), as kite_bench's attentionBench."""
         name = "causal_attention" if causal else "attention"
@@ -201,6 +213,7 @@ def main():
                                                        (128, 8192, 8192))]
     benches += [product_bench("matmul_bias_relu", 4096, 4096, 4096),
                 product_bench("bmm", 1024, 1024, 1024, 64)]
+    benches.append(scaled_product_bench(8192, 8192, 8192))
     benches.append(attention_bench(4, 32, 4096, 128))
     benches.append(attention_bench(4, 32, 4096, 128, causal=True))
     # Issue 22's attention sweep (bench_examples.cpp's order).
@@ -253,9 +266,11 @@ def main():
         "copy": {"bytes": nbytes, "ms": copy_ms, "gbps": copy_gbps},
         "kernels": [],
     }
-    dtypes = {"add": "f32", "sum": "f32", "histogram": "i32", "index_add": "f32"}
+    dtypes = {"add": "f32", "sum": "f32", "histogram": "i32", "index_add": "f32",
+              "scaled_matmul": "e4m3"}
     torch_dtypes = {"bf16": bf16, "f16": torch.float16, "f32": f32, "f64": torch.float64,
-                    "i8": torch.int8, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
+                    "i8": torch.int8, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool,
+                    "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
 
     def compare(got, want):
         """Max abs error of `got` against `want`, within the coarser dtype's tolerance."""

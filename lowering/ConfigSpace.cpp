@@ -225,7 +225,7 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
   if (hopper) {
     params.push_back(parameter("wgmma", std::nullopt, {false, true}, def.wgmma,
                                "pipelined tensor-core K loops on Hopper's warpgroup MMA "
-                               "(sm_90a; 64-row blocks per 4 warps, BK = 64)"));
+                               "(sm_90a; 64-row blocks per 4 warps, K tiles of 128 bytes: 64 elements of 16 bits, 128 of 8)"));
     params.push_back(parameter("warp_specialize", std::nullopt, {false, true},
                                def.warp_specialize,
                                "with wgmma and 8 or 12 warps: one warpgroup copies, one or "

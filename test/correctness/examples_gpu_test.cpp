@@ -41,6 +41,7 @@
 #include "../../examples/random.kite.cpp"
 #include "../../examples/rmsnorm.kite.cpp"
 #include "../../examples/sampling.kite.cpp"
+#include "../../examples/scaled_matmul.kite.cpp"
 #include "../../examples/softmax.kite.cpp"
 #include "../../examples/sum.kite.cpp"
 #include "../../examples/swiglu.kite.cpp"
@@ -327,6 +328,43 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
                 R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[8]})"},
                10.0, "matmul_bias_relu_aligned"});
+  // FP8 products with a K-major right operand: 16-byte rows (K = 272, two
+  // 128-deep stages and a partial one) on the TMA main loop, with one and
+  // two consumers and e4m3 x e5m2; rows of 77 bytes on the generic path.
+  const DType e4 = DType::e4m3, e5 = DType::e5m2;
+  c.push_back({"scaled_matmul", "scaled_matmul", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 272}, e4, s)), T("w", randn({200, 272}, e4, s + 1)),
+                                         S("scale_x", 0.5, f), S("scale_w", 0.25, f)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(scaled_matmul(*a[0].tensor, *a[1].tensor, float(a[2].scalar), float(a[3].scalar)));
+               },
+               {"", R"({"block_sizes":[128,128,128],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[64,128,128],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[8]})",
+                R"({"block_sizes":[64,64,32],"num_warps":4})"},
+               2.0, "scaled_matmul_e4m3"});
+  c.push_back({"scaled_matmul", "scaled_matmul_rowwise", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 256}, e4, s)), T("w", randn({136, 256}, e5, s + 1)),
+                                         T("scale_x", rand({n}, f, s + 2)), T("scale_w", rand({136}, f, s + 3))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(scaled_matmul_rowwise(*a[0].tensor, *a[1].tensor, *a[2].tensor, *a[3].tensor));
+               },
+               {"", R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
+               4.0, "scaled_matmul_rowwise_mixed"});
+  c.push_back({"scaled_matmul", "scaled_matmul", {1, 7, 129},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 77}, e5, s)), T("w", randn({65, 77}, e5, s + 1)),
+                                         S("scale_x", 1.0, f), S("scale_w", 1.0, f)};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(scaled_matmul(*a[0].tensor, *a[1].tensor, float(a[2].scalar), float(a[3].scalar)));
+               },
+               {"", R"({"block_sizes":[16,16,16]})"},
+               9.0, "scaled_matmul_unaligned"});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("y", randn({77, 65}, bf, s + 1)),

@@ -1,0 +1,47 @@
+// 8-bit floats (e4m3, e5m2): conversions that round to nearest even without
+// saturating, and products with a K-major right operand on the TMA main
+// loop (wgmma m64nNk32 on 128-byte K stages). NVRTC compiles them for
+// sm_90a.
+//
+// The default config of examples/scaled_matmul.kite.cpp: 128 x 256 x 128
+// tiles (a K tile is one 128-byte stage), two consumer warpgroups, TMA boxes
+// of 128 bytes of K for both operands, B K-major.
+// RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[4096,256]' --arg 'w=e4m3[4096,256]' --arg scale_x=f32 --arg scale_w=f32 --emit=cuda | FileCheck %s --check-prefix=DEF
+// DEF: "block_sizes":[128,256,128],"indexing":"tma"{{.*}}"num_warps":12,
+// DEF: kite_scaled_matmul(e4m3* __restrict__ a0, e4m3* __restrict__ a1, float a2, float a3, bf16* __restrict__ o0, const __grid_constant__ KiteTensorMap [[MA:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MB:tma[0-9]+]])
+// DEF: wgmma_tma_mainloop<128, 256, 2, 4, 2, e4m3, e4m3, true>({{sg[0-9]+}}, &[[MA]], &[[MB]],
+// RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[4096,256]' --arg 'w=e4m3[4096,256]' --arg scale_x=f32 --arg scale_w=f32 --emit=ptx | FileCheck %s --check-prefix=PTX
+// PTX-DAG: wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3
+// PTX-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// PTX-DAG: mbarrier.arrive.expect_tx.shared::cta.b64
+//
+// Mixed operand types, row-wise scales, one consumer.
+// RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul_rowwise --arg 'x=e4m3[512,256]' --arg 'w=e5m2[384,256]' --arg 'scale_x=f32[512]' --arg 'scale_w=f32[384]' --config '{"block_sizes":[128,128,128],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=ptx | FileCheck %s --check-prefix=MIXED
+// MIXED: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2
+//
+// A K tile other than 128 elements, and rows that are not 16-byte
+// multiples, leave the product to the CUDA cores (the main loop says why).
+// RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[512,256]' --arg 'w=e4m3[384,256]' --arg scale_x=f32 --arg scale_w=f32 --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=BK64
+// BK64-NOT: wgmma_tma_mainloop
+// BK64: cvt<float>(sa{{[0-9]+}}[
+// RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e5m2[100,77]' --arg 'w=e5m2[65,77]' --arg scale_x=f32 --arg scale_w=f32 --emit=cuda | FileCheck %s --check-prefix=ODD
+// ODD: "num_warps":{{[0-9]+}}
+// ODD-NOT: mainloop
+//
+// An 8-bit product with B MN-major (y[tk, tn]): no 8-bit tensor-core form
+// takes it.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=e4m3[512,256]' --arg 'y=e4m3[256,384]' --emit=cuda | FileCheck %s --check-prefix=MN
+// MN: e4m3* __restrict__ a0, e4m3* __restrict__ a1, e4m3* __restrict__ o0
+// MN-NOT: mainloop
+//
+// Conversions: float to e4m3 by cvt<e4m3> (kite_device.cuh's float_to_fp8:
+// the hardware's saturating conversion, then NaN past 464), e4m3 to float
+// by the hardware's conversion to f16.
+// RUN: kite inspect %S/Inputs/fp8_cast.kite.cpp --kernel quantize --arg 'x=bf16[256,256]' --arg scale=f32 --emit=cuda | FileCheck %s --check-prefix=QCUDA
+// QCUDA: kite_quantize(bf16* __restrict__ a0, float a1, e4m3* __restrict__ o0)
+// QCUDA: = cvt<e4m3>(
+// QCUDA: store_vec<8>(&o0[{{.*}}Vec<e4m3, 8>
+// RUN: kite inspect %S/Inputs/fp8_cast.kite.cpp --kernel quantize --arg 'x=bf16[256,256]' --arg scale=f32 --emit=ptx | FileCheck %s --check-prefix=QPTX
+// QPTX: cvt.rn.satfinite.e4m3x2.f32
+// RUN: kite inspect %S/Inputs/fp8_cast.kite.cpp --kernel dequantize --arg 'q=e4m3[256,256]' --arg scale=f32 --emit=ptx | FileCheck %s --check-prefix=DPTX
+// DPTX: cvt.rn.f16x2.e4m3x2
