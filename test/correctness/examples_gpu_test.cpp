@@ -48,6 +48,7 @@
 #include "kernels/masked_loops.kite.cpp"
 #include "kernels/sorts.kite.cpp"
 #include "kernels/atomics.kite.cpp"
+#include "kernels/fp8.kite.cpp"
 #include "../../examples/topk.kite.cpp"
 #include "../../examples/welford.kite.cpp"
 
@@ -751,6 +752,36 @@ std::vector<Case> cases() {
                  },
                  scatterConfigs, 1.0, "index_max_min_rows_" + name, /*exact=*/true});
   }
+  // 8-bit float conversions, bit for bit: floats at every rounding edge
+  // (ties, the largest values and past them, subnormals, infinities, NaN)
+  // and over a wide exponent range; every e4m3 code widened and narrowed.
+  auto fp8Edges = [](int64_t n, uint64_t s) {
+    const float edges[] = {0.0f, -0.0f, 1.0f, 1.0625f, 1.1875f, 448.0f, 464.0f, 465.0f, 480.0f,
+                           -500.0f, 1e9f, INFINITY, -INFINITY, NAN, 57344.0f, 61439.0f, 61440.0f,
+                           -65536.0f, 0x1p-9f, 0x1p-10f, 0x3p-10f, 0x1p-16f, 0x1p-17f, 0x3p-17f,
+                           0x1p-6f, 0x1p-14f, 0x1.fp-7f, 3.0f, -3.0f};
+    Tensor x = randn({n, 64}, DType::f32, s);
+    Tensor e = randint(-18, 19, {n, 64}, DType::i32, s + 1);
+    float *p = x.data<float>();
+    for (int64_t i = 0; i < n * 64; ++i)
+      p[i] = i < (int64_t)std::size(edges) ? edges[i] : std::ldexp(p[i], e.data<int32_t>()[i]);
+    return std::vector<Arg>{T("x", x)};
+  };
+  c.push_back({"fp8", "quantize_both", {1, 7, 1000},
+               fp8Edges,
+               [](const std::vector<Arg> &a) { return many(quantize_both(*a[0].tensor)); },
+               {"", R"({"block_sizes":[1,64],"num_warps":2})", R"({"block_sizes":[16,16]})"},
+               1.0, "", /*exact=*/true});
+  c.push_back({"fp8", "widen", {1, 7, 1000},
+               [](int64_t n, uint64_t) {
+                 std::vector<float8_e4m3> codes(size_t(n * 256));
+                 for (size_t i = 0; i < codes.size(); ++i)
+                   codes[i] = float8_e4m3::from_bits(uint8_t(i % 256));
+                 return std::vector<Arg>{T("q", from_vector<float8_e4m3>(codes, {n, 256}))};
+               },
+               [](const std::vector<Arg> &a) { return many(widen(*a[0].tensor)); },
+               {"", R"({"block_sizes":[2,128],"num_warps":4})"},
+               1.0, "", /*exact=*/true});
   // The top-k sampler: topk, softmax, cumsum, rand and a search in one
   // kernel; the tokens match reference mode exactly.
   c.push_back({"sampling", "sample_topk", {64, 100, 1000, 4097},

@@ -46,6 +46,10 @@ inline Tolerance toleranceFor(kite::DType t, double scale = 1.0) {
     return {2e-3, 2e-3 * scale};
   case kite::DType::bf16:
     return {1e-2, 1e-2 * scale};
+  case kite::DType::e4m3: // a step of an 8-bit float: 2^-3 (e4m3), 2^-2 (e5m2) of its value
+    return {0.13, 0.13 * scale};
+  case kite::DType::e5m2:
+    return {0.26, 0.26 * scale};
   default: // integers and booleans compare exactly
     return {0, 0};
   }
