@@ -388,7 +388,7 @@ namespace {
 
 constexpr FrameKind kPlanFrame{"KITEPLAN", kPlanFormatVersion, "kite plan", "plan",
                                "recompile the kernel (or re-tune the cache entry)"};
-constexpr uint8_t kLastDType = uint8_t(DType::boolean);
+constexpr uint8_t kLastDType = uint8_t(DType::e5m2);
 
 void writeExprs(ByteWriter &w, const std::vector<LaunchExpr> &exprs) {
   w.u64(exprs.size());

@@ -10,6 +10,7 @@
 #include "lowering/emit/Emitter.h"
 
 #include "lowering/Config.h"
+#include "lowering/LaunchArg.h"
 #include "lowering/TypeInference.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -62,7 +63,16 @@ LogicalResult Emitter::emitOp(Operation *op) {
         return emitAccess(s, s.getTensor(), s.getSubscripts(), s.getMask(),
                           s.getValue(), {}, std::nullopt);
       })
-      .Case([&](AtomicOp a) {
+      .Case([&](AtomicOp a) -> LogicalResult {
+        // The GPU's atomics (kite_device.cuh's atomic_add, atomic_max,
+        // atomic_min) take these element types; reference mode takes any.
+        Type elem = getElementTypeOrNull(a.getTensor().getType());
+        if (elem && !(elem.isF16() || elem.isBF16() || elem.isF32() || elem.isF64() ||
+                      elem.isInteger(32) || elem.isInteger(64)))
+          return a.emitError() << "atomics into tensors of dtype " << dtypeName(elem)
+                               << " do not run on the GPU (they take f16, bf16, f32, f64, i32 "
+                                  "and i64 tensors): accumulate into one of those and convert "
+                                  "afterwards";
         return emitAccess(a, a.getTensor(), a.getSubscripts(), a.getMask(),
                           a.getValue(), {}, a.getKind());
       })

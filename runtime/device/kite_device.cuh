@@ -850,6 +850,23 @@ template <> struct RadixBits<bf16> : RadixBitsHalf<0x7f80u, 0x7fc0u> {
 template <> struct RadixBits<f16> : RadixBitsHalf<0x7c00u, 0x7e00u> {
   static __device__ __forceinline__ U of(f16 x) { return ordered(__half_as_ushort(x)); }
 };
+/// 8-bit floats: magnitudes past `Inf` (the largest finite one for e4m3,
+/// infinity's for e5m2) are NaN, all becoming `Nan`.
+template <unsigned Inf, unsigned Nan> struct RadixBitsByte {
+  typedef unsigned U;
+  static constexpr int bits = 8;
+  static __device__ __forceinline__ U ordered(unsigned char b) {
+    U u = b, mag = u & 0x7fu;
+    u = mag > Inf ? Nan : mag == 0 ? 0u : u;
+    return (u & 0x80u) ? (~u & 0xffu) : (u | 0x80u);
+  }
+};
+template <> struct RadixBits<e4m3> : RadixBitsByte<0x7eu, 0x7fu> {
+  static __device__ __forceinline__ U of(e4m3 x) { return ordered(x.bits); }
+};
+template <> struct RadixBits<e5m2> : RadixBitsByte<0x7cu, 0x7eu> {
+  static __device__ __forceinline__ U of(e5m2 x) { return ordered(x.bits); }
+};
 template <> struct RadixBits<int> {
   typedef unsigned U;
   static constexpr int bits = 32;

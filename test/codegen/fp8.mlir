@@ -45,3 +45,14 @@
 // QPTX: cvt.rn.satfinite.e4m3x2.f32
 // RUN: kite inspect %S/Inputs/fp8_cast.kite.cpp --kernel dequantize --arg 'q=e4m3[256,256]' --arg scale=f32 --emit=ptx | FileCheck %s --check-prefix=DPTX
 // DPTX: cvt.rn.f16x2.e4m3x2
+//
+// Sorts and top-k take 8-bit keys.
+// RUN: kite inspect %S/Inputs/fp8_cast.kite.cpp --kernel top8 --arg 'x=e5m2[64,256]' --emit=resources | FileCheck %s --check-prefix=TOPK
+// TOPK: registers
+//
+// Atomics into tensors no GPU atomic updates (8-bit floats, i8) are an error
+// that says so, not an NVRTC failure.
+// RUN: not kite inspect %S/Inputs/fp8_cast.kite.cpp --kernel scatter_add --arg 'idx=i64[1000]' --arg 'src=e4m3[1000]' --emit=cuda 2>&1 | FileCheck %s --check-prefix=ATOMIC
+// ATOMIC: error: atomics into tensors of dtype e4m3 do not run on the GPU (they take f16, bf16, f32, f64, i32 and i64 tensors)
+// RUN: not kite inspect %S/Inputs/fp8_cast.kite.cpp --kernel scatter_add --arg 'idx=i64[1000]' --arg 'src=i8[1000]' --emit=cuda 2>&1 | FileCheck %s --check-prefix=ATOMIC8
+// ATOMIC8: error: atomics into tensors of dtype i8 do not run on the GPU

@@ -85,6 +85,17 @@ TEST(RuntimePlan, RoundTrip) {
   EXPECT_EQ(deserialize(serialize(empty)), empty);
 }
 
+TEST(RuntimePlan, EightBitFloatsRoundTrip) {
+  // Plans of 8-bit float kernels load back from the cache (the dtype codes
+  // past bool are valid, the next one is not).
+  KernelPlan p = fullPlan();
+  p.args[0].dtype = DType::e4m3;
+  p.outputs[0].dtype = DType::e5m2;
+  std::vector<uint8_t> bytes = serialize(p);
+  EXPECT_EQ(deserialize(bytes), p);
+  EXPECT_EQ(p.args[0].str().substr(0, p.args[0].name.size() + 6), p.args[0].name + "=e4m3[");
+}
+
 TEST(RuntimePlan, EveryTruncationIsRefused) {
   std::vector<uint8_t> bytes = serialize(fullPlan());
   for (size_t n = 0; n < bytes.size(); ++n) {
