@@ -50,11 +50,10 @@ bool spanCoversDim(Value span, Value tensor, int64_t tensorDim) {
 
 } // namespace
 
-OperandCopies kite::operandCopies(TileForOp loop, const ProductOperand &a0,
-                                  const ProductOperand &b0) {
-  const ProductOperand *a = &a0, *b = &b0;
+OperandCopies kite::operandCopies(TileForOp loop, const ProductOperand &a,
+                                  const ProductOperand &b) {
   auto func = loop->getParentOfType<func::FuncOp>();
-  int64_t rank = a->spans.size();
+  int64_t rank = a.spans.size();
   int64_t bytes = productElementBytes(loop);
   Value k = loop.getSpans()[0];
   // How each operand's tiles are copied (kite_gemm.cuh's GemmCopy):
@@ -86,19 +85,19 @@ OperandCopies kite::operandCopies(TileForOp loop, const ProductOperand &a0,
   // The span of each operand's tensor's last (contiguous) dim: K for A and
   // a K-major B, N for an MN-major B.
   OperandCopies out;
-  out.a = copyKind(*a, k);
-  out.b = copyKind(*b, b->loadSpan(rank - 1));
-  auto shapeA = cast<kite::TensorType>(a->tensor.getType()).getShape();
-  auto shapeB = cast<kite::TensorType>(b->tensor.getType()).getShape();
+  out.a = copyKind(a, k);
+  out.b = copyKind(b, b.loadSpan(rank - 1));
+  auto shapeA = cast<kite::TensorType>(a.tensor.getType()).getShape();
+  auto shapeB = cast<kite::TensorType>(b.tensor.getType()).getShape();
   // B's K dim: its tensor's rows (MN-major) or its last dim (K-major).
-  int64_t bK = b->tensorDim(rank - 2), bN = b->tensorDim(rank - 1);
-  bool wholeDims = spanCoversDim(a->spans[rank - 2], a->tensor, rank - 2) &&
-                   spanCoversDim(k, a->tensor, rank - 1) &&
+  int64_t bK = b.tensorDim(rank - 2), bN = b.tensorDim(rank - 1);
+  bool wholeDims = spanCoversDim(a.spans[rank - 2], a.tensor, rank - 2) &&
+                   spanCoversDim(k, a.tensor, rank - 1) &&
                    !ShapedType::isDynamic(shapeB[bK]) && shapeB[bK] == shapeA[rank - 1] &&
-                   spanCoversDim(b->spans[rank - 1], b->tensor, bN);
+                   spanCoversDim(b.spans[rank - 1], b.tensor, bN);
   // (A stride taken at launch is positive: its tensor is contiguous, and
   // the tensor map is encoded at launch.)
-  for (const ProductOperand *o : {&*a, &*b})
+  for (const ProductOperand *o : {&a, &b})
     wholeDims &= llvm::all_of(argStrides(func, o->tensor.getArgNumber()),
                               [](const StrideFact &s) { return !s.value || *s.value > 0; });
   out.wholeDims = wholeDims;
