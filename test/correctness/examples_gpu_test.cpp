@@ -685,6 +685,15 @@ std::vector<Case> cases() {
                },
                [](const std::vector<Arg> &a) { return many(sort_rows_ascending(*a[0].tensor)); },
                sortConfigs, 1.0, "sort_rows_ascending_f16", /*exact=*/true});
+  // 8-bit float keys (radix keys of 8 bits; infinities become NaN in e4m3).
+  for (DType dtype : {DType::e4m3, DType::e5m2})
+    c.push_back({"sorts", "sort_rows_ascending", {1, 7, 1000, 4097},
+                 [=](int64_t n, uint64_t s) {
+                   return std::vector<Arg>{T("x", edgyRows(5, n, dtype, s))};
+                 },
+                 [](const std::vector<Arg> &a) { return many(sort_rows_ascending(*a[0].tensor)); },
+                 sortConfigs, 1.0, std::string("sort_rows_ascending_") + dtype_name(dtype),
+                 /*exact=*/true});
   c.push_back({"sorts", "sort_rows_ascending", {1, 7, 1000, 4097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", edgyRows(5, n, DType::i32, s))};
