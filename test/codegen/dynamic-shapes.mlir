@@ -22,7 +22,9 @@
 // at launch. Rows of a norm: yes; its weight, spanned by `all`: no.
 // RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --arg 'x=bf16[1000,4096]' --arg 'weight=bf16[4096]' --arg eps=f64 --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=NORM
 // NORM: kernel{{ +}}rmsnorm (x=bf16[?*,4096]:align16:idx32 weight=bf16[4096]:align16 eps=f64)
-// NORM: sizes taken at launch count as 1
+// The roofline counts the launch's sizes, not the plan's 1s.
+// NORM: bytes{{ +}}16.39 MB
+// NORM-NOT: sizes taken at launch count as 1
 // RUN: kite inspect %kite_src/examples/rmsnorm.kite.cpp --arg 'x=bf16[1000,4096]' --arg 'weight=bf16[4096]' --arg eps=f64 --dynamic-shapes --emit=resources | FileCheck %s --check-prefix=NORMGRID
 // NORMGRID: launch{{ +}}max(ceildiv(x.size(0), 1), 0) programs
 // A row spanned whole (softmax's x[tn, all]) of a length taken at launch:
@@ -141,3 +143,10 @@
 // MATMUL-NOT: checks at launch
 // MATMUL: kite_matmul(bf16* __restrict__ a0, const i64 a0_n0, bf16* __restrict__ a1, const i64 a1_n1, bf16* __restrict__ o0, const __grid_constant__ KiteTensorMap
 // MATMUL: wgmma_tma_mainloop<
+//
+// The roofline of a launch through a class plan counts the launch's sizes
+// (the plan's IR takes them at run time): as the static plan's.
+// RUN: kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[4096,5000]' --dynamic-shapes --emit=roofline | FileCheck %s --check-prefix=ROOF
+// ROOF: kernel         softmax (x=bf16[?*,?8<=8192]:align16:idx32)
+// ROOF: bytes          81.92 MB
+// ROOF: flops          102.40 MFLOP
