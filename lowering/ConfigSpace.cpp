@@ -70,9 +70,19 @@ SmallVector<TileForOp> topLevelLoops(func::FuncOp kernel) {
 
 /// The block sizes: powers of two within the registered bounds and the
 /// extent.
-void addBlockSizes(func::FuncOp kernel, const Config &def, json &params) {
+void addBlockSizes(func::FuncOp kernel, const Config &def, bool hopper, json &params) {
   for (BlockSizeOp op : blockSizeOps(kernel)) {
     auto [loop, dim] = loopOfBlockSize(op);
+    // The K tile of an 8-bit product on Hopper is one 128-byte main-loop
+    // stage: any other runs it on the CUDA cores, far slower, and would
+    // only cost the tuner time.
+    if (hopper && loop && !loop.isTopLevel() && whyNotPlainProductLoop(loop).empty() &&
+        productElementBytes(loop) == 1) {
+      params.push_back(parameter("block_sizes", op.getId(), {128}, def.block_sizes[op.getId()],
+                                 "K tile of the 8-bit product loop at " + where(loop.getLoc()) +
+                                     " (one 128-byte main-loop stage)"));
+      continue;
+    }
     int64_t cap = loop && !loop.isTopLevel() ? 4096 : 1024;
     if (op.getExtent())
       if (std::optional<int64_t> e = getConstantIntValue(op.getExtent()))
@@ -182,7 +192,7 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
   Config def = defaultConfig(kernel, arch);
   json params = json::array();
 
-  addBlockSizes(kernel, def, params);
+  addBlockSizes(kernel, def, hasWgmma(arch), params);
 
   // The main-loop keys only where a K loop can be one (kite-matmul-
   // mainloop), and Hopper's only on sm_90a: elsewhere they change nothing

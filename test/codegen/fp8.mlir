@@ -56,3 +56,8 @@
 // ATOMIC: error: atomics into tensors of dtype e4m3 do not run on the GPU (they take f16, bf16, f32, f64, i32 and i64 tensors)
 // RUN: not kite inspect %S/Inputs/fp8_cast.kite.cpp --kernel scatter_add --arg 'idx=i64[1000]' --arg 'src=i8[1000]' --emit=cuda 2>&1 | FileCheck %s --check-prefix=ATOMIC8
 // ATOMIC8: error: atomics into tensors of dtype i8 do not run on the GPU
+//
+// The tuner's space holds only the 128-element K tile for an 8-bit product
+// on sm_90a (any other runs it on the CUDA cores).
+// RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[4096,256]' --arg 'w=e4m3[4096,256]' --arg scale_x=f32 --arg scale_w=f32 --emit=config-space | FileCheck %s --check-prefix=SPACE
+// SPACE: "doc":"K tile of the 8-bit product loop at scaled_matmul.kite.cpp:{{[0-9]+}} (one 128-byte main-loop stage)","index":2,"key":"block_sizes","values":[128]}
