@@ -150,24 +150,21 @@ struct half {
   static half from_bits(uint16_t b);
 };
 
-/// 8-bit float storage, as PyTorch's float8_e4m3fn (no infinities, NaN is
-/// S.1111.111, largest 448) and float8_e5m2 (IEEE-like: infinities, largest
-/// 57344). Conversions from float round to nearest even and do not saturate:
-/// past the largest value e4m3 gives NaN and e5m2 infinity, as PyTorch's.
-struct float8_e4m3 {
+/// 8-bit float storage with `E` exponent bits and 7 - E mantissa bits.
+/// `Ieee`: the top exponent holds infinities and NaNs (float8_e5m2, largest
+/// 57344); otherwise only S.1111.111 is NaN and there is no infinity
+/// (PyTorch's float8_e4m3fn, largest 448). Conversions from float round to
+/// nearest even and do not saturate: past the largest value e4m3 gives NaN
+/// and e5m2 infinity, as PyTorch's.
+template <int E, bool Ieee> struct float8 {
   uint8_t bits = 0;
-  float8_e4m3() = default;
-  float8_e4m3(float f);
+  float8() = default;
+  float8(float f);
   operator float() const;
-  static float8_e4m3 from_bits(uint8_t b);
+  static float8 from_bits(uint8_t b);
 };
-struct float8_e5m2 {
-  uint8_t bits = 0;
-  float8_e5m2() = default;
-  float8_e5m2(float f);
-  operator float() const;
-  static float8_e5m2 from_bits(uint8_t b);
-};
+using float8_e4m3 = float8<4, false>;
+using float8_e5m2 = float8<5, true>;
 
 struct Device {
   enum class Kind { cpu, cuda };
@@ -928,12 +925,18 @@ inline half half::from_bits(uint16_t b) {
 }
 
 namespace detail {
-/// The code of float f in an 8-bit float with `E` exponent bits (bias
-/// 2^(E-1) - 1) and 7 - E mantissa bits, rounded to nearest even; a
-/// magnitude past `maxFinite` after rounding (infinity included) becomes
-/// `overflow`, NaN becomes `nan`, both with f's sign.
-inline uint8_t fp8Encode(float f, int E, double maxFinite, uint8_t overflow, uint8_t nan) {
+/// The code of float f in the 8-bit float with `E` exponent bits (bias
+/// 2^(E-1) - 1) and 7 - E mantissa bits (`ieee` as float8's `Ieee`),
+/// rounded to nearest even; a magnitude past the largest finite value after
+/// rounding (infinity included) becomes infinity (`ieee`) or NaN, keeping
+/// f's sign, as NaN does.
+inline uint8_t fp8Encode(float f, int E, bool ieee) {
   const int M = 7 - E, emin = 2 - (1 << (E - 1)); // the smallest normal exponent
+  // The largest finite value: mantissa all ones below the top exponent
+  // (ieee), or all ones but the last in the top exponent.
+  const double maxFinite = std::ldexp(2.0 - std::ldexp(1.0, ieee ? -M : 1 - M),
+                                      (1 << E) - (ieee ? 2 : 1) - 1 + emin);
+  const uint8_t nan = 0x7f, overflow = ieee ? static_cast<uint8_t>(((1 << E) - 1) << M) : nan;
   uint8_t sign = std::signbit(f) ? 0x80 : 0;
   if (std::isnan(f)) return sign | nan;
   double a = std::fabs(static_cast<double>(f));
@@ -967,17 +970,13 @@ inline float fp8Decode(uint8_t bits, int E, bool ieee) {
 }
 } // namespace detail
 
-inline float8_e4m3::float8_e4m3(float f) : bits(detail::fp8Encode(f, 4, 448.0, 0x7f, 0x7f)) {}
-inline float8_e4m3::operator float() const { return detail::fp8Decode(bits, 4, false); }
-inline float8_e4m3 float8_e4m3::from_bits(uint8_t b) {
-  float8_e4m3 r;
-  r.bits = b;
-  return r;
+template <int E, bool Ieee>
+float8<E, Ieee>::float8(float f) : bits(detail::fp8Encode(f, E, Ieee)) {}
+template <int E, bool Ieee> float8<E, Ieee>::operator float() const {
+  return detail::fp8Decode(bits, E, Ieee);
 }
-inline float8_e5m2::float8_e5m2(float f) : bits(detail::fp8Encode(f, 5, 57344.0, 0x7c, 0x7f)) {}
-inline float8_e5m2::operator float() const { return detail::fp8Decode(bits, 5, true); }
-inline float8_e5m2 float8_e5m2::from_bits(uint8_t b) {
-  float8_e5m2 r;
+template <int E, bool Ieee> float8<E, Ieee> float8<E, Ieee>::from_bits(uint8_t b) {
+  float8 r;
   r.bits = b;
   return r;
 }

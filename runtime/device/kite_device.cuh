@@ -45,68 +45,6 @@ struct e5m2 {
 // Conversions
 //===----------------------------------------------------------------------===//
 
-/// The type an element computes in: f32 for 16-bit floats, itself otherwise.
-template <class T> struct Compute { typedef T type; };
-template <> struct Compute<bf16> { typedef float type; };
-template <> struct Compute<f16> { typedef float type; };
-template <> struct Compute<e4m3> { typedef float type; };
-template <> struct Compute<e5m2> { typedef float type; };
-
-/// Converts between any two element types (via f32 for 16-bit floats; bool
-/// is nonzero-ness, as in PyTorch).
-template <class To, class From> struct Cvt {
-  static __device__ __forceinline__ To run(From x) { return static_cast<To>(x); }
-};
-template <class From> struct Cvt<bool, From> {
-  static __device__ __forceinline__ bool run(From x) { return x != From(0); }
-};
-template <> struct Cvt<bool, bool> {
-  static __device__ __forceinline__ bool run(bool x) { return x; }
-};
-template <class To> struct Cvt<To, bf16> {
-  static __device__ __forceinline__ To run(bf16 x) {
-    return Cvt<To, float>::run(__bfloat162float(x));
-  }
-};
-template <class To> struct Cvt<To, f16> {
-  static __device__ __forceinline__ To run(f16 x) {
-    return Cvt<To, float>::run(__half2float(x));
-  }
-};
-template <class From> struct Cvt<bf16, From> {
-  static __device__ __forceinline__ bf16 run(From x) {
-    return __float2bfloat16_rn(static_cast<float>(x));
-  }
-};
-template <class From> struct Cvt<f16, From> {
-  static __device__ __forceinline__ f16 run(From x) {
-    return __float2half_rn(static_cast<float>(x));
-  }
-};
-template <> struct Cvt<bf16, bf16> {
-  static __device__ __forceinline__ bf16 run(bf16 x) { return x; }
-};
-template <> struct Cvt<f16, f16> {
-  static __device__ __forceinline__ f16 run(f16 x) { return x; }
-};
-template <> struct Cvt<bf16, f16> {
-  static __device__ __forceinline__ bf16 run(f16 x) {
-    return __float2bfloat16_rn(__half2float(x));
-  }
-};
-template <> struct Cvt<f16, bf16> {
-  static __device__ __forceinline__ f16 run(bf16 x) {
-    return __float2half_rn(__bfloat162float(x));
-  }
-};
-template <> struct Cvt<bool, bf16> {
-  static __device__ __forceinline__ bool run(bf16 x) { return __bfloat162float(x) != 0.0f; }
-};
-template <> struct Cvt<bool, f16> {
-  static __device__ __forceinline__ bool run(f16 x) { return __half2float(x) != 0.0f; }
-};
-
-
 /// An 8-bit float's value, and a float rounded to the nearest even 8-bit
 /// float without saturating (as PyTorch and reference mode): past the
 /// largest value, e4m3 gives NaN and e5m2 infinity. On sm_89 and later the
@@ -134,64 +72,57 @@ template <class T> __device__ __forceinline__ T float_to_fp8(float f) {
 #endif
   return r;
 }
-template <class To> struct Cvt<To, e4m3> {
-  static __device__ __forceinline__ To run(e4m3 x) { return Cvt<To, float>::run(fp8_to_float(x)); }
+/// The floats narrower than f32 (storage types that compute in f32): how
+/// one widens to f32 and how an f32 rounds to it (to nearest even).
+template <class T> struct Narrow {
+  static constexpr bool value = false;
 };
-template <class To> struct Cvt<To, e5m2> {
-  static __device__ __forceinline__ To run(e5m2 x) { return Cvt<To, float>::run(fp8_to_float(x)); }
+template <> struct Narrow<bf16> {
+  static constexpr bool value = true;
+  static __device__ __forceinline__ float widen(bf16 x) { return __bfloat162float(x); }
+  static __device__ __forceinline__ bf16 narrow(float f) { return __float2bfloat16_rn(f); }
 };
-template <class From> struct Cvt<e4m3, From> {
-  static __device__ __forceinline__ e4m3 run(From x) {
-    return float_to_fp8<e4m3>(Cvt<float, From>::run(x));
+template <> struct Narrow<f16> {
+  static constexpr bool value = true;
+  static __device__ __forceinline__ float widen(f16 x) { return __half2float(x); }
+  static __device__ __forceinline__ f16 narrow(float f) { return __float2half_rn(f); }
+};
+template <class T> struct NarrowFp8 {
+  static constexpr bool value = true;
+  static __device__ __forceinline__ float widen(T x) { return fp8_to_float(x); }
+  static __device__ __forceinline__ T narrow(float f) { return float_to_fp8<T>(f); }
+};
+template <> struct Narrow<e4m3> : NarrowFp8<e4m3> {};
+template <> struct Narrow<e5m2> : NarrowFp8<e5m2> {};
+
+/// The type an element computes in: f32 for the narrow floats, itself
+/// otherwise.
+template <class T, bool = Narrow<T>::value> struct Compute { typedef T type; };
+template <class T> struct Compute<T, true> { typedef float type; };
+
+template <class A, class B> struct SameType {
+  static constexpr bool value = false;
+};
+template <class A> struct SameType<A, A> {
+  static constexpr bool value = true;
+};
+
+/// Converts between any two element types: a narrow float through f32 (as
+/// PyTorch computes), bool as nonzero-ness (as in PyTorch), anything else
+/// by a C++ conversion.
+template <class To, class From> struct Cvt {
+  static __device__ __forceinline__ To run(From x) {
+    if constexpr (SameType<To, From>::value)
+      return x;
+    else if constexpr (Narrow<From>::value)
+      return Cvt<To, float>::run(Narrow<From>::widen(x));
+    else if constexpr (Narrow<To>::value)
+      return Narrow<To>::narrow(static_cast<float>(x));
+    else if constexpr (SameType<To, bool>::value)
+      return x != From(0);
+    else
+      return static_cast<To>(x);
   }
-};
-template <class From> struct Cvt<e5m2, From> {
-  static __device__ __forceinline__ e5m2 run(From x) {
-    return float_to_fp8<e5m2>(Cvt<float, From>::run(x));
-  }
-};
-template <> struct Cvt<e4m3, e4m3> {
-  static __device__ __forceinline__ e4m3 run(e4m3 x) { return x; }
-};
-template <> struct Cvt<e5m2, e5m2> {
-  static __device__ __forceinline__ e5m2 run(e5m2 x) { return x; }
-};
-template <> struct Cvt<e4m3, e5m2> {
-  static __device__ __forceinline__ e4m3 run(e5m2 x) { return float_to_fp8<e4m3>(fp8_to_float(x)); }
-};
-template <> struct Cvt<e5m2, e4m3> {
-  static __device__ __forceinline__ e5m2 run(e4m3 x) { return float_to_fp8<e5m2>(fp8_to_float(x)); }
-};
-// The 16-bit floats' partial specializations would match these too.
-template <> struct Cvt<e4m3, bf16> {
-  static __device__ __forceinline__ e4m3 run(bf16 x) { return float_to_fp8<e4m3>(Cvt<float, bf16>::run(x)); }
-};
-template <> struct Cvt<bf16, e4m3> {
-  static __device__ __forceinline__ bf16 run(e4m3 x) { return Cvt<bf16, float>::run(fp8_to_float(x)); }
-};
-template <> struct Cvt<e4m3, f16> {
-  static __device__ __forceinline__ e4m3 run(f16 x) { return float_to_fp8<e4m3>(Cvt<float, f16>::run(x)); }
-};
-template <> struct Cvt<f16, e4m3> {
-  static __device__ __forceinline__ f16 run(e4m3 x) { return Cvt<f16, float>::run(fp8_to_float(x)); }
-};
-template <> struct Cvt<e5m2, bf16> {
-  static __device__ __forceinline__ e5m2 run(bf16 x) { return float_to_fp8<e5m2>(Cvt<float, bf16>::run(x)); }
-};
-template <> struct Cvt<bf16, e5m2> {
-  static __device__ __forceinline__ bf16 run(e5m2 x) { return Cvt<bf16, float>::run(fp8_to_float(x)); }
-};
-template <> struct Cvt<e5m2, f16> {
-  static __device__ __forceinline__ e5m2 run(f16 x) { return float_to_fp8<e5m2>(Cvt<float, f16>::run(x)); }
-};
-template <> struct Cvt<f16, e5m2> {
-  static __device__ __forceinline__ f16 run(e5m2 x) { return Cvt<f16, float>::run(fp8_to_float(x)); }
-};
-template <> struct Cvt<bool, e4m3> {
-  static __device__ __forceinline__ bool run(e4m3 x) { return (x.bits & 0x7fu) != 0; }
-};
-template <> struct Cvt<bool, e5m2> {
-  static __device__ __forceinline__ bool run(e5m2 x) { return (x.bits & 0x7fu) != 0; }
 };
 
 template <class To, class From> __device__ __forceinline__ To cvt(From x) {
