@@ -58,7 +58,7 @@ SmallVector<int64_t> paddedShape(Type t) {
 class Assigner {
 public:
   Assigner(func::FuncOp kernel, const Config &config, StringRef arch) : kernel(kernel) {
-    numThreads = (int64_t)llvm::bit_floor((uint64_t)(32 * config.num_warps));
+    numThreads = (int64_t)llvm::bit_floor((uint64_t)std::max<int64_t>(computeThreads(config, kernel), 32));
     tensorCores = config.tensor_cores;
     wgmma = tensorCores && config.wgmma && hasWgmma(arch) && numThreads % 128 == 0;
     innerThreads = config.inner_threads.value_or(0);

@@ -415,6 +415,12 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
       return failure();
     }
   }
+  if (hasKeyLoopProducer(c, kernel) && c.num_warps != 8 && c.num_warps != 12) {
+    error = "num_warps = " + std::to_string(c.num_warps) +
+            " with warp_specialize: a key loop's producer warpgroup takes 4 warps and one or "
+            "two warpgroups compute, so num_warps is 8 or 12";
+    return failure();
+  }
   if (c.num_warps == 12) {
     if (!c.tensor_cores || !c.wgmma || !c.warp_specialize) {
       error = "num_warps = 12 (a producer and two consumer warpgroups) needs tensor_cores, "
@@ -573,6 +579,19 @@ bool isBatchDim(TileForOp loop, int64_t d) {
 } // namespace
 
 bool kite::hasWgmma(StringRef arch) { return arch == "sm_90a"; }
+
+bool kite::hasKeyLoopProducer(const Config &config, func::FuncOp kernel) {
+  if (!config.warp_specialize || !config.tensor_cores || !config.wgmma)
+    return false;
+  bool mainloop = false;
+  kernel.walk([&](TileForOp loop) { mainloop |= loop->hasAttr("kite.mainloop"); });
+  return !mainloop && !hasPlainProductLoop(kernel);
+}
+
+int64_t kite::computeThreads(const Config &config, func::FuncOp kernel) {
+  int64_t threads = 32 * config.num_warps;
+  return hasKeyLoopProducer(config, kernel) ? threads - 128 : threads;
+}
 
 /// True if the right operand of `loop`'s product (a plain product loop)
 /// has contiguous rows whose stride is not a multiple of 8 elements, which

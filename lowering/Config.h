@@ -213,6 +213,18 @@ mlir::Value matrixProductLhs(mlir::Operation *op);
 /// main loops need.
 bool hasWgmma(llvm::StringRef arch);
 
+/// True if `config` gives `kernel` a producer warpgroup for its key loops:
+/// warp_specialize with wgmma in a kernel that kite-matmul-mainloop left no
+/// main loop in (a main loop's own producer is its template's). The
+/// producer (the last 4 of num_warps) copies the loops' prefetched operand
+/// tiles by TMA; the other warps compute.
+bool hasKeyLoopProducer(const Config &config, mlir::func::FuncOp kernel);
+
+/// The threads of a program that compute: 32 * num_warps, less the key
+/// loops' producer warpgroup where there is one. Layouts spread tiles over
+/// them.
+int64_t computeThreads(const Config &config, mlir::func::FuncOp kernel);
+
 /// A reasonable config for a specialized kernel without tuning, on `arch`.
 Config defaultConfig(mlir::func::FuncOp kernel, llvm::StringRef arch = "sm_90a");
 

@@ -394,7 +394,7 @@ LogicalResult Emitter::emitShape(Operation *op) {
     cond = llvm::join(conds, " && ");
     return idx;
   };
-  line("__syncthreads();");
+  line(sync());
   std::string own = owner(src);
   forEach(src, [&](ArrayRef<std::string> k) {
     std::string cond;
@@ -404,7 +404,7 @@ LogicalResult Emitter::emitShape(Operation *op) {
     line(llvm::formatv("{0}{1}[{2}] = {3}[{4}];", cond.empty() ? "" : "if (" + cond + ") ",
                        buf, idx, src.name, flat(src, k)));
   });
-  line("__syncthreads();");
+  line(sync());
   forEach(dst, [&](ArrayRef<std::string> k) {
     std::string cond;
     std::string idx = logical(dst, type.getShape(), k, cond);
@@ -412,7 +412,7 @@ LogicalResult Emitter::emitShape(Operation *op) {
                        cond.empty() ? "" : "(" + cond + ") ? ", buf, idx,
                        cond.empty() ? "" : " : cvt<" + cType(src.elem) + ">(0)"));
   });
-  line("__syncthreads();");
+  line(sync());
   --indent;
   line("}");
   tiles[op->getResult(0)] = dst;

@@ -187,6 +187,29 @@ struct Prefetch {
   int64_t rowDim = 0, colDim = 0;
 };
 
+/// A ring of a kernel with a producer warpgroup (hasKeyLoopProducer):
+/// kite_gemm.cuh's TmaRing over the stages of the prefetched loads at one
+/// shared-memory offset (one load, or the same load of sibling loops, which
+/// run one after the other), with its 2 * `stages` mbarriers at `barriers`.
+/// Each side counts its uses of the ring: `consumed` (the computing
+/// threads'), `produced` (the producer thread's).
+struct Ring {
+  int64_t offset = 0, stages = 2, stageBytes = 0, barriers = 0;
+  std::string name, consumed, produced;
+};
+
+/// A prefetched load the producer copies by TMA into its ring: through
+/// tensor-map parameter `map` over its tensor (`rank` dims), `panels` boxes
+/// of 128 bytes of the staged columns by the staged rows, `panelElems`
+/// apart in the stage; per tensor dim (outermost first), the tile dim it
+/// is (-1 for a scalar subscript).
+struct TmaCopy {
+  int ring = 0;
+  std::string map;
+  int64_t rank = 0, panels = 1, panelElems = 0, rows = 0, cols = 0;
+  SmallVector<int64_t> tileDimOf;
+};
+
 /// A key loop kite-overlap-products split, while it is emitted
 /// (emitOverlappedLoop): its early stage's first product, after whose issue
 /// the late stage goes, and the late product, issued there and waited for
@@ -333,6 +356,38 @@ private:
   DenseMap<std::pair<Operation *, Value>, int64_t> sharedLhs;
   DenseMap<Operation *, SmallVector<Value>> sharedLhsLoops;
   DenseMap<Operation *, LoopVars> loopVars;
+  /// The kernel has a producer warpgroup (hasKeyLoopProducer): threads
+  /// numThreads to numThreads + 127, of which the first issues the TMA
+  /// copies of every prefetched load (tmaCopies) into its ring, while the
+  /// numThreads computing threads run the kernel's code, their barriers
+  /// named barrier 1 over them alone (kite_sync).
+  bool producer = false;
+  SmallVector<Ring> rings;
+  DenseMap<Operation *, TmaCopy> tmaCopies;
+  /// The ops the producer runs: the nested loops around TMA-copied loads,
+  /// the loads, and the scalar ops their bounds and subscripts need.
+  DenseSet<Operation *> producerSlice;
+  /// Why the config's producer cannot be (a config rejection), if it cannot.
+  std::string producerRejection;
+  /// The block barrier of the computing threads.
+  std::string sync() const { return producer ? "kite_sync();" : "__syncthreads();"; }
+  /// With a producer: the rings, TMA copies and producer slice of the
+  /// prefetched loads (after planStagingBuffers), or producerRejection.
+  void planProducer(ArrayRef<Operation *> loads);
+  /// With a producer, before the program loop: the rings' objects, use
+  /// counters and mbarriers.
+  void emitRings();
+  /// The producer's part of a top-level loop's body `block`: its slice, each
+  /// TMA-copied load as the copy of its tile into the next stage of its
+  /// ring.
+  LogicalResult emitProducerBlock(Block &block);
+  LogicalResult emitTmaCopy(Operation *load);
+  /// Computing threads, before a product whose right operand a TMA ring
+  /// holds: the wait for its stage (returned, as the buffer's name), the
+  /// elements past a partial tile's extents zeroed.
+  FailureOr<std::string> awaitRing(Operation *product, Type elem);
+  /// ... and after it: the stage given back to the producer.
+  void releaseRing(Operation *product);
   /// The loop kite-overlap-products split, while it is emitted.
   std::optional<Overlap> overlap;
   /// Set while a prefetched load's copy is emitted.

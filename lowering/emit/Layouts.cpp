@@ -279,7 +279,7 @@ int64_t Emitter::scratchBase() {
     return sharedBase;
   if (sharedBase > 0) {
     if (stagingFreed)
-      line("__syncthreads(); // every thread is done with the staging buffers");
+      line(sync() + " // every thread is done with the staging buffers");
     stagingFreed = false;
     lowScratchUsed = true;
   }
@@ -309,7 +309,7 @@ Emitter::StagingScope::StagingScope(Emitter &e, Operation *loop)
     else
       repeated = isa<LoopLikeOpInterface>(p);
   if (e.liveStaging == 0 && (e.lowScratchUsed || e.stagingFreed || repeated)) {
-    e.line("__syncthreads(); // scratch below the staging buffers is free");
+    e.line(e.sync() + " // scratch below the staging buffers is free");
     e.lowScratchUsed = false;
     e.stagingFreed = false;
   }
@@ -359,19 +359,19 @@ Tile Emitter::convert(const Tile &src, Context *ctx, SmallVector<Dim> dims) {
     }
     return s;
   };
-  line("__syncthreads();");
+  line(sync());
   std::string own = owner(src);
   forEach(src, [&](ArrayRef<std::string> k) {
     line(llvm::formatv("{0}{1}[{2}] = {3}[{4}];",
                        own.empty() ? "" : "if (" + own + ") ", buf,
                        index(src, k), src.name, flat(src, k)));
   });
-  line("__syncthreads();");
+  line(sync());
   forEach(dst, [&](ArrayRef<std::string> k) {
     line(llvm::formatv("{0}[{1}] = {2}[{3}];", dst.name, flat(dst, k), buf,
                        index(dst, k)));
   });
-  line("__syncthreads();");
+  line(sync());
   --indent;
   line("}");
   return dst;

@@ -207,6 +207,18 @@ LogicalResult Emitter::emitTopLevelLoops() {
                   "sizes at launch; use 'flat'",
            failure();
   planPrivateAtomics();
+  if (producer) {
+    SmallVector<Operation *> loads;
+    kernel.walk([&](LoadOp l) {
+      if (prefetches.count(l))
+        loads.push_back(l);
+    });
+    planProducer(loads);
+    if (!producerRejection.empty())
+      return emitConfigRejection(kernel) << "the config does not fit: " << producerRejection,
+             failure();
+    emitRings();
+  }
   openPrivateAtomics();
   FailureOr<int> closeLoops =
       openProgramLoop(pidType, total, totalConst.value_or(-1), loops.size(), loops.front().counts);
@@ -315,8 +327,31 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
       scalars[var] = name;
     }
   }
+  if (producer) {
+    // The producer warpgroup's first thread copies; its others idle.
+    line(llvm::formatv("if (threadIdx.x >= {0}) {{", numThreads));
+    ++indent;
+    line(llvm::formatv("if (threadIdx.x == {0}) {{", numThreads));
+    ++indent;
+    // Its slice defines its own names for the scalars and spans it needs.
+    DenseMap<Value, std::string> savedScalars = scalars;
+    DenseMap<Value, SpanVars> savedSpans = spans;
+    if (failed(emitProducerBlock(*bodyBlock)))
+      return failure();
+    scalars = std::move(savedScalars);
+    spans = std::move(savedSpans);
+    --indent;
+    line("}");
+    --indent;
+    line("} else {");
+    ++indent;
+  }
   if (failed(emitBlock(*bodyBlock)))
     return failure();
+  if (producer) {
+    --indent;
+    line("}");
+  }
   --indent;
   line("}");
   return success();

@@ -251,7 +251,7 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   // store, another layout), and __syncthreads() makes their global writes
   // visible to the block.
   if (resultValue && storedSinceBarrier.count(ref.ptr)) {
-    line("__syncthreads(); // this program wrote " + ref.ptr + " above");
+    line(sync() + " // this program wrote " + ref.ptr + " above");
     storedSinceBarrier.clear();
   }
   if (!resultValue)
@@ -643,13 +643,13 @@ void Emitter::openPrivateAtomics() {
     line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) {2}[i] = cvt<{3}>(0);",
                        p.span, numThreads, p.buf, cType(p.acc)));
   if (!privates.empty())
-    line("__syncthreads();");
+    line(sync());
 }
 
 void Emitter::flushPrivateAtomics() {
   if (privates.empty())
     return;
-  line("__syncthreads();");
+  line(sync());
   for (auto &[ptr, p] : privates)
     line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) if ({2}[i] != cvt<{3}>(0)) "
                        "atomic_add(&{4}[i], cvt<{5}>({2}[i]));",

@@ -77,7 +77,7 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   }
   std::string elem = cType(aType.getElementType()), elemB = cType(bType.getElementType());
   // Earlier code may still read shared memory (a product's staged operand).
-  line("__syncthreads();");
+  line(sync());
   if (tma) {
     // A tensor-map parameter per operand, which the runtime encodes at
     // launch, 128-byte swizzled: boxes of BM rows x 128 bytes of K (A),
@@ -158,7 +158,7 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                              init.name, s, lanes[j]));
       },
       step);
-  line("__syncthreads();");
+  line(sync());
   tiles[loop.getResult(0)] = r;
   return success();
 }
@@ -379,6 +379,8 @@ LogicalResult Emitter::emitPrefetchCopy(Operation *load, StringRef iteration, St
 
 LogicalResult Emitter::emitPrefetchPrologue(ArrayRef<Operation *> loads, const LoopVars &lv,
                                             Operation *behind) {
+  if (producer)
+    return success(); // the producer's copies
   // S - 1 tiles ahead; a ring of one buffer starts with tile 0 in it.
   int64_t ahead = std::max<int64_t>(prefetches[loads.front()].stages - 1, 1);
   for (int64_t d = 0; d < ahead; ++d) {
@@ -399,6 +401,8 @@ LogicalResult Emitter::emitPrefetchPrologue(ArrayRef<Operation *> loads, const L
 }
 
 FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
+  if (producer)
+    return awaitRing(product, elem);
   Operation *load = prefetchedOperand[product];
   const Prefetch &p = prefetches[load];
   const LoopVars &lv = loopVars[load->getParentOp()];
@@ -412,7 +416,7 @@ FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
     line("fence_proxy_async();");
   // Every thread's copies have landed, and every thread has finished the
   // product that last read the slot the next copy fills.
-  line("__syncthreads();");
+  line(sync());
   std::string bs = fresh("sb"), type = cType(elem);
   // A late stage's iteration is -1 before the first one.
   std::string slot = overlap && overlap->late == product
@@ -437,6 +441,10 @@ FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
 
 LogicalResult Emitter::refillPrefetched(Operation *product) {
   auto it = prefetchedOperand.find(product);
+  if (it != prefetchedOperand.end() && producer) {
+    releaseRing(product);
+    return success();
+  }
   if (it == prefetchedOperand.end() || prefetches[it->second].stages != 1)
     return success();
   Operation *load = it->second;
@@ -445,7 +453,7 @@ LogicalResult Emitter::refillPrefetched(Operation *product) {
   // before any copy overwrites the buffer it read. The commit comes
   // whether or not there is a next tile: awaitPrefetched's count assumes
   // one group per load and iteration.
-  line("__syncthreads();");
+  line(sync());
   std::string next = llvm::formatv("{0} + 1", lv.iv);
   line(llvm::formatv("if ({0} < {1}) {{", next, lv.count));
   ++indent;
@@ -670,13 +678,13 @@ LogicalResult Emitter::stageProductOperand(Operation *op, const Tile &b, int64_t
   std::string type = cType(b.elem);
   line(llvm::formatv("{0}* {1} = {2};", type, bs, sharedAt(offset, wgmma, type)));
   if (shared)
-    line("__syncthreads();");
+    line(sync());
   stageRightOperand(b, bs, rank, staged.transposed, staged.ld, true, staged.swizzleRows);
   // wgmma reads the operand, written through the generic proxy, through
   // the async one.
   if (wgmma)
     line("fence_proxy_async();");
-  line("__syncthreads();");
+  line(sync());
   return success();
 }
 
@@ -763,7 +771,7 @@ LogicalResult Emitter::emitSharedLhs(Operation *loop) {
     });
     // Read by the async proxy, after a barrier.
     line("fence_proxy_async();");
-    line("__syncthreads();");
+    line(sync());
     --indent;
     line("}");
   }
@@ -948,10 +956,10 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
                      base));
   line(llvm::formatv("{0}* {1} = reinterpret_cast<{0}*>(kite_smem + {2});", cType(b.elem),
                      bs, base + bytesA));
-  line("__syncthreads();");
+  line(sync());
   stageOperand(a, as, rank - 1, rank - 2, rank - 1, ldA, mma);
   stageRightOperand(b, bs, rank, stagedB.transposed, stagedB.ld, mma);
-  line("__syncthreads();");
+  line(sync());
   // Each element of the result: the product's sum (from the tensor cores'
   // f32 tile in shared memory, or a loop over K here), plus the accumulator.
   std::string cs;
@@ -963,7 +971,7 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
     line(llvm::formatv("mma_tile<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}>({9}, {10}, {11});",
                        PM, PN, PK, numThreads / 32, cType(a.elem), ldA, stagedB.ld, ldC,
                        stagedB.transposed ? "true" : "false", as, bs, cs));
-    line("__syncthreads();");
+    line(sync());
   }
   std::string sumT = outElem.isF64() ? "double"
                      : outElem.isIntOrIndex() && !outElem.isInteger(1) ? "i64"
@@ -1022,7 +1030,7 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
         }
       },
       width);
-  line("__syncthreads();");
+  line(sync());
   --indent;
   line("}");
   tiles[op->getResult(0)] = r;

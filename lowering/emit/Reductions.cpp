@@ -99,7 +99,7 @@ LogicalResult Emitter::emitReduce(ReduceOp op) {
                        out));
   });
   if (crossThread && !inWarp)
-    line("__syncthreads();");
+    line(sync());
   tiles[op.getResult()] = r;
   return success();
 }
@@ -181,7 +181,7 @@ void Emitter::emitScanLines(const Tile &src, int64_t dim, const ScanSpec &spec) 
     line("}");
   });
   if (acrossWarps)
-    line("__syncthreads();");
+    line(sync());
 }
 
 LogicalResult Emitter::emitScan(ScanOp op) {

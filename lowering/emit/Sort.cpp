@@ -108,7 +108,7 @@ LogicalResult Emitter::emitSort(SortOp op) {
       line(llvm::formatv("{0}[{1}] = {2}[{3}]; {4}[{1}] = ({5}){6};", keys, off, src.name,
                          flat(src, c), positions, pos, coord(src, dim, c[dim])));
   });
-  line("__syncthreads();");
+  line(sync());
   std::string desc = op.getDescending() ? "true" : "false";
   switch (algorithm) {
   case SortAlgorithm::radixSelect:
@@ -147,6 +147,6 @@ LogicalResult Emitter::emitSort(SortOp op) {
   };
   result(op.getValues(), src.elem, false);
   result(op.getIndices(), IntegerType::get(op.getContext(), 64), true);
-  line("__syncthreads();");
+  line(sync());
   return success();
 }

@@ -27,6 +27,28 @@ namespace kite_device {
 /// against.
 constexpr int kVersion = 1;
 
+/// The barrier of a program's computing threads. A kernel with a producer
+/// warpgroup (a warp-specialized key loop: its copies issued by threads past
+/// the others) defines KITE_COMPUTE_THREADS before including this file: the
+/// barrier is then named barrier 1 over those threads alone, which the
+/// producer never joins. Otherwise it is __syncthreads().
+__device__ __forceinline__ void kite_sync() {
+#ifdef KITE_COMPUTE_THREADS
+  asm volatile("bar.sync 1, %0;\n" ::"n"(KITE_COMPUTE_THREADS) : "memory");
+#else
+  __syncthreads();
+#endif
+}
+
+/// The number of a program's computing threads (see kite_sync).
+__device__ __forceinline__ int kite_block_threads() {
+#ifdef KITE_COMPUTE_THREADS
+  return KITE_COMPUTE_THREADS;
+#else
+  return blockDim.x;
+#endif
+}
+
 typedef __nv_bfloat16 bf16;
 typedef __half f16;
 typedef long long i64;
@@ -441,9 +463,9 @@ __device__ __forceinline__ T block_reduce(T v, T *scratch) {
   if constexpr (Across == 1)
     return v;
   const int tid = threadIdx.x;
-  __syncthreads();
+  kite_sync();
   scratch[tid] = v;
-  __syncthreads();
+  kite_sync();
   // This thread's slot in its group's first warp, and its place among the
   // group's lanes in a warp; a lane reads the partials of other warps at its
   // own place in them, so a warp's reads fall in distinct banks.
@@ -599,12 +621,12 @@ __device__ __forceinline__ void thread_scan_exclusive(T (&v)[N], T (&total)[N], 
       total[c] = warpTotal[c];
   } else {
     const int warp = along / InWarp;
-    const int nthreads = blockDim.x;
-    __syncthreads();
+    const int nthreads = kite_block_threads();
+    kite_sync();
 #pragma unroll
     for (int c = 0; c < N; ++c)
       scratch[c * nthreads + tid] = warpTotal[c];
-    __syncthreads();
+    kite_sync();
 #pragma unroll
     for (int c = 0; c < N; ++c) {
       T before = op.template identity<T>(), all = op.template identity<T>();
@@ -680,7 +702,7 @@ __device__ void bitonic_sort_lines(K *keys, P *pos, int valid) {
         sort_exchange<Desc>(keys, pos, line * L + i, line * L + i + j, ((i >> lk) & 1) == 0,
                             valid);
       }
-      __syncthreads();
+      kite_sync();
     }
   }
 }
@@ -706,7 +728,7 @@ __device__ void bitonic_topk_lines(K_ *keys, P *pos, int valid) {
         sort_exchange<Desc>(keys, pos, line * L + i, line * L + i + j,
                             (1 << lk) == K || ((i >> lk) & 1) == 0, valid);
       }
-      __syncthreads();
+      kite_sync();
     }
   }
   // Chunks `spacing` K apart merge in pairs into the first of each pair.
@@ -723,7 +745,7 @@ __device__ void bitonic_topk_lines(K_ *keys, P *pos, int valid) {
         pos[a] = pos[b];
       }
     }
-    __syncthreads();
+    kite_sync();
     for (int lj = __ffs(K) - 2; lj >= 0; --lj) {
       const int j = 1 << lj;
       for (int p = threadIdx.x; p < Lines * merged * (K / 2); p += Threads) {
@@ -732,7 +754,7 @@ __device__ void bitonic_topk_lines(K_ *keys, P *pos, int valid) {
         int base = line * L + 2 * c * spacing * K;
         sort_exchange<Desc>(keys, pos, base + i, base + i + j, true, valid);
       }
-      __syncthreads();
+      kite_sync();
     }
   }
 }
@@ -887,13 +909,13 @@ __device__ __forceinline__ void block_exclusive_sum(int *counts, int n, int *war
   int v = t < n ? counts[t] : 0, x = warp_inclusive_sum(v);
   if (lane == 31)
     warpSums[warp] = x;
-  __syncthreads();
+  kite_sync();
   int before = 0;
   for (int w = 0; w < warp; ++w)
     before += warpSums[w];
   if (t < n)
     counts[t] = before + x - v;
-  __syncthreads();
+  kite_sync();
 }
 
 /// Sorts `Lines` lines of `L` keys in shared memory, each with its
@@ -964,14 +986,14 @@ __device__ void radix_sort_lines(K *keys, P *pos, int valid, int *scratch) {
       }
       if (lane < Digits)
         counts[lane * Warps + warp] = run;
-      __syncthreads();
+      kite_sync();
       block_exclusive_sum(counts, Digits * Warps, warpSums);
       // Every entry in registers before any is written back at its rank.
       if constexpr (!LoadFirst) {
 #pragma unroll
         for (int j = 0; j < C; ++j)
           item[j].load(lk, lp, warp * Run + j * 32 + lane);
-        __syncthreads();
+        kite_sync();
       }
       run = lane < Digits ? counts[lane * Warps + warp] : 0;
 #pragma unroll
@@ -987,7 +1009,7 @@ __device__ void radix_sort_lines(K *keys, P *pos, int valid, int *scratch) {
         run += __popc(mine);
         item[j].store(lk, lp, dest);
       }
-      __syncthreads();
+      kite_sync();
     }
   }
 }
@@ -1051,7 +1073,7 @@ __device__ void radix_topk_lines(K_ *keys, P *pos, int valid, int *scratch) {
       const int shift = R::bits - (pass + 1) * DigitBits;
       for (int i = threadIdx.x; i < Digits; i += Threads)
         hist[i] = 0;
-      __syncthreads();
+      kite_sync();
 #pragma unroll
       for (int r = 0; r < Rounds; ++r) {
         int idx = r * Threads + threadIdx.x;
@@ -1059,7 +1081,7 @@ __device__ void radix_topk_lines(K_ *keys, P *pos, int valid, int *scratch) {
         if (idx < L && ((rk ^ prefix) & known) == 0)
           atomicAdd(&hist[(unsigned)(rk >> shift) & (Digits - 1)], 1);
       }
-      __syncthreads();
+      kite_sync();
       // Warp 0 finds the digit within which the remaining-th entry falls.
       if (warp == 0) {
         int c[Per], sum = 0;
@@ -1082,7 +1104,7 @@ __device__ void radix_topk_lines(K_ *keys, P *pos, int valid, int *scratch) {
           }
         }
       }
-      __syncthreads();
+      kite_sync();
       prefix |= U(ctl[0]) << shift;
       known |= U(Digits - 1) << shift;
       remaining = ctl[1];
@@ -1094,7 +1116,7 @@ __device__ void radix_topk_lines(K_ *keys, P *pos, int valid, int *scratch) {
     // entries that share it (all of them, or the first by position).
     if (threadIdx.x == 0)
       ctl[3] = 0;
-    __syncthreads();
+    kite_sync();
     const bool allTies = inDigit == remaining;
 #pragma unroll
     for (int r = 0; r < Rounds; ++r) {
@@ -1122,7 +1144,7 @@ __device__ void radix_topk_lines(K_ *keys, P *pos, int valid, int *scratch) {
         unsigned b = __ballot_sync(0xffffffffu, tie);
         if (lane == 0)
           warpSums[warp] = __popc(b);
-        __syncthreads();
+        kite_sync();
         int before = 0, all = 0;
         for (int w = 0; w < Warps; ++w) {
           int s = warpSums[w];
@@ -1135,7 +1157,7 @@ __device__ void radix_topk_lines(K_ *keys, P *pos, int valid, int *scratch) {
           outP[KK - remaining + rank] = (P)idx;
         }
         taken += all;
-        __syncthreads();
+        kite_sync();
       }
     }
     // The slots past KK sort last (a position past every valid one).
@@ -1143,13 +1165,13 @@ __device__ void radix_topk_lines(K_ *keys, P *pos, int valid, int *scratch) {
       outK[e] = lk[0];
       outP[e] = (P)L;
     }
-    __syncthreads();
+    kite_sync();
     bitonic_sort_lines<Desc, K, 1, Threads>(outK, outP, valid);
     for (int e = threadIdx.x; e < K; e += Threads) {
       lk[e] = outK[e];
       pos[line * K + e] = outP[e];
     }
-    __syncthreads();
+    kite_sync();
   }
 }
 

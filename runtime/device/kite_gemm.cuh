@@ -808,24 +808,82 @@ struct __align__(64) KiteTensorMap {
   unsigned long long bits[16];
 };
 
-/// A TMA copy of the box at coordinates (c0 innermost, c1[, c2]) of `map`
-/// into shared memory at `dst`, completing on `bar`.
+/// A TMA copy of the box at coordinates (c0 innermost, c1, ...; Rank of
+/// them, 1 to 5) of `map` into shared memory at `dst`, completing on `bar`.
 template <int Rank>
 __device__ __forceinline__ void tma_load(void *dst, const KiteTensorMap *map,
-                                         unsigned long long *bar, int c0, int c1, int c2) {
-  if constexpr (Rank == 2)
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                 "[%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_addr(dst)),
-                 "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
-                 "r"(c1)
+                                         unsigned long long *bar, int c0, int c1 = 0,
+                                         int c2 = 0, int c3 = 0, int c4 = 0) {
+  static_assert(Rank >= 1 && Rank <= 5, "tma_load: tensors of rank 1 to 5");
+  const unsigned d = smem_addr(dst), b = smem_addr(bar);
+  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+  if constexpr (Rank == 1)
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3}], [%2];\n" ::"r"(d), "l"(m), "r"(b), "r"(c0)
                  : "memory");
-  else
+  else if constexpr (Rank == 2)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4}], [%2];\n" ::"r"(d), "l"(m), "r"(b), "r"(c0), "r"(c1)
+                 : "memory");
+  else if constexpr (Rank == 3)
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                 "[%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(smem_addr(dst)),
-                 "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
+                 "[%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(d), "l"(m), "r"(b), "r"(c0),
                  "r"(c1), "r"(c2)
                  : "memory");
+  else if constexpr (Rank == 4)
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(d), "l"(m), "r"(b), "r"(c0),
+                 "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n" ::"r"(d), "l"(m), "r"(b),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+                 : "memory");
 }
+
+/// Makes mbarrier initializations visible to the other threads' (and the
+/// TMA unit's) uses, before the barrier that follows them.
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/// A ring of `Stages` shared-memory buffers that a producer thread fills by
+/// TMA and the computing threads read (a warp-specialized key loop's
+/// prefetched operand): a `full` mbarrier per stage, on which the copies
+/// complete, and an `empty` one, on which each computing thread arrives when
+/// it is done reading. Both sides count their uses of the ring (`n`), in the
+/// same order: use n is stage n % Stages in its (n / Stages)-th round.
+template <int Stages> struct TmaRing {
+  unsigned long long *bars; // full[Stages], then empty[Stages]
+  __device__ __forceinline__ unsigned long long *full(int s) const { return bars + s; }
+  __device__ __forceinline__ unsigned long long *empty(int s) const { return bars + Stages + s; }
+  /// Before the program's threads split: the ring's mbarriers (one
+  /// thread), `consumers` arrivals to empty a stage.
+  __device__ __forceinline__ void init(unsigned consumers) const {
+    for (int s = 0; s < Stages; ++s) {
+      mbar_init(full(s), 1);
+      mbar_init(empty(s), consumers);
+    }
+  }
+  /// Producer: waits until use n's stage is free, then announces `bytes`
+  /// of copies completing on its full mbarrier; returns the stage.
+  __device__ __forceinline__ int acquire(unsigned n, unsigned bytes) const {
+    const int s = n % Stages;
+    mbar_wait(empty(s), ((n / Stages) & 1) ^ 1);
+    mbar_arrive_expect_tx(full(s), bytes);
+    return s;
+  }
+  /// Computing threads: waits until use n's copies have landed; returns
+  /// the stage.
+  __device__ __forceinline__ int await(unsigned n) const {
+    const int s = n % Stages;
+    mbar_wait(full(s), (n / Stages) & 1);
+    return s;
+  }
+  /// Computing threads: done reading use n's stage.
+  __device__ __forceinline__ void release(unsigned n) const { mbar_arrive(empty(n % Stages)); }
+};
 
 /// wgmma_ws_mainloop's contract with TMA copies: one producer thread (the
 /// producer warpgroup's first) issues, per stage of 128 bytes of K, one box

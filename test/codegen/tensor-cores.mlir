@@ -85,10 +85,19 @@
 // NOTMA-NOT: KiteTensorMap
 // NOTMA: wgmma_ws_mainloop<128, 128, 1, 4, kCopyShifted, kCopyAsync, bf16>(
 //
-// 12 warps without a loop the warp-specialized main loop takes are an
-// error that says why.
-// RUN: not kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,32],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=W12
-// W12: num_warps = 12 is only for a warp-specialized matrix-product K loop
+// 12 warps and warp_specialize on a K loop the main loop does not take
+// (BK = 32): a key loop's producer warpgroup copies its right operand
+// (MN-major: 32 K rows of two 64-column boxes) into a ring by TMA, and two
+// warpgroups compute (key-loop-producer.mlir).
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,32],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=W12
+// W12: #define KITE_COMPUTE_THREADS 256
+// W12-NOT: mainloop
+// W12: tma_load<2>({{pb[0-9]+}} + 0, &{{tma[0-9]+}}, {{kite_ring[0-9]+}}.full({{st[0-9]+}}), (int)({{b[0-9]+}}), (int)({{b[0-9]+}}));
+// W12-NEXT: tma_load<2>({{pb[0-9]+}} + 2048,
+// A kernel without products has nothing for a producer to copy: an error
+// that says why.
+// RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[512,256]' --config '{"block_sizes":[1],"num_warps":12,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=W12NONE
+// W12NONE: the config does not fit: warp_specialize: the kernel has no operand tile a key loop prefetches
 // RUN: not kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --config '{"block_sizes":[128,128,64],"num_warps":12}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=W12CFG
 // W12CFG: num_warps = 12 (a producer and two consumer warpgroups) needs tensor_cores, wgmma and warp_specialize
 //

@@ -453,7 +453,16 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
                 R"({"block_sizes":[1,128,128],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
                 // exp2 as the hardware's ex2 alone (fast_math).
-                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"fast_math":true})"},
+                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"fast_math":true})",
+                // A producer warpgroup copies k and v by TMA into rings of
+                // one to three stages (warp_specialize): one or two
+                // computing warpgroups, partial key tiles zeroed past
+                // their extent.
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true})",
+                R"({"block_sizes":[1,64,128],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true})",
+                R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":3,"warp_specialize":true,"fast_math":true})",
+                R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":1,"warp_specialize":true})",
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"pid_type":"persistent_interleaved"})"},
                1.0, "attention_d128"});
   // Causal: key loops that end at the query tile's end, the mask an index
   // comparison made in the scores' layout; query and key tiles of equal and
@@ -473,7 +482,11 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,16,16]})",
                 R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
                 R"({"block_sizes":[1,128,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":3,"overlap_products":true})",
-                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true,"fast_math":true})"},
+                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true,"fast_math":true})",
+                // The split key loops share their rings (warp_specialize).
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true})",
+                R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":3,"warp_specialize":true})",
+                R"({"block_sizes":[1,64,128],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"pid_type":"persistent_blocked"})"},
                1.0, "causal_attention_d128"});
   // Key loops split where an index condition holds on whole tiles
   // (kite-split-masked-loops): a band over every column (three loops), a

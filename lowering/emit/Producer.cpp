@@ -1,0 +1,370 @@
+//===- Producer.cpp - a key loop's producer warpgroup ---------------------===//
+//
+// With warp_specialize, a kernel whose products read prefetched operands
+// (kite-prefetch-operands' loads in key loops, on wgmma) gets a producer
+// warpgroup after its computing threads. The producer's first thread runs a
+// slice of each top-level loop's body: the nested loops around the
+// prefetched loads, their bounds and the loads' subscripts computed as the
+// computing threads compute them, and at each load the TMA copy of its tile
+// into the next stage of the load's ring. The computing threads run the
+// kernel's code as without a producer, except that a product whose operand a
+// ring holds waits on the stage's `full` mbarrier instead of cp.async groups
+// and a block barrier, and arrives on its `empty` one when its wgmma is done:
+//
+//   for (auto tk : tile(s)) {            producer thread:
+//     kt = k[tb, tk, all]                  for (t = 0; t < count; ++t)
+//     qk = bmm(qt, kt.transpose(1, 2))  ->   s = ring.acquire(n++)  // empty
+//     ...                                    tma_load(stage s, k, (0, t * B, b))
+//   }                                    computing threads:
+//                                          for (t = 0; t < count; ++t)
+//                                            s = ring.await(n)      // full
+//                                            qk = wgmma(q, stage s)
+//                                            ring.release(n++)
+//
+// The two sides count a ring's uses in the same order, so they agree on
+// each use's stage and phase without sharing anything but the mbarriers.
+// A ring belongs to a shared-memory offset: the same load in sibling loops
+// (a key loop split by kite-split-masked-loops) shares its space and so
+// its ring. The producer may run ahead into the next loop or the next
+// program's tiles, so the rings stay out of the scratch space (which
+// otherwise reuses staging buffers outside their loops).
+//
+// TMA fills a box's elements past the tensor with zeros. Elements past a
+// partial tile's extent but inside the tensor (a loop that ends before its
+// tensor does) are zeroed by the computing threads after the wait, as the
+// cp.async copies leave them, so that a product never reads another tile's
+// data.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/emit/Emitter.h"
+
+using namespace mlir;
+using namespace kite;
+using namespace kite::emit;
+
+namespace {
+
+/// The top-level loop around `op`, and whether every loop between them is
+/// a nested tile loop (the only control flow the producer replicates).
+Operation *topLevelLoopOf(Operation *op, bool &onlyTileLoops) {
+  onlyTileLoops = true;
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
+    if (isa<func::FuncOp>(p->getParentOp()))
+      return isa<TileForOp, GridForOp>(p) ? p : nullptr;
+    auto loop = dyn_cast<TileForOp>(p);
+    if (!loop || loop.getNumDims() != 1)
+      onlyTileLoops = false;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+void Emitter::planProducer(ArrayRef<Operation *> loads) {
+  auto reject = [&](const Twine &why) {
+    if (producerRejection.empty())
+      producerRejection = ("warp_specialize: " + why).str();
+  };
+  if (loads.empty())
+    return reject("the kernel has no operand tile a key loop prefetches (num_stages >= 1, a "
+                  "product's right operand loaded in a key loop) for a producer to copy");
+  if (config.overlap_products)
+    return reject("a key loop's producer does not combine with overlap_products");
+  if (!privates.empty())
+    return reject("a key loop's producer does not combine with privatized atomics");
+  if (numThreads < 128 || numThreads % 128 != 0)
+    return reject("the computing threads must be whole warpgroups");
+  for (Operation *load : loads) {
+    auto l = cast<LoadOp>(load);
+    const Prefetch &p = prefetches[load];
+    const TensorRef &ref = tensors[l.getTensor()];
+    auto tileType = cast<TileType>(l.getResult().getType());
+    ArrayRef<int64_t> shape = tileType.getShape();
+    int64_t eb = elementBytes(ref.elem);
+    int64_t rank = ref.sizes.size();
+    if (!p.wgmma || p.staged.swizzleRows == 0 || eb != 2)
+      return reject("a prefetched operand is not staged for wgmma (16-bit, 128-byte swizzled)");
+    if (rank > 5)
+      return reject("TMA copies tensors of rank 5 at most");
+    // Per tensor dim, the tile dim it is (-1: a scalar subscript).
+    TmaCopy c;
+    c.rank = rank;
+    int64_t td = 0, rd = 0;
+    for (const Subscript &s : l.getSubscripts()) {
+      switch (s.kind) {
+      case Subscript::Kind::NewAxis: ++rd; continue;
+      case Subscript::Kind::Scalar: c.tileDimOf.push_back(-1); break;
+      case Subscript::Kind::All:
+      case Subscript::Kind::Span: c.tileDimOf.push_back(rd++); break;
+      case Subscript::Kind::Gather: return reject("a prefetched operand is gathered");
+      }
+      ++td;
+    }
+    for (; td < rank; ++td)
+      c.tileDimOf.push_back(rd++);
+    c.rows = shape[p.rowDim];
+    c.cols = shape[p.colDim];
+    if (c.rows != p.staged.swizzleRows || c.rows > 256 || c.rows % 8 != 0 || c.cols % 64 != 0)
+      return reject("a prefetched tile's rows are not its swizzled stage's (at most 256, "
+                    "a multiple of 8) or its columns not 128-byte panels");
+    for (auto [d, extent] : llvm::enumerate(shape))
+      if ((int64_t)d != p.rowDim && (int64_t)d != p.colDim && extent != 1)
+        return reject("a prefetched tile has a dim of more than one besides its rows and "
+                      "columns");
+    // The columns are the tensor's innermost dim, contiguous; every other
+    // stride a multiple of 16 bytes; the data 16-byte aligned.
+    if (c.tileDimOf[rank - 1] != p.colDim || ref.isDynamicStride(rank - 1) ||
+        ref.strides[rank - 1] != 1)
+      return reject("a prefetched tile's staged columns are not its tensor's contiguous "
+                    "innermost dim");
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if ((ref.strideDivisor(d) * eb) % 16 != 0)
+        return reject("a prefetched tensor's strides are not multiples of 16 bytes (TMA)");
+    if (ref.align % 16 != 0)
+      return reject("a prefetched tensor's data is not 16-byte aligned (TMA)");
+    c.panels = c.cols / 64;
+    c.panelElems = c.rows * 64;
+    // The ring of the load's offset.
+    auto it = llvm::find_if(rings, [&](const Ring &r) { return r.offset == p.offset; });
+    if (it == rings.end()) {
+      Ring r;
+      r.offset = p.offset;
+      r.stages = p.stages;
+      r.stageBytes = p.staged.bytes;
+      r.name = fresh("kite_ring");
+      r.consumed = fresh("kite_used");
+      r.produced = fresh("kite_filled");
+      rings.push_back(r);
+      it = rings.end() - 1;
+    } else if (it->stages != p.stages || it->stageBytes != p.staged.bytes) {
+      return reject("two prefetched operands share shared memory with different stages");
+    }
+    c.ring = it - rings.begin();
+    // A tensor map per tensor and box (sibling loops' loads share theirs).
+    CudaKernel::Param param{CudaKernel::Param::Kind::ArgTensorMap,
+                            cast<BlockArgument>(l.getTensor()).getArgNumber(), "", {}, 3};
+    for (int64_t d = 0; d < rank; ++d)
+      param.box.push_back(c.tileDimOf[d] == p.colDim   ? 64
+                          : c.tileDimOf[d] == p.rowDim ? c.rows
+                                                       : 1);
+    auto same = llvm::find_if(result.params, [&](const CudaKernel::Param &q) {
+      return q.kind == param.kind && q.index == param.index && q.box == param.box &&
+             q.swizzle == param.swizzle;
+    });
+    if (same != result.params.end()) {
+      c.map = same->name;
+    } else {
+      c.map = param.name = fresh("tma");
+      result.params.push_back(param);
+    }
+    tmaCopies[load] = c;
+  }
+
+  // The producer's slice: the loads, the nested loops around them, and the
+  // scalar ops their bounds and subscripts need, up to the top-level loop
+  // (whose spans and the kernel's prologue both sides share).
+  SmallVector<Value> worklist;
+  auto need = [&](Operation *op) {
+    if (!producerSlice.insert(op).second)
+      return;
+    if (auto loop = dyn_cast<TileForOp>(op)) {
+      llvm::append_range(worklist, loop.getLowerBounds());
+      llvm::append_range(worklist, loop.getUpperBounds());
+      llvm::append_range(worklist, loop.getBlockSizes());
+    } else if (auto load = dyn_cast<LoadOp>(op)) {
+      for (const Subscript &s : load.getSubscripts())
+        if (s.value)
+          worklist.push_back(s.value);
+    } else {
+      llvm::append_range(worklist, op->getOperands());
+    }
+  };
+  for (Operation *load : loads) {
+    bool onlyTileLoops = false;
+    Operation *top = topLevelLoopOf(load, onlyTileLoops);
+    if (!top || !onlyTileLoops)
+      return reject("a prefetched load sits in control flow other than nested tile loops");
+    need(load);
+    for (Operation *p = load->getParentOp(); p != top; p = p->getParentOp())
+      need(p);
+  }
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (isa<func::FuncOp>(owner))
+        continue;
+      auto loop = dyn_cast<TileForOp>(owner);
+      if (loop && llvm::is_contained(loop.getSpans(), v) &&
+          (loop.isTopLevel() || producerSlice.contains(loop)))
+        continue;
+      if (isa<GridForOp>(owner) && isa<func::FuncOp>(owner->getParentOp()))
+        continue;
+      return reject("a prefetched load's subscripts or loop bounds depend on values the "
+                    "key loops carry");
+    }
+    Operation *def = v.getDefiningOp();
+    if (isa<func::FuncOp>(def->getParentOp()))
+      continue; // the kernel's prologue
+    if (def->getNumRegions() != 0 ||
+        llvm::any_of(def->getResultTypes(), [](Type t) { return isa<TileType>(t); }))
+      return reject("a prefetched load's subscripts or loop bounds depend on tiles");
+    need(def);
+  }
+  // The rings stay live throughout: the producer fills them ahead of the
+  // loops that read them. Their mbarriers go past everything else.
+  stagingOutsideLoops = true;
+  for (Ring &r : rings) {
+    sharedBase = llvm::alignTo(sharedBase, 8);
+    r.barriers = sharedBase;
+    sharedBase += 16 * r.stages;
+  }
+  sharedBytes = std::max(sharedBytes, sharedBase);
+}
+
+void Emitter::emitRings() {
+  for (const Ring &r : rings) {
+    line(llvm::formatv("const TmaRing<{0}> {1}{{reinterpret_cast<unsigned long long*>(kite_smem "
+                       "+ {2})};",
+                       r.stages, r.name, r.barriers));
+    line(llvm::formatv("unsigned {0} = 0, {1} = 0;", r.consumed, r.produced));
+  }
+  line("if (threadIdx.x == 0) {");
+  ++indent;
+  for (const Ring &r : rings)
+    line(llvm::formatv("{0}.init({1});", r.name, numThreads));
+  line("mbar_fence_init();");
+  --indent;
+  line("}");
+  line("__syncthreads(); // the rings' mbarriers are set up: the producer splits off");
+}
+
+LogicalResult Emitter::emitProducerBlock(Block &block) {
+  for (Operation &op : block) {
+    if (!producerSlice.contains(&op))
+      continue;
+    if (tmaCopies.count(&op)) {
+      if (failed(emitTmaCopy(&op)))
+        return failure();
+      continue;
+    }
+    auto loop = dyn_cast<TileForOp>(&op);
+    if (!loop) {
+      if (failed(emitOp(&op)))
+        return failure();
+      continue;
+    }
+    // The loop as emitNestedTileFor runs it (one dim): the same count, the
+    // same span.
+    std::optional<int64_t> bs = getConstantIntValue(loop.getBlockSizes()[0]);
+    if (!bs || *bs < 1)
+      return loop.emitError() << "block size is not a constant after config application";
+    std::string lb = scalar(loop.getLowerBounds()[0]);
+    std::string ub = scalar(loop.getUpperBounds()[0]);
+    std::string it = fresh("t"), count = fresh("c");
+    line(llvm::formatv("const i64 {0} = ((i64)({1}) - (i64)({2}) + {3}) / {4};", count, ub, lb,
+                       *bs - 1, *bs));
+    int64_t lowC = getConstantIntValue(loop.getLowerBounds()[0]).value_or(-1);
+    int64_t upC = getConstantIntValue(loop.getUpperBounds()[0]).value_or(-1);
+    line(llvm::formatv("for (i64 {0} = 0; {0} < {1}; ++{0}) {{", it, count));
+    ++indent;
+    defineSpan(loop.getSpans()[0], llvm::formatv("(i64)({0}) + {1} * {2}", lb, it, *bs).str(),
+               ub, *bs, lowC, upC, it, count);
+    if (failed(emitProducerBlock(*loop.getBodyBlock())))
+      return failure();
+    --indent;
+    line("}");
+  }
+  return success();
+}
+
+LogicalResult Emitter::emitTmaCopy(Operation *load) {
+  auto l = cast<LoadOp>(load);
+  const Prefetch &p = prefetches[load];
+  const TmaCopy &c = tmaCopies[load];
+  const Ring &r = rings[c.ring];
+  std::string elem = cType(tensors[l.getTensor()].elem);
+  // Coordinates, innermost dim first; the columns' advance a panel at a time.
+  SmallVector<std::string> coords;
+  size_t td = 0;
+  for (const Subscript &s : l.getSubscripts()) {
+    if (s.kind == Subscript::Kind::NewAxis)
+      continue;
+    if (s.kind == Subscript::Kind::Span)
+      coords.push_back("(int)(" + spans[s.value].begin + ")");
+    else if (s.kind == Subscript::Kind::Scalar)
+      coords.push_back("(int)(" + scalar(s.value) + ")");
+    else
+      coords.push_back("0");
+    ++td;
+  }
+  for (; td < (size_t)c.rank; ++td)
+    coords.push_back("0");
+  std::reverse(coords.begin(), coords.end());
+  std::string stage = fresh("st"), buf = fresh("pb");
+  line("{");
+  ++indent;
+  line(llvm::formatv("const int {0} = {1}.acquire({2}++, {3});", stage, r.name, r.produced,
+                     c.rows * c.cols * elementBytes(tensors[l.getTensor()].elem)));
+  line(llvm::formatv("{0}* {1} = {2} + {3} * {4};", elem, buf, sharedAt(p.offset, true, elem),
+                     stage, r.stageBytes / elementBytes(tensors[l.getTensor()].elem)));
+  for (int64_t j = 0; j < c.panels; ++j) {
+    SmallVector<std::string> at(coords);
+    if (j > 0)
+      at[0] = llvm::formatv("{0} + {1}", at[0], 64 * j).str();
+    line(llvm::formatv("tma_load<{0}>({1} + {2}, &{3}, {4}.full({5}), {6});", c.rank, buf,
+                       j * c.panelElems, c.map, r.name, stage, llvm::join(at, ", ")));
+  }
+  --indent;
+  line("}");
+  return success();
+}
+
+FailureOr<std::string> Emitter::awaitRing(Operation *product, Type elem) {
+  Operation *load = prefetchedOperand[product];
+  const Prefetch &p = prefetches[load];
+  const TmaCopy &c = tmaCopies[load];
+  const Ring &r = rings[c.ring];
+  std::string stage = fresh("st"), bs = fresh("sb"), type = cType(elem);
+  line(llvm::formatv("const int {0} = {1}.await({2});", stage, r.name, r.consumed));
+  line(llvm::formatv("{0}* {1} = {2} + {3} * {4};", type, bs, sharedAt(p.offset, true, type),
+                     stage, r.stageBytes / elementBytes(elem)));
+  // A partial tile: the elements past its extents, inside the tensor,
+  // arrived with the tile; zero them as the cp.async copies leave them.
+  const Tile &t = tiles[load->getResult(0)];
+  std::string rows = t.dims[p.rowDim].extent, cols = t.dims[p.colDim].extent;
+  SmallVector<std::string> partial;
+  if (!rows.empty())
+    partial.push_back(llvm::formatv("({0}) < {1}", rows, c.rows).str());
+  if (!cols.empty())
+    partial.push_back(llvm::formatv("({0}) < {1}", cols, c.cols).str());
+  if (!partial.empty()) {
+    line(llvm::formatv("if ({0}) {{", llvm::join(partial, " || ")));
+    ++indent;
+    line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) {{", c.rows * c.cols,
+                       numThreads));
+    ++indent;
+    line(llvm::formatv("const int r = i / {0}, c = i % {0};", c.cols));
+    SmallVector<std::string> past;
+    if (!rows.empty())
+      past.push_back(llvm::formatv("r >= ({0})", rows).str());
+    if (!cols.empty())
+      past.push_back(llvm::formatv("c >= ({0})", cols).str());
+    line(llvm::formatv("if ({0}) reinterpret_cast<unsigned short*>({1})[sw128_index<{2}>(r, c)] "
+                       "= 0;",
+                       llvm::join(past, " || "), bs, c.rows));
+    --indent;
+    line("}");
+    line("fence_proxy_async();");
+    line(sync());
+    --indent;
+    line("}");
+  }
+  return bs;
+}
+
+void Emitter::releaseRing(Operation *product) {
+  const Ring &r = rings[tmaCopies[prefetchedOperand[product]].ring];
+  line(llvm::formatv("{0}.release({1}); ++{1};", r.name, r.consumed));
+}
