@@ -367,6 +367,13 @@ private:
   /// The ops the producer runs: the nested loops around TMA-copied loads,
   /// the loads, and the scalar ops their bounds and subscripts need.
   DenseSet<Operation *> producerSlice;
+  /// While the producer's programs are emitted (emitTopLevelLoop emits its
+  /// slice of each body).
+  bool producing = false;
+  /// The registers a thread of the producer warpgroup keeps and a
+  /// computing thread takes (setmaxnreg), within an SM's 65536 over
+  /// min_programs_per_sm programs.
+  std::pair<int64_t, int64_t> producerRegisters() const;
   /// Why the config's producer cannot be (a config rejection), if it cannot.
   std::string producerRejection;
   /// The block barrier of the computing threads.

@@ -220,25 +220,61 @@ LogicalResult Emitter::emitTopLevelLoops() {
     emitRings();
   }
   openPrivateAtomics();
-  FailureOr<int> closeLoops =
-      openProgramLoop(pidType, total, totalConst.value_or(-1), loops.size(), loops.front().counts);
-  if (failed(closeLoops))
-    return failure();
-  if (!totalConst) {
-    result.grid = {1, 1, 1};
-    result.gridExpr = totalExpr;
-  }
-  for (auto [li, loop] : llvm::enumerate(loops)) {
-    SmallVector<int64_t> order;
-    if (li < loopOrders.size() && loopOrders[li].size() == loop.counts.size())
-      order.assign(loopOrders[li].begin(), loopOrders[li].end());
-    int64_t group = li < l2Groupings.size() ? l2Groupings[li] : 1;
-    if (failed(emitTopLevelLoop(loop.op, loop.body, loop.lows, loop.highs, loop.highExprs,
-                                loop.endDivisors, loop.blockSizes, loop.counts, offsets[li],
-                                totals[li], order, group, pidType == "xyz")))
+  // The programs this block runs: each top-level loop's tiles.
+  auto emitPrograms = [&]() -> LogicalResult {
+    FailureOr<int> closeLoops = openProgramLoop(pidType, total, totalConst.value_or(-1),
+                                                loops.size(), loops.front().counts);
+    if (failed(closeLoops))
       return failure();
+    if (!totalConst) {
+      result.grid = {1, 1, 1};
+      result.gridExpr = totalExpr;
+    }
+    for (auto [li, loop] : llvm::enumerate(loops)) {
+      SmallVector<int64_t> order;
+      if (li < loopOrders.size() && loopOrders[li].size() == loop.counts.size())
+        order.assign(loopOrders[li].begin(), loopOrders[li].end());
+      int64_t group = li < l2Groupings.size() ? l2Groupings[li] : 1;
+      if (failed(emitTopLevelLoop(loop.op, loop.body, loop.lows, loop.highs, loop.highExprs,
+                                  loop.endDivisors, loop.blockSizes, loop.counts, offsets[li],
+                                  totals[li], order, group, pidType == "xyz")))
+        return failure();
+    }
+    for (int i = 0; i < *closeLoops; ++i) {
+      --indent;
+      line("}");
+    }
+    return success();
+  };
+  if (producer) {
+    // The roles split once: the producer warpgroup gives registers back
+    // and its first thread runs the programs' copies; the computing
+    // warpgroups take them and run the programs.
+    auto [producerRegs, computeRegs] = producerRegisters();
+    line(llvm::formatv("if (threadIdx.x >= {0}) {{", numThreads));
+    ++indent;
+    line(llvm::formatv("setmaxnreg_dec<{0}>();", producerRegs));
+    line(llvm::formatv("if (threadIdx.x == {0}) {{", numThreads));
+    ++indent;
+    // Its slice defines its own names for the scalars and spans it needs.
+    DenseMap<Value, std::string> savedScalars = scalars;
+    DenseMap<Value, SpanVars> savedSpans = spans;
+    producing = true;
+    if (failed(emitPrograms()))
+      return failure();
+    producing = false;
+    scalars = std::move(savedScalars);
+    spans = std::move(savedSpans);
+    --indent;
+    line("}");
+    --indent;
+    line("} else {");
+    ++indent;
+    line(llvm::formatv("setmaxnreg_inc<{0}>();", computeRegs));
   }
-  for (int i = 0; i < *closeLoops; ++i) {
+  if (failed(emitPrograms()))
+    return failure();
+  if (producer) {
     --indent;
     line("}");
   }
@@ -327,31 +363,8 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
       scalars[var] = name;
     }
   }
-  if (producer) {
-    // The producer warpgroup's first thread copies; its others idle.
-    line(llvm::formatv("if (threadIdx.x >= {0}) {{", numThreads));
-    ++indent;
-    line(llvm::formatv("if (threadIdx.x == {0}) {{", numThreads));
-    ++indent;
-    // Its slice defines its own names for the scalars and spans it needs.
-    DenseMap<Value, std::string> savedScalars = scalars;
-    DenseMap<Value, SpanVars> savedSpans = spans;
-    if (failed(emitProducerBlock(*bodyBlock)))
-      return failure();
-    scalars = std::move(savedScalars);
-    spans = std::move(savedSpans);
-    --indent;
-    line("}");
-    --indent;
-    line("} else {");
-    ++indent;
-  }
-  if (failed(emitBlock(*bodyBlock)))
+  if (failed(producing ? emitProducerBlock(*bodyBlock) : emitBlock(*bodyBlock)))
     return failure();
-  if (producer) {
-    --indent;
-    line("}");
-  }
   --indent;
   line("}");
   return success();

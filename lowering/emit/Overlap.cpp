@@ -53,10 +53,14 @@ LogicalResult Emitter::emitLateStage(TileForOp loop, ArrayRef<Operation *> ops,
   Operation *late = overlap->late;
   Type elem = cast<TileType>(late->getOperand(late->getNumOperands() - 1).getType())
                   .getElementType();
-  FailureOr<std::string> slot = awaitPrefetched(late, elem);
-  if (failed(slot))
-    return failure();
-  overlap->lateSlot = *slot;
+  // With a producer, a ring's stages are awaited only where read (not by
+  // the empty late stage before the first tile).
+  if (!producer || !ops.empty()) {
+    FailureOr<std::string> slot = awaitPrefetched(late, elem);
+    if (failed(slot))
+      return failure();
+    overlap->lateSlot = *slot;
+  }
   DenseMap<Value, Tile> saved;
   for (auto &[v, carry] : carries) {
     if (auto it = tiles.find(v); it != tiles.end())
@@ -232,7 +236,8 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   ++indent;
   line(llvm::formatv("const i64 {0} = {1};", lv.iv, lv.count));
   // The early ring's group of this iteration, empty.
-  line("cp_async_commit();");
+  if (!producer)
+    line("cp_async_commit();");
   if (failed(emitLateStage(loop, lateOps, carries, spanVars, lv)) || failed(drain()))
     return failure();
   --indent;

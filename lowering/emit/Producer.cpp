@@ -69,8 +69,6 @@ void Emitter::planProducer(ArrayRef<Operation *> loads) {
   if (loads.empty())
     return reject("the kernel has no operand tile a key loop prefetches (num_stages >= 1, a "
                   "product's right operand loaded in a key loop) for a producer to copy");
-  if (config.overlap_products)
-    return reject("a key loop's producer does not combine with overlap_products");
   if (!privates.empty())
     return reject("a key loop's producer does not combine with privatized atomics");
   if (numThreads < 128 || numThreads % 128 != 0)
@@ -223,6 +221,16 @@ void Emitter::planProducer(ArrayRef<Operation *> loads) {
   sharedBytes = std::max(sharedBytes, sharedBase);
 }
 
+std::pair<int64_t, int64_t> Emitter::producerRegisters() const {
+  // The producer's slice needs few (loop counters, coordinates, the rings'
+  // counts); setmaxnreg takes multiples of 8 from 24 to 256, and a thread
+  // addresses at most 255.
+  constexpr int64_t kProducer = 40;
+  int64_t perProgram = 65536 / std::max<int64_t>(minPrograms, 1);
+  int64_t compute = (perProgram - 128 * kProducer) / numThreads / 8 * 8;
+  return {kProducer, std::clamp<int64_t>(compute, 24, 240)};
+}
+
 void Emitter::emitRings() {
   for (const Ring &r : rings) {
     line(llvm::formatv("const TmaRing<{0}> {1}{{reinterpret_cast<unsigned long long*>(kite_smem "
@@ -332,8 +340,15 @@ FailureOr<std::string> Emitter::awaitRing(Operation *product, Type elem) {
                      stage, r.stageBytes / elementBytes(elem)));
   // A partial tile: the elements past its extents, inside the tensor,
   // arrived with the tile; zero them as the cp.async copies leave them.
-  const Tile &t = tiles[load->getResult(0)];
-  std::string rows = t.dims[p.rowDim].extent, cols = t.dims[p.colDim].extent;
+  // (From the subscripts where the product reads them: an overlapped
+  // loop's late stage reads a tile of the iteration before.)
+  auto l = cast<LoadOp>(load);
+  SmallVector<int64_t> shape;
+  SmallVector<std::string> extents;
+  if (failed(subscriptShape(l, l.getTensor(), l.getSubscripts(), tensors[l.getTensor()].elem,
+                            shape, extents)))
+    return failure();
+  std::string rows = extents[p.rowDim], cols = extents[p.colDim];
   SmallVector<std::string> partial;
   if (!rows.empty())
     partial.push_back(llvm::formatv("({0}) < {1}", rows, c.rows).str());

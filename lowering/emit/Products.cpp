@@ -442,7 +442,10 @@ FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
 LogicalResult Emitter::refillPrefetched(Operation *product) {
   auto it = prefetchedOperand.find(product);
   if (it != prefetchedOperand.end() && producer) {
-    releaseRing(product);
+    // An overlapped loop's late product gives its stage back after its
+    // wait, at the iteration's end (its drain).
+    if (!(overlap && overlap->late == product))
+      releaseRing(product);
     return success();
   }
   if (it == prefetchedOperand.end() || prefetches[it->second].stages != 1)
@@ -894,6 +897,11 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
     overlap->drain = body.substr(drainFrom);
     overlap->result = r;
     body.resize(drainFrom);
+    if (producer) {
+      releaseRing(op);
+      overlap->drain += body.substr(drainFrom);
+      body.resize(drainFrom);
+    }
   }
   --indent;
   line("}");

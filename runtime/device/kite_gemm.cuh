@@ -842,6 +842,16 @@ __device__ __forceinline__ void tma_load(void *dst, const KiteTensorMap *map,
                  : "memory");
 }
 
+/// Register reallocation between a warpgroup's roles (sm_90a): every warp
+/// of the warpgroup lowers (dec) or raises (inc) its threads' register
+/// count to N; raising waits until the registers are free.
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 /// Makes mbarrier initializations visible to the other threads' (and the
 /// TMA unit's) uses, before the barrier that follows them.
 __device__ __forceinline__ void mbar_fence_init() {
