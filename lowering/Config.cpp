@@ -53,6 +53,8 @@ std::string Config::toJson() const {
     j["warp_specialize"] = true;
   if (overlap_products)
     j["overlap_products"] = true;
+  if (pingpong)
+    j["pingpong"] = true;
   if (min_programs_per_sm != 1)
     j["min_programs_per_sm"] = min_programs_per_sm;
   return j.dump();
@@ -169,6 +171,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.warp_specialize = value.get<bool>();
       else if (key == "overlap_products")
         c.overlap_products = value.get<bool>();
+      else if (key == "pingpong")
+        c.pingpong = value.get<bool>();
       else if (key == "min_programs_per_sm")
         c.min_programs_per_sm = integer(value);
       else if (key == "inner_threads")
@@ -184,7 +188,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
                 "streaming, privatize_atomics, l2_hints, early_loads, tensor_cores, wgmma, "
-                "warp_specialize, overlap_products, min_programs_per_sm)";
+                "warp_specialize, overlap_products, pingpong, min_programs_per_sm)";
         return failure();
       }
     } catch (const json::exception &e) {
@@ -414,6 +418,12 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
               std::to_string(op.getMax().value_or(INT64_MAX)) + "]";
       return failure();
     }
+  }
+  if (c.pingpong && (!hasKeyLoopProducer(c, kernel) || !c.overlap_products || c.num_warps != 12)) {
+    error = "pingpong takes turns between two computing warpgroups' products: it needs "
+            "warp_specialize on a key loop (tensor_cores, wgmma), overlap_products and "
+            "num_warps = 12";
+    return failure();
   }
   if (hasKeyLoopProducer(c, kernel) && c.num_warps != 8 && c.num_warps != 12) {
     error = "num_warps = " + std::to_string(c.num_warps) +

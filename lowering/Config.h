@@ -87,6 +87,12 @@ struct Config {
   /// issued after the next iteration's first product, it runs on the
   /// tensor cores while that iteration's elementwise work runs.
   bool overlap_products = false;
+  /// With a key loop's producer (warp_specialize), two or more computing
+  /// warpgroups and overlap_products: the warpgroups take turns issuing
+  /// each iteration's products (named barriers), so that one's softmax runs
+  /// while another's products run on the tensor cores. Loops whose tiles
+  /// may be partial keep their order.
+  bool pingpong = false;
   /// At least this many programs resident on an SM: the kernel's
   /// `__launch_bounds__(threads, N)`, so that ptxas keeps registers at or
   /// under 65536 / (threads * N) (spilling past it). 1: no limit beyond

@@ -223,6 +223,9 @@ struct Overlap {
   size_t issueAt = std::string::npos; // where in the body its issue goes
   int issueIndent = 0;
   bool withLate = false; // this iteration has a late stage
+  bool lateAlone = false; // the last tile's late stage, after the loop
+  /// pingpong: the computing warpgroups take turns issuing the products.
+  int64_t turns = 0;      // the warpgroups taking turns (0: none)
   std::string lateSlot;  // while it is emitted: its operand's ring slot, awaited
 };
 

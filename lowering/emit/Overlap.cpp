@@ -140,7 +140,18 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
                      lv.upper, lv.lower, *bs - 1, *bs));
   loopVars[loop] = lv;
   o.iv = lv.iv;
+  // pingpong, in a loop of full tiles only: a partial tile's zeroing after
+  // its wait (awaitRing) is a barrier of every computing thread, which a
+  // warpgroup waiting for its turn would never reach.
+  bool fullTiles = loop->hasAttr(kFullTilesAttrName) ||
+                   (lv.lowerConst >= 0 && lv.upperConst >= 0 &&
+                    (lv.upperConst - lv.lowerConst) % *bs == 0);
+  if (producer && config.pingpong && numThreads >= 256 && fullTiles)
+    o.turns = numThreads / 128;
   overlap = o;
+  // The first turn is the first warpgroup's.
+  if (o.turns)
+    line(llvm::formatv("kite_turn_start<{0}>();", o.turns));
   // The late ring's first copies are one tile behind the early ring's.
   Operation *lateLoad = prefetchedOperand[o.late];
   if (failed(emitPrefetchPrologue({prefetchedOperand[o.early], lateLoad}, lv, lateLoad)))
@@ -238,10 +249,15 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   // The early ring's group of this iteration, empty.
   if (!producer)
     line("cp_async_commit();");
+  overlap->lateAlone = true;
   if (failed(emitLateStage(loop, lateOps, carries, spanVars, lv)) || failed(drain()))
     return failure();
+  overlap->lateAlone = false;
   --indent;
   line("}");
+  // The last warpgroup's last pass, taken back.
+  if (overlap->turns)
+    line(llvm::formatv("kite_turn_end<{0}>();", overlap->turns));
   overlap.reset();
   for (auto [res, c, arg] : llvm::zip(loop.getResults(), carried, loop.getRegionIterArgs())) {
     if (c.regCount == 0)

@@ -846,6 +846,13 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   line(llvm::formatv("wgmma_touch_sums<{0}, {1}>({2});", MT, PN, sums));
   if (!sharedA)
     line(llvm::formatv("wgmma_touch_a({0});", af));
+  // pingpong: a warpgroup's turn begins before an iteration's first
+  // issue (the early product, or the last tile's late one alone) and is
+  // passed on after its last (the late product, or the first tile's early
+  // one alone).
+  bool early = overlap && overlap->early == op;
+  if (overlap && overlap->turns && (early || overlap->lateAlone))
+    line(llvm::formatv("kite_turn_wait<{0}>();", overlap->turns));
   line("wgmma_fence();");
   line("#pragma unroll");
   line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", ks, PK / 16));
@@ -873,9 +880,10 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   --indent;
   line("}");
   line("wgmma_commit();");
+  if (overlap && overlap->turns && (late || (early && !overlap->withLate)))
+    line(llvm::formatv("kite_turn_pass<{0}>();", overlap->turns));
   // An overlapped loop's late stage is issued here, after its first
   // product, which is then waited for alone.
-  bool early = overlap && overlap->early == op;
   if (early) {
     overlap->issueAt = body.size();
     overlap->issueIndent = indent;

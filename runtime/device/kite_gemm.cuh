@@ -852,6 +852,27 @@ template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
+/// Turns between W computing warpgroups (pingpong): warpgroup w's turn is
+/// named barrier 2 + w, complete when w waits on it and warpgroup w - 1
+/// (mod W) has passed it on. Warpgroup W - 1 passes the first turn to 0
+/// (kite_turn_start) and 0 takes the last pass back (kite_turn_end), so
+/// that every barrier completes as often as it is waited on.
+template <int W> __device__ __forceinline__ void kite_turn_wait() {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(2 + (int)threadIdx.x / 128), "n"(256) : "memory");
+}
+template <int W> __device__ __forceinline__ void kite_turn_pass() {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(2 + ((int)threadIdx.x / 128 + 1) % W), "n"(256)
+               : "memory");
+}
+template <int W> __device__ __forceinline__ void kite_turn_start() {
+  if ((int)threadIdx.x / 128 == W - 1)
+    asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+}
+template <int W> __device__ __forceinline__ void kite_turn_end() {
+  if ((int)threadIdx.x / 128 == 0)
+    asm volatile("bar.sync 2, 256;\n" ::: "memory");
+}
+
 /// Makes mbarrier initializations visible to the other threads' (and the
 /// TMA unit's) uses, before the barrier that follows them.
 __device__ __forceinline__ void mbar_fence_init() {

@@ -62,6 +62,42 @@
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[32,4096,128]' --arg 'k=bf16[32,4096,128]' --arg 'v=bf16[32,4096,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true}' --emit=resources | FileCheck %s --check-prefix=OVERLAPRES
 // OVERLAPRES: spills 0 bytes stored, 0 bytes loaded
 //
+// pingpong: the two computing warpgroups take turns issuing an iteration's
+// products (the early one and the late one spliced after it; the first
+// tile's early product alone, the last tile's late product alone), the
+// second warpgroup giving the first its first turn, the first taking the
+// last pass back.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[32,4096,128]' --arg 'k=bf16[32,4096,128]' --arg 'v=bf16[32,4096,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}' --emit=cuda | FileCheck %s --check-prefix=PING
+// PING: kite_turn_start<2>();
+// PING: if ([[C:c[0-9]+]] > 0) {
+// PING: kite_turn_wait<2>();
+// PING-NEXT: wgmma_fence();
+// PING: wgmma_commit();
+// PING-NEXT: kite_turn_pass<2>();
+// PING: for (i64 {{t[0-9]+}} = 1;
+// PING: kite_turn_wait<2>();
+// PING-NEXT: wgmma_fence();
+// PING: wgmma_commit();
+// PING-NOT: kite_turn
+// PING: .await(
+// PING-NOT: kite_turn
+// PING: wgmma_commit();
+// PING-NEXT: kite_turn_pass<2>();
+// PING: if ([[C]] > 0) {
+// PING: kite_turn_wait<2>();
+// PING: kite_turn_pass<2>();
+// PING: kite_turn_end<2>();
+// At S = 300 the loop over full tiles takes turns and the partial last
+// tile's loop keeps its order; pingpong without what it needs is an error
+// that says so.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}' --emit=cuda | FileCheck %s --check-prefix=PINGPARTIAL
+// PINGPARTIAL: kite_turn_start<2>();
+// PINGPARTIAL: kite_turn_end<2>();
+// PINGPARTIAL-NOT: kite_turn
+// PINGPARTIAL: if (({{n[0-9]+}}) < 128) {
+// RUN: not kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"pingpong":true}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=PINGBAD
+// PINGBAD: pingpong takes turns between two computing warpgroups' products: it needs warp_specialize on a key loop (tensor_cores, wgmma), overlap_products and num_warps = 12
+//
 // NVRTC compiles it: TMA copies, mbarrier waits, the named barrier.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[32,4096,128]' --arg 'k=bf16[32,4096,128]' --arg 'v=bf16[32,4096,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=ptx | FileCheck %s --check-prefix=PTX
 // PTX-DAG: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
