@@ -248,6 +248,13 @@ struct LoopVars {
 /// `swizzleRows` wgmma's 128-byte-swizzled `sw128_index`.
 std::string stagedIndex(int64_t ld, int64_t swizzleRows, StringRef row, StringRef col);
 
+/// Per dim of a top-level tile loop with body `body` (constant bounds
+/// `lows`, `highs`, block sizes `bss`): whether its tiles run in reverse
+/// (longest first): the nested loops at its last tile, the other dims at
+/// their first, run more tiles than at its first (known at compile time).
+SmallVector<bool> longestFirstDims(Block *body, ArrayRef<int64_t> lows, ArrayRef<int64_t> highs,
+                                   ArrayRef<int64_t> bss);
+
 /// The CUDA type of a kite element type.
 std::string cType(Type t);
 /// The type elementwise math runs in: f32 for 16-bit floats.

@@ -152,6 +152,93 @@ FailureOr<TopLevelLoop> topLevelLoop(func::FuncOp kernel, Operation *loopOp,
 
 } // namespace
 
+/// The value of i64 scalar `v` where the top-level loop's spans sit at the
+/// tiles `ids` (per span: begin, end), folding constants and the integer
+/// ops bounds are made of; nullopt where it depends on anything else.
+static std::optional<int64_t>
+evalBound(Value v, const DenseMap<Value, std::pair<int64_t, int64_t>> &spanAt, int depth = 0) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return c;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 64)
+    return std::nullopt;
+  if (auto q = dyn_cast<SpanQueryOp>(def)) {
+    auto it = spanAt.find(q.getSpan());
+    if (it == spanAt.end())
+      return std::nullopt;
+    if (q.getField() == SpanField::begin)
+      return it->second.first;
+    if (q.getField() == SpanField::end)
+      return it->second.second;
+    return std::nullopt;
+  }
+  if (def->getNumOperands() != 2 || def->getNumResults() != 1)
+    return std::nullopt;
+  std::optional<int64_t> a = evalBound(def->getOperand(0), spanAt, depth + 1);
+  std::optional<int64_t> b = evalBound(def->getOperand(1), spanAt, depth + 1);
+  if (!a || !b)
+    return std::nullopt;
+  auto floorDiv = [](int64_t x, int64_t y) { return x / y - ((x % y != 0) && ((x < 0) != (y < 0))); };
+  return llvm::TypeSwitch<Operation *, std::optional<int64_t>>(def)
+      .Case([&](arith::AddIOp) { return *a + *b; })
+      .Case([&](arith::SubIOp) { return *a - *b; })
+      .Case([&](arith::MulIOp) { return *a * *b; })
+      .Case([&](arith::MaxSIOp) { return std::max(*a, *b); })
+      .Case([&](arith::MinSIOp) { return std::min(*a, *b); })
+      .Case([&](arith::FloorDivSIOp) -> std::optional<int64_t> {
+        return *b ? std::optional(floorDiv(*a, *b)) : std::nullopt;
+      })
+      .Case([&](arith::DivSIOp) -> std::optional<int64_t> {
+        return *b ? std::optional(*a / *b) : std::nullopt;
+      })
+      .Case([&](arith::CeilDivSIOp) -> std::optional<int64_t> {
+        return *b ? std::optional(-floorDiv(-*a, *b)) : std::nullopt;
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+SmallVector<bool> kite::emit::longestFirstDims(Block *body, ArrayRef<int64_t> lows,
+                                               ArrayRef<int64_t> highs, ArrayRef<int64_t> bss) {
+  int64_t rank = lows.size();
+  SmallVector<bool> reversed(rank, false);
+  // The tiles the nested loops of the body run at top-level tile `ids`, or
+  // nullopt where a bound is not known at compile time.
+  auto work = [&](ArrayRef<int64_t> ids) -> std::optional<int64_t> {
+    DenseMap<Value, std::pair<int64_t, int64_t>> spanAt;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t begin = lows[d] + ids[d] * bss[d];
+      spanAt[body->getArgument(d)] = {begin, std::min(begin + bss[d], highs[d])};
+    }
+    int64_t total = 0;
+    for (Operation &op : *body) {
+      auto loop = dyn_cast<TileForOp>(&op);
+      if (!loop)
+        continue;
+      for (unsigned d = 0; d < loop.getNumDims(); ++d) {
+        std::optional<int64_t> lb = evalBound(loop.getLowerBounds()[d], spanAt);
+        std::optional<int64_t> ub = evalBound(loop.getUpperBounds()[d], spanAt);
+        std::optional<int64_t> bs = getConstantIntValue(loop.getBlockSizes()[d]);
+        if (!lb || !ub || !bs || *bs < 1)
+          return std::nullopt;
+        total += std::max<int64_t>(0, (*ub - *lb + *bs - 1) / *bs);
+      }
+    }
+    return total;
+  };
+  for (int64_t d = 0; d < rank; ++d) {
+    if (lows[d] < 0 || highs[d] < 0 || !isa<SpanType>(body->getArgument(d).getType()))
+      continue;
+    int64_t count = (highs[d] - lows[d] + bss[d] - 1) / bss[d];
+    if (count < 2)
+      continue;
+    SmallVector<int64_t> first(rank, 0), last(rank, 0);
+    last[d] = count - 1;
+    std::optional<int64_t> a = work(first), b = work(last);
+    reversed[d] = a && b && *b > *a;
+  }
+  return reversed;
+}
+
 LogicalResult Emitter::emitTopLevelLoops() {
   Block &entry = kernel.getBody().front();
   std::vector<TopLevelLoop> loops;
@@ -351,6 +438,16 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
       decomposeProgramId(loopOp, counts, order, group, xyz);
   if (failed(ids))
     return failure();
+  // Tiles whose nested loops run longer start first (causal attention's
+  // last query tiles), so that the shortest ones fill the last wave.
+  SmallVector<bool> reversed = longestFirstDims(bodyBlock, lows, highs, bss);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!reversed[d])
+      continue;
+    std::string r = fresh("i");
+    line(llvm::formatv("const i64 {0} = {1} - 1 - {2};", r, counts[d], (*ids)[d]));
+    (*ids)[d] = r;
+  }
   for (int64_t d = 0; d < rank; ++d) {
     Value var = bodyBlock->getArgument(d);
     std::string begin = llvm::formatv("{0} + {1} * {2}", lows[d], (*ids)[d], bss[d]);
