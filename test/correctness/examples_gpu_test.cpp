@@ -542,6 +542,20 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"overlap_products":true})",
                 R"({"block_sizes":[128,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":3,"overlap_products":true})"},
                40.0});
+  // A producer warpgroup copying both weights by TMA (warp_specialize): the
+  // hidden loop's partial last tile (296 = 4 x 64 + 40) zeroed past its
+  // extent, with and without the second product a tile late.
+  c.push_back({"mlp", "mlp", {1, 7, 129},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 128}, bf, s)), T("w1", randn({128, 296}, bf, s + 1)),
+                                         T("w2", randn({296, 128}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) { return one(mlp(*a[0].tensor, *a[1].tensor, *a[2].tensor)); },
+               {"", R"({"block_sizes":[64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true})",
+                R"({"block_sizes":[128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":3,"warp_specialize":true})",
+                R"({"block_sizes":[128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true})",
+                R"({"block_sizes":[128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})"},
+               40.0, "mlp_producer"});
   // Scans: whole rows (shuffles within a warp with inner_threads 32 or one
   // warp, shared memory across warps otherwise), column tiles with a carry,
   // the running max of bf16 with NaNs in it (exact).
