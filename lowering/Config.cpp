@@ -419,13 +419,14 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
       return failure();
     }
   }
-  if (c.pingpong && (!hasKeyLoopProducer(c, kernel) || !c.overlap_products || c.num_warps != 12)) {
+  bool keyLoopProducer = hasKeyLoopProducer(c, kernel);
+  if (c.pingpong && (!keyLoopProducer || !c.overlap_products || c.num_warps != 12)) {
     error = "pingpong takes turns between two computing warpgroups' products: it needs "
             "warp_specialize on a key loop (tensor_cores, wgmma), overlap_products and "
             "num_warps = 12";
     return failure();
   }
-  if (hasKeyLoopProducer(c, kernel) && c.num_warps != 8 && c.num_warps != 12) {
+  if (keyLoopProducer && c.num_warps != 8 && c.num_warps != 12) {
     error = "num_warps = " + std::to_string(c.num_warps) +
             " with warp_specialize: a key loop's producer warpgroup takes 4 warps and one or "
             "two warpgroups compute, so num_warps is 8 or 12";

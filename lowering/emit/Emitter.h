@@ -248,6 +248,10 @@ struct LoopVars {
 /// `swizzleRows` wgmma's 128-byte-swizzled `sw128_index`.
 std::string stagedIndex(int64_t ld, int64_t swizzleRows, StringRef row, StringRef col);
 
+/// Whether every tile of `span` (block size `bs`, its loop from `lower` to
+/// `upperConst`, each -1 where not a constant) is full: no mask, no extent.
+bool tilesAlwaysFull(Value span, int64_t bs, int64_t lower, int64_t upperConst);
+
 /// Per dim of a top-level tile loop with body `body` (constant bounds
 /// `lows`, `highs`, block sizes `bss`): whether its tiles run in reverse
 /// (longest first): the nested loops at its last tile, the other dims at
@@ -632,6 +636,13 @@ private:
                            int opened);
   void defineSpan(Value span, StringRef begin, StringRef upper, int64_t bs,
                   int64_t lower, int64_t upperConst, StringRef id, StringRef count);
+  /// Dim `d` of nested tile loop `loop`: its bounds, block size and a fresh
+  /// iteration variable, with its tile count emitted. Every nested loop's
+  /// count is made here, so that a producer's slice runs each loop's tiles
+  /// exactly as the computing threads do.
+  FailureOr<LoopVars> emitLoopCount(TileForOp loop, unsigned d);
+  /// Opens the C++ loop over `lv`'s tiles and defines dim `d`'s span in it.
+  void openTileLoop(TileForOp loop, unsigned d, const LoopVars &lv);
 
   // Tile ops --------------------------------------------------------------------
 

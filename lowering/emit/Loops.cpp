@@ -22,6 +22,15 @@ using namespace mlir;
 using namespace kite;
 using namespace kite::emit;
 
+bool kite::emit::tilesAlwaysFull(Value span, int64_t bs, int64_t lower, int64_t upperConst) {
+  if (upperConst >= 0 && lower >= 0 && (upperConst - lower) % bs == 0)
+    return true;
+  // A loop's tiles begin before its end, so a tile of one is always full
+  // (a row of a size taken at launch, attention's batch).
+  auto [loop, dim] = getSpanLoop(span);
+  return bs == 1 || (loop && loop->hasAttr(kFullTilesAttrName));
+}
+
 void Emitter::defineSpan(Value span, StringRef begin, StringRef upper, int64_t bs,
                          int64_t lower, int64_t upperConst, StringRef id,
                          StringRef count) {
@@ -31,12 +40,7 @@ void Emitter::defineSpan(Value span, StringRef begin, StringRef upper, int64_t b
   v.id = id.str();
   v.count = count.str();
   v.blockSize = bs;
-  v.exact = upperConst >= 0 && lower >= 0 && (upperConst - lower) % bs == 0;
-  // A loop's tiles begin before its end, so a tile of one is always full
-  // (a row of a size taken at launch, attention's batch).
-  if (auto [loop, dim] = getSpanLoop(span);
-      bs == 1 || (loop && loop->hasAttr(kFullTilesAttrName)))
-    v.exact = true;
+  v.exact = tilesAlwaysFull(span, bs, lower, upperConst);
   v.alignElems = lower >= 0 ? (int64_t)std::gcd(lower, bs) : 1;
   v.upperConst = upperConst;
   line(llvm::formatv("const i64 {0} = {1};", v.begin, begin));
@@ -639,36 +643,48 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
     return failure();
   int opened = 0;
   for (unsigned d = 0; d < loop.getNumDims(); ++d) {
-    std::optional<int64_t> bs = getConstantIntValue(loop.getBlockSizes()[d]);
-    if (!bs || *bs < 1)
-      return loop.emitError() << "block size is not a constant after config application";
-    std::string lb = scalar(loop.getLowerBounds()[d]);
-    std::string ub = scalar(loop.getUpperBounds()[d]);
-    std::string it = fresh("t");
-    std::string count = fresh("c");
-    line(llvm::formatv("const i64 {0} = ((i64)({1}) - (i64)({2}) + {3}) / {4};", count,
-                       ub, lb, *bs - 1, *bs));
-    int64_t lowC = getConstantIntValue(loop.getLowerBounds()[d]).value_or(-1);
-    int64_t upC = getConstantIntValue(loop.getUpperBounds()[d]).value_or(-1);
+    FailureOr<LoopVars> lv = emitLoopCount(loop, d);
+    if (failed(lv))
+      return failure();
     // Loads copied ahead (kite.prefetch; 1-D loops): their first tiles.
     if (prefetchLoops.count(loop)) {
-      loopVars[loop] = LoopVars{lb, ub, it, count, *bs, lowC, upC};
+      loopVars[loop] = *lv;
       if (failed(emitPrefetchPrologue(prefetchLoops.at(loop), loopVars[loop])))
         return failure();
     }
-    line(llvm::formatv("for (i64 {0} = 0; {0} < {1}; ++{0}) {{", it, count));
-    ++indent;
+    openTileLoop(loop, d, *lv);
     ++opened;
-    defineSpan(loop.getSpans()[d],
-               llvm::formatv("(i64)({0}) + {1} * {2}", lb, it, *bs).str(), ub, *bs,
-               lowC, upC, it, count);
-    // A loop to a size taken at launch: its last tile's extent is a
-    // multiple of the size's divisor (vectors stay whole).
-    if (upC < 0 && sizeOriginOf(loop.getUpperBounds()[d]))
-      spans[loop.getSpans()[d]].endDivisor = divisorOf(kernel, loop.getUpperBounds()[d]);
   }
   return finishLoop(*loop.getBodyBlock(), carried, loop.getRegionIterArgs(),
                     loop.getResults(), opened);
+}
+
+FailureOr<LoopVars> Emitter::emitLoopCount(TileForOp loop, unsigned d) {
+  std::optional<int64_t> bs = getConstantIntValue(loop.getBlockSizes()[d]);
+  if (!bs || *bs < 1)
+    return loop.emitError() << "block size is not a constant after config application";
+  LoopVars lv{scalar(loop.getLowerBounds()[d]),
+              scalar(loop.getUpperBounds()[d]),
+              fresh("t"),
+              fresh("c"),
+              *bs,
+              getConstantIntValue(loop.getLowerBounds()[d]).value_or(-1),
+              getConstantIntValue(loop.getUpperBounds()[d]).value_or(-1)};
+  line(llvm::formatv("const i64 {0} = ((i64)({1}) - (i64)({2}) + {3}) / {4};", lv.count,
+                     lv.upper, lv.lower, *bs - 1, *bs));
+  return lv;
+}
+
+void Emitter::openTileLoop(TileForOp loop, unsigned d, const LoopVars &lv) {
+  line(llvm::formatv("for (i64 {0} = 0; {0} < {1}; ++{0}) {{", lv.iv, lv.count));
+  ++indent;
+  defineSpan(loop.getSpans()[d],
+             llvm::formatv("(i64)({0}) + {1} * {2}", lv.lower, lv.iv, lv.blockSize).str(),
+             lv.upper, lv.blockSize, lv.lowerConst, lv.upperConst, lv.iv, lv.count);
+  // A loop to a size taken at launch: its last tile's extent is a
+  // multiple of the size's divisor (vectors stay whole).
+  if (lv.upperConst < 0 && sizeOriginOf(loop.getUpperBounds()[d]))
+    spans[loop.getSpans()[d]].endDivisor = divisorOf(kernel, loop.getUpperBounds()[d]);
 }
 
 LogicalResult Emitter::emitNestedGridFor(GridForOp loop) {

@@ -129,24 +129,17 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   SmallVector<Tile> carried = declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
   if (failed(emitSharedLhs(loop)))
     return failure();
-  std::optional<int64_t> bs = getConstantIntValue(loop.getBlockSizes()[0]);
-  if (!bs || *bs < 1)
-    return loop.emitError() << "block size is not a constant after config application";
-  LoopVars lv{scalar(loop.getLowerBounds()[0]), scalar(loop.getUpperBounds()[0]), fresh("t"),
-              fresh("c"), *bs,
-              getConstantIntValue(loop.getLowerBounds()[0]).value_or(-1),
-              getConstantIntValue(loop.getUpperBounds()[0]).value_or(-1)};
-  line(llvm::formatv("const i64 {0} = ((i64)({1}) - (i64)({2}) + {3}) / {4};", lv.count,
-                     lv.upper, lv.lower, *bs - 1, *bs));
+  FailureOr<LoopVars> counted = emitLoopCount(loop, 0);
+  if (failed(counted))
+    return failure();
+  LoopVars lv = *counted;
   loopVars[loop] = lv;
   o.iv = lv.iv;
   // pingpong, in a loop of full tiles only: a partial tile's zeroing after
   // its wait (awaitRing) is a barrier of every computing thread, which a
   // warpgroup waiting for its turn would never reach.
-  bool fullTiles = loop->hasAttr(kFullTilesAttrName) ||
-                   (lv.lowerConst >= 0 && lv.upperConst >= 0 &&
-                    (lv.upperConst - lv.lowerConst) % *bs == 0);
-  if (producer && config.pingpong && numThreads >= 256 && fullTiles)
+  if (producer && config.pingpong && numThreads >= 256 &&
+      tilesAlwaysFull(loop.getSpans()[0], lv.blockSize, lv.lowerConst, lv.upperConst))
     o.turns = numThreads / 128;
   overlap = o;
   // The first turn is the first warpgroup's.
@@ -177,8 +170,8 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   auto iteration = [&](bool withLate) -> LogicalResult {
     overlap->withLate = withLate;
     overlap->issueAt = std::string::npos;
-    defineSpan(span, llvm::formatv("(i64)({0}) + {1} * {2}", lv.lower, lv.iv, *bs).str(),
-               lv.upper, *bs, lv.lowerConst, lv.upperConst, lv.iv, lv.count);
+    defineSpan(span, llvm::formatv("(i64)({0}) + {1} * {2}", lv.lower, lv.iv, lv.blockSize).str(),
+               lv.upper, lv.blockSize, lv.lowerConst, lv.upperConst, lv.iv, lv.count);
     spanVars = spans[span];
     for (Operation *op : earlyOps)
       if (failed(emitOp(op)))

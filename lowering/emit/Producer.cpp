@@ -263,22 +263,12 @@ LogicalResult Emitter::emitProducerBlock(Block &block) {
         return failure();
       continue;
     }
-    // The loop as emitNestedTileFor runs it (one dim): the same count, the
-    // same span.
-    std::optional<int64_t> bs = getConstantIntValue(loop.getBlockSizes()[0]);
-    if (!bs || *bs < 1)
-      return loop.emitError() << "block size is not a constant after config application";
-    std::string lb = scalar(loop.getLowerBounds()[0]);
-    std::string ub = scalar(loop.getUpperBounds()[0]);
-    std::string it = fresh("t"), count = fresh("c");
-    line(llvm::formatv("const i64 {0} = ((i64)({1}) - (i64)({2}) + {3}) / {4};", count, ub, lb,
-                       *bs - 1, *bs));
-    int64_t lowC = getConstantIntValue(loop.getLowerBounds()[0]).value_or(-1);
-    int64_t upC = getConstantIntValue(loop.getUpperBounds()[0]).value_or(-1);
-    line(llvm::formatv("for (i64 {0} = 0; {0} < {1}; ++{0}) {{", it, count));
-    ++indent;
-    defineSpan(loop.getSpans()[0], llvm::formatv("(i64)({0}) + {1} * {2}", lb, it, *bs).str(),
-               ub, *bs, lowC, upC, it, count);
+    // The loop as the computing threads run it (one dim): the same count,
+    // the same span.
+    FailureOr<LoopVars> lv = emitLoopCount(loop, 0);
+    if (failed(lv))
+      return failure();
+    openTileLoop(loop, 0, *lv);
     if (failed(emitProducerBlock(*loop.getBodyBlock())))
       return failure();
     --indent;
