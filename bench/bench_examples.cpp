@@ -421,26 +421,29 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
   };
   b.specs = {t("q", {BH, S, D}), t("k", {BH, S, D}), t("v", {BH, S, D})};
   b.rows = BH;
-  // The default (sm_90a: 64 x 64 tiles, 4 warps, wgmma, k and v a tile
-  // ahead), then neighbours: exp2 by the hardware's ex2 alone, one staging
-  // buffer for k and for v (refilled after its product: three programs an
-  // SM), the second product a tile late, two warpgroups (with registers
-  // capped for two programs an SM), mma.sync.
+  // The default (sm_90a: a producer warpgroup copying k and v by TMA into
+  // rings of 2 stages, two computing warpgroups of 64 query rows taking
+  // turns, 128 x 128 tiles, the second product a tile late), then the same
+  // with exp2 by the hardware's ex2 alone (fast_math), its neighbours (3
+  // stages, 64-key tiles, no pingpong, one computing warpgroup), and the
+  // best configs without a producer (one staging buffer each for k and v,
+  // refilled after its product).
   const std::string wg = R"("tensor_cores":true,"wgmma":true,"fast_math":true)";
+  const std::string ws = wg + R"(,"warp_specialize":true,"overlap_products":true)";
   if (sweep) {
-    b.configs = {"", "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1})",
+    b.configs = {"", "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true})",
                  "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})"};
     return b;
   }
-  b.configs = {"", "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":2})",
-               "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1})",
-               "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":2,"overlap_products":true})",
-               "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1,"min_programs_per_sm":4})",
+  b.configs = {"",
+               "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true})",
+               "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true,"pid_type":"persistent_interleaved"})",
+               "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2})",
+               "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":3,"pingpong":true})",
+               "{" + ws + R"(,"block_sizes":[1,128,64],"num_warps":12,"num_stages":3,"pingpong":true})",
+               "{" + ws + R"(,"block_sizes":[1,64,128],"num_warps":8,"num_stages":2})",
                "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})",
-               "{" + wg + R"(,"block_sizes":[1,128,64],"num_warps":8,"num_stages":1,"min_programs_per_sm":2})",
-               "{" + wg + R"(,"block_sizes":[1,128,64],"num_warps":8,"num_stages":2,"overlap_products":true})",
-               "{" + wg + R"(,"block_sizes":[1,128,128],"num_warps":8,"num_stages":1})",
-               R"({"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false,"num_stages":1})"};
+               "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1})"};
   return b;
 }
 

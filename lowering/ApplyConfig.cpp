@@ -34,9 +34,11 @@ struct ApplyConfigPass : kite::impl::KiteApplyConfigBase<ApplyConfigPass> {
       func.emitError() << "bad config: " << error;
       return signalPassFailure();
     }
-    Config c = config.empty() ? defaultConfig(func, arch) : *parsed;
+    Config c = config.empty() ? defaultConfig(func, arch, speculative) : *parsed;
+    // A config without block sizes takes the plain default's (those of the
+    // speculative one go with its other keys).
     if (!config.empty() && c.block_sizes.empty())
-      c.block_sizes = defaultConfig(func, arch).block_sizes;
+      c.block_sizes = defaultConfig(func, arch, /*speculative=*/false).block_sizes;
     if (failed(validateConfig(func, c, error))) {
       emitConfigRejection(func) << "config does not fit kernel '" << func.getSymName()
                                 << "': " << error;

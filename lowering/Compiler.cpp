@@ -268,31 +268,69 @@ std::vector<kite::ArgSpec> kite::planSpecs(const KernelSource &kernel,
       });
 }
 
-kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
-                                   const std::vector<ArgSpec> &args,
-                                   std::string_view config,
-                                   const CompileOptions &options) {
-  LoweringOptions lowering;
+namespace {
+kite::CudaKernel lower(std::string_view ir, std::string_view name,
+                       const std::vector<kite::ArgSpec> &args, std::string_view config,
+                       const kite::CompileOptions &options, bool speculative) {
+  kite::LoweringOptions lowering;
   lowering.kernel = std::string(name);
   lowering.args = joinArgs(args);
   lowering.config = std::string(config);
   lowering.arch = targetArch(options.arch);
+  lowering.speculative = speculative;
   return withKernel(
       ir, name, args, "compile",
       [&](PassManager &pm) { buildKiteLoweringPipeline(pm, lowering); },
       [&](func::FuncOp kernel, auto &fail) {
-        EmitOptions emit;
+        kite::EmitOptions emit;
         emit.lineDirectives = options.lineDirectives;
-        FailureOr<CudaKernel> cuda = emitCuda(kernel, emit);
+        FailureOr<kite::CudaKernel> cuda = emitCuda(kernel, emit);
         if (failed(cuda))
           fail("CUDA emission failed"); // throws
         return *cuda;
       });
 }
+} // namespace
+
+kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
+                                   const std::vector<ArgSpec> &args,
+                                   std::string_view config,
+                                   const CompileOptions &options) {
+  if (!config.empty())
+    return lower(ir, name, args, config, options, /*speculative=*/true);
+  try {
+    return lower(ir, name, args, config, options, /*speculative=*/true);
+  } catch (const ConfigRejected &) {
+    return lower(ir, name, args, config, options, /*speculative=*/false);
+  }
+}
+
+bool kite::speculativeDefaultFits(std::string_view ir, std::string_view name,
+                                  const std::vector<ArgSpec> &args,
+                                  const CompileOptions &options) {
+  std::string target = targetArch(options.arch);
+  bool same = withKernel(
+      ir, name, args, "specialize",
+      [&](PassManager &pm) {
+        pm.addPass(createKiteSpecialize({std::string(name), joinArgs(args)}));
+      },
+      [&](func::FuncOp f, auto &) {
+        return defaultConfig(f, target, true).toJson() == defaultConfig(f, target, false).toJson();
+      });
+  if (same)
+    return true;
+  try {
+    lower(ir, name, args, "", options, /*speculative=*/true);
+    return true;
+  } catch (const ConfigRejected &) {
+    return false;
+  }
+}
 
 std::string kite::configSpaceOf(const KernelSource &kernel, const std::vector<ArgSpec> &args,
                                 std::string_view arch) {
   std::string target = targetArch(std::string(arch));
+  bool speculative = speculativeDefaultFits(kernel.ir, kernel.name, args, CompileOptions{target});
   return withKernel(
       kernel.ir, kernel.name, args, "derive the config space of",
       [&](PassManager &pm) {
@@ -301,7 +339,7 @@ std::string kite::configSpaceOf(const KernelSource &kernel, const std::vector<Ar
         // config: say so once, not for every candidate.
         pm.addPass(createKiteCheckBounds());
       },
-      [&](func::FuncOp f, auto &) { return deriveConfigSpace(f, target).dump(); });
+      [&](func::FuncOp f, auto &) { return deriveConfigSpace(f, target, speculative).dump(); });
 }
 
 kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,

@@ -30,12 +30,21 @@ struct CompileOptions {
 };
 
 /// Lowers kernel `name` of captured IR `ir` for `args` and `config` (JSON;
-/// empty for the default) to CUDA. Throws kite::Error with the diagnostics
+/// empty for the default: the speculative one, or where emission turns it
+/// down the plain one) to CUDA. Throws kite::Error with the diagnostics
 /// (at the kernel's source lines) if the kernel cannot be compiled for these
 /// arguments.
 CudaKernel lowerToCuda(std::string_view ir, std::string_view name,
                        const std::vector<ArgSpec> &args, std::string_view config,
                        const CompileOptions &options = {});
+
+/// Whether kernel `name` of `ir` lowers for `args` under its speculative
+/// default config (defaultConfig): true where it equals the plain one or
+/// emission accepts it, false where emission turns it down, so that the
+/// default is the plain one. Throws kite::Error if the kernel cannot be
+/// lowered at all for these arguments.
+bool speculativeDefaultFits(std::string_view ir, std::string_view name,
+                            const std::vector<ArgSpec> &args, const CompileOptions &options = {});
 
 /// The specs a plan for a launch's `args` is compiled for: scalars keep a
 /// value only where the kernel specializes them, and with

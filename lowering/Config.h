@@ -232,7 +232,13 @@ bool hasKeyLoopProducer(const Config &config, mlir::func::FuncOp kernel);
 int64_t computeThreads(const Config &config, mlir::func::FuncOp kernel);
 
 /// A reasonable config for a specialized kernel without tuning, on `arch`.
-Config defaultConfig(mlir::func::FuncOp kernel, llvm::StringRef arch = "sm_90a");
+/// With `speculative`, it may hold choices that CUDA emission can still
+/// turn down for this kernel (a key loop's producer warpgroup: whether its
+/// loads can be TMA copies is known only there); the compiler lowers a
+/// launch without a config under the speculative default first and, if it
+/// is rejected, under the plain one (speculative = false).
+Config defaultConfig(mlir::func::FuncOp kernel, llvm::StringRef arch = "sm_90a",
+                     bool speculative = true);
 
 /// The registers a thread of a program of `threads` threads may use under
 /// `config`: 65536 an SM over min_programs_per_sm programs (what

@@ -188,8 +188,8 @@ void addReductionLoops(func::FuncOp kernel, ArrayRef<int64_t> rdims, const Confi
 
 } // namespace
 
-json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
-  Config def = defaultConfig(kernel, arch);
+json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch, bool speculative) {
+  Config def = defaultConfig(kernel, arch, speculative);
   json params = json::array();
 
   addBlockSizes(kernel, def, hasWgmma(arch), params);
@@ -200,28 +200,39 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch) {
   bool halfMatmul = hasHalfMatmul(kernel);
   bool plainProduct = hasPlainProductLoop(kernel);
   bool hopper = plainProduct && hasWgmma(arch);
+  // Products outside a main loop on wgmma: key loops, which a producer
+  // warpgroup can serve (warp_specialize, pingpong).
+  bool keyLoops = halfMatmul && !plainProduct && hasWgmma(arch);
   params.push_back(parameter("num_warps", std::nullopt,
-                             hopper ? std::vector<json>{1, 2, 4, 8, 12, 16, 32}
-                                    : std::vector<json>{1, 2, 4, 8, 16, 32},
+                             hopper || keyLoops ? std::vector<json>{1, 2, 4, 8, 12, 16, 32}
+                                                : std::vector<json>{1, 2, 4, 8, 16, 32},
                              def.num_warps,
-                             hopper ? "warps per program (32 threads each); 12 only with "
-                                      "warp_specialize"
-                                    : "warps per program (32 threads each)"));
+                             hopper || keyLoops ? "warps per program (32 threads each); 12 "
+                                                  "only with warp_specialize"
+                                                : "warps per program (32 threads each)"));
   if (halfMatmul)
     params.push_back(parameter("tensor_cores", std::nullopt, {false, true}, def.tensor_cores,
                                "matrix products of f16/bf16 tiles on tensor cores (mma.sync)"));
-  if (halfMatmul && !plainProduct && hasWgmma(arch))
+  if (keyLoops) {
     params.push_back(parameter("wgmma", std::nullopt, {false, true}, def.wgmma,
                                "with tensor_cores: products from registers on Hopper's "
                                "warpgroup MMA (sm_90a; whole warpgroups, B staged in "
                                "128-byte swizzled rows) instead of mma.sync"));
-  if (halfMatmul && !plainProduct && hasWgmma(arch))
     params.push_back(parameter("overlap_products", std::nullopt, {false, true},
                                def.overlap_products,
                                "with wgmma and num_stages >= 2: a key loop's last product "
                                "(into a loop-carried accumulator) runs one iteration late, "
                                "on the tensor cores while the next iteration's elementwise "
                                "work runs"));
+    params.push_back(parameter("warp_specialize", std::nullopt, {false, true},
+                               def.warp_specialize,
+                               "with wgmma, prefetched operands and 8 or 12 warps: the last "
+                               "4 warps copy the key loops' operand tiles by TMA into rings "
+                               "of num_stages stages, the others compute"));
+    params.push_back(parameter("pingpong", std::nullopt, {false, true}, def.pingpong,
+                               "with warp_specialize, overlap_products and 12 warps: the two "
+                               "computing warpgroups take turns issuing their products"));
+  }
   if (plainProduct)
     params.push_back(parameter("num_stages", std::nullopt, {2, 3, 4, 5}, def.num_stages,
                                "shared-memory stages of a pipelined tensor-core K loop "

@@ -32,8 +32,12 @@ namespace kite {
 /// The config space of a specialized kernel (kite-specialize has run; no
 /// config applied yet). Values that cannot fit (a block size beyond its
 /// dimension, a chunk as long as the row) are left out; values that may
-/// still be rejected at emission (too many registers a thread) are in.
-nlohmann::json deriveConfigSpace(mlir::func::FuncOp kernel, llvm::StringRef arch = "sm_90a");
+/// still be rejected at emission (too many registers a thread) are in. Its
+/// default is defaultConfig(kernel, arch, speculative): the compiler passes
+/// speculative = false where emission turns the speculative one down
+/// (speculativeDefaultFits).
+nlohmann::json deriveConfigSpace(mlir::func::FuncOp kernel, llvm::StringRef arch = "sm_90a",
+                                 bool speculative = true);
 
 } // namespace kite
 

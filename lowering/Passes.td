@@ -62,7 +62,10 @@ def KiteApplyConfig : Pass<"kite-apply-config", "::mlir::ModuleOp"> {
     Option<"config", "config", "std::string", /*default=*/"\"\"",
            "The config as JSON (empty: the default config)">,
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
-           "The GPU target the default config is for">
+           "The GPU target the default config is for">,
+    Option<"speculative", "speculative", "bool", /*default=*/"true",
+           "With an empty config, the default may hold choices emission can "
+           "still turn down (see defaultConfig); false: the plain default">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

@@ -18,7 +18,7 @@ void kite::buildKiteLoweringPipeline(OpPassManager &pm,
   // is static and every tile's dtype known.
   pm.addPass(createKiteSpecialize({options.kernel, options.args}));
   // Block sizes from the config; after this every tile shape is static.
-  pm.addPass(createKiteApplyConfig({options.config, options.arch}));
+  pm.addPass(createKiteApplyConfig({options.config, options.arch, options.speculative}));
   // Reductions the config loops over chunks of, instead of whole rows.
   pm.addPass(createKiteReductionLoops());
   // Key loops split where an index mask (causal) holds on whole tiles.

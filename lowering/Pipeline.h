@@ -22,6 +22,11 @@ struct LoweringOptions : mlir::PassPipelineOptions<LoweringOptions> {
                              llvm::cl::desc("The config (JSON); empty: default")};
   Option<std::string> arch{*this, "arch", llvm::cl::desc("The GPU target (sm_90a, sm_80)"),
                            llvm::cl::init("sm_90a")};
+  Option<bool> speculative{
+      *this, "speculative",
+      llvm::cl::desc("Without a config, the default may hold choices emission can still "
+                     "turn down (false: the plain default)"),
+      llvm::cl::init(true)};
 };
 
 /// Adds the passes that take captured IR to CUDA-ready IR, in order. The

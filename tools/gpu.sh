@@ -149,6 +149,9 @@ sanitize_cases=(
   'matmul_bias_relu matmul_bias_relu x=bf16[300,264] y=bf16[264,136] bias=bf16[136] | {"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true} | {"block_sizes":[32,64,16],"num_warps":2,"tensor_cores":true}'
   'bmm bmm a=bf16[3,129,136] b=bf16[3,136,72] | {"block_sizes":[1,64,32,32],"num_warps":4,"num_stages":3,"tensor_cores":true} | {"block_sizes":[1,128,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}'
   'attention attention q=bf16[3,129,32] k=bf16[3,129,32] v=bf16[3,129,32] | {"block_sizes":[1,32,64],"num_warps":8,"tensor_cores":true,"early_loads":true} | {"block_sizes":[1,16,64],"tensor_cores":true,"inner_threads":2}'
+  'attention attention q=bf16[2,300,128] k=bf16[2,300,128] v=bf16[2,300,128] | {"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true} | {"block_sizes":[1,64,128],"num_warps":8,"num_stages":1,"tensor_cores":true,"wgmma":true,"warp_specialize":true}'
+  'causal_attention causal_attention q=bf16[2,300,128] k=bf16[2,300,128] v=bf16[2,300,128] | {"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}'
+  'mlp mlp x=bf16[300,128] w1=bf16[128,296] w2=bf16[296,128] | {"block_sizes":[128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}'
   'welford welford x=bf16[11,1000] weight=bf16[1000] bias=bf16[1000] eps=f64:1e-5 | {"block_sizes":[2,256,128],"num_warps":2} | {"block_sizes":[4,32,16],"num_warps":8}'
 )
 

@@ -6,7 +6,16 @@
 // mma.sync with key tiles of 32.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --emit=config | FileCheck %s --check-prefix=DEF90
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --arch sm_80 --emit=config | FileCheck %s --check-prefix=DEF80
-// DEF90: {"block_sizes":[1,64,64],{{.*}}"num_stages":1,"num_warps":4,{{.*}}"tensor_cores":true,"wgmma":true}
+// DEF90: {"block_sizes":[1,128,128],{{.*}}"num_stages":2,"num_warps":12,"overlap_products":true,{{.*}}"pingpong":true,{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true}
+// Sequences shorter than a 128-row tile keep the default without a
+// producer; so does a head dim of 96, whose k and v tiles are not 128-byte
+// panels for TMA (emission turns the producer down, and the compiler falls
+// back to the plain default).
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[8,100,128]' --arg 'k=bf16[8,100,128]' --arg 'v=bf16[8,100,128]' --emit=config | FileCheck %s --check-prefix=SHORT
+// SHORT: {"block_sizes":[1,64,64],{{.*}}"num_stages":1,"num_warps":4,{{.*}}"tensor_cores":true,"wgmma":true}
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[8,1024,96]' --arg 'k=bf16[8,1024,96]' --arg 'v=bf16[8,1024,96]' --emit=config | FileCheck %s --check-prefix=D96
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[8,1024,96]' --arg 'k=bf16[8,1024,96]' --arg 'v=bf16[8,1024,96]' --emit=config-space | FileCheck %s --check-prefix=D96
+// D96: {"block_sizes":[1,64,64],{{.*}}"num_stages":1,"num_warps":4,{{.*}}"tensor_cores":true,{{.*}}"wgmma":true}
 // DEF80: {"block_sizes":[1,64,32],{{.*}}"num_stages":2,"num_warps":4,{{.*}}"tensor_cores":true}
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2}' --emit=lowered | FileCheck %s --check-prefixes=CHECK,WG
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[128,4096,128]' --arg 'k=bf16[128,4096,128]' --arg 'v=bf16[128,4096,128]' --config '{"block_sizes":[1,64,32],"num_warps":4,"tensor_cores":true,"wgmma":false,"num_stages":2}' --emit=lowered | FileCheck %s --check-prefixes=CHECK,SYNC
@@ -120,6 +129,6 @@
 // CAUSAL-NOT: kite.convert_layout
 // CAUSAL: kite.where
 // CAUSAL-NOT: kite.convert_layout
-// CAUSAL: kite.baddbmm {{.*}} {kite.mma = "wgmma"}
+// CAUSAL: kite.baddbmm {{.*}}kite.mma = "wgmma"
 // CAUSAL-NOT: kite.convert_layout
 // CAUSAL: kite.yield

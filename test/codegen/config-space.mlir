@@ -43,3 +43,16 @@
 // parameter (softmax's one load has nothing to move above).
 // ATTENTION: "key":"early_loads","values":[false,true]}
 // ATTENTION-NOT: "key":"reduction_loops"
+
+// bf16 attention on sm_90a: its key loop's products read k and v loaded in
+// it, so the producer keys are parameters (12 warps among the warp counts),
+// and the default is a producer with overlap and pingpong on 128 x 128.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[8,1024,128]' --arg 'k=bf16[8,1024,128]' --arg 'v=bf16[8,1024,128]' --emit=config-space | FileCheck %s --check-prefix=KEYLOOP
+// KEYLOOP: "default": {"block_sizes":[1,128,128],{{.*}}"num_warps":12,{{.*}}"pingpong":true,{{.*}}"warp_specialize":true
+// KEYLOOP: "key":"num_warps","values":[1,2,4,8,12,16,32]}
+// KEYLOOP: "key":"warp_specialize","values":[false,true]}
+// KEYLOOP: "key":"pingpong","values":[false,true]}
+// On sm_80 none of them.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[8,1024,128]' --arg 'k=bf16[8,1024,128]' --arg 'v=bf16[8,1024,128]' --arch sm_80 --emit=config-space | FileCheck %s --check-prefix=KEYLOOP80
+// KEYLOOP80-NOT: "key":"warp_specialize"
+// KEYLOOP80-NOT: "key":"pingpong"

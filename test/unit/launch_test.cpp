@@ -29,9 +29,11 @@ kite::Tensor add(kite::Tensor x, kite::Tensor y);
 void scalars(kite::Tensor x, int64_t a, int b, double c, float d, bool e);
 std::tuple<kite::Tensor, kite::Tensor> pair(kite::Tensor x, kite::Tensor y);
 
-// From examples/matmul.kite.cpp and examples/softmax.kite.cpp.
+// From examples/matmul.kite.cpp, examples/softmax.kite.cpp and
+// examples/attention.kite.cpp.
 kite::Tensor matmul(kite::Tensor x, kite::Tensor y);
 kite::Tensor softmax(kite::Tensor x);
+kite::Tensor attention(kite::Tensor q, kite::Tensor k, kite::Tensor v);
 
 // Not captured: no kite_add_kernels for it.
 kite::Tensor not_captured(kite::Tensor x) { return x; }
@@ -177,6 +179,38 @@ TEST(Registration, AConfigThatDoesNotFitIsATypedRejection) {
   } catch (const Error &) {
   }
   EXPECT_NO_THROW(lower(R"({"block_sizes":[8,256],"num_warps":4})"));
+}
+
+TEST(Registration, TheDefaultFallsBackWhereEmissionTurnsItsProducerDown) {
+  // On sm_90a attention's default gives its key loop a producer warpgroup
+  // (k and v by TMA). A head dim of 96 is no whole 128-byte panel, which
+  // emission turns down: a launch without a config then lowers under the
+  // plain default, while the speculative config given explicitly is still
+  // a rejection.
+  const KernelSource *k = lookup_kernel(&attention);
+  ASSERT_NE(k, nullptr);
+  CompileOptions target;
+  target.arch = "sm_90a";
+  auto specs = [](int64_t d) {
+    std::vector<ArgSpec> s;
+    for (const char *name : {"q", "k", "v"})
+      s.push_back(ArgSpec::tensor(name, bf16, {8, 1024, d}, {}, 16));
+    return s;
+  };
+  std::string withProducer = lowerToCuda(k->ir, k->name, specs(128), "", target).source;
+  EXPECT_NE(withProducer.find("TmaRing<2>"), std::string::npos);
+  EXPECT_NE(withProducer.find("setmaxnreg_inc"), std::string::npos);
+  EXPECT_TRUE(speculativeDefaultFits(k->ir, k->name, specs(128), target));
+
+  std::string plain;
+  ASSERT_NO_THROW(plain = lowerToCuda(k->ir, k->name, specs(96), "", target).source);
+  EXPECT_EQ(plain.find("TmaRing"), std::string::npos);
+  EXPECT_FALSE(speculativeDefaultFits(k->ir, k->name, specs(96), target));
+  const char *speculative =
+      R"({"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,)"
+      R"("wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true})";
+  EXPECT_THROW(lowerToCuda(k->ir, k->name, specs(96), speculative, target), ConfigRejected);
+  EXPECT_NO_THROW(lowerToCuda(k->ir, k->name, specs(128), speculative, target));
 }
 
 TEST(Registration, PersistentPlanKeepsItsProgramIds) {

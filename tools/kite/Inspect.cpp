@@ -207,6 +207,8 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
   report.kernel = *name;
   kite::Options launch;
   launch.static_shapes = !opts.dynamicShapes;
+  // The specs the pipeline below lowers for (report.args), where they parse.
+  std::optional<std::vector<kite::ArgSpec>> pipelineSpecs;
   if (opts.dynamicShapes) {
     // The stages of the plan a launch with dynamic shapes compiles: each
     // size the kernel can take at launch becomes its class (x=bf16[?16,4096]).
@@ -217,7 +219,8 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     kite::KernelSource source{nullptr, *name, t.ir, t.hash, opts.file};
     try {
       report.args.clear();
-      for (const kite::ArgSpec &a : kite::planSpecs(source, *given, launch))
+      pipelineSpecs = kite::planSpecs(source, *given, launch);
+      for (const kite::ArgSpec &a : *pipelineSpecs)
         report.args += (report.args.empty() ? "" : " ") + a.str();
     } catch (const std::exception &e) {
       return error(e.what());
@@ -261,6 +264,28 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     }
   }
 
+  // Without a config, a launch lowers under the speculative default where
+  // emission accepts it, else under the plain one (lowerToCuda): so do the
+  // config space and the pipeline below.
+  std::optional<bool> speculative;
+  auto speculativeDefault = [&]() -> bool {
+    if (speculative)
+      return *speculative;
+    speculative = true;
+    std::string ignored;
+    if (!pipelineSpecs)
+      pipelineSpecs = kite::cli::argSpecsOf(&ctx, opts.args, ignored);
+    if (pipelineSpecs) {
+      try {
+        kite::frontend::KernelText t = kite::frontend::kernelText(m, *name);
+        speculative = kite::speculativeDefaultFits(t.ir, *name, *pipelineSpecs, {opts.arch});
+      } catch (const std::exception &) {
+        // the pipeline below reports why the kernel does not lower
+      }
+    }
+    return *speculative;
+  };
+
   // The config space: on the specialized kernel (a clone: the pipeline
   // below runs on `m`).
   if (wants(opts, "config-space") || wants(opts, "specialized")) {
@@ -281,7 +306,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     check.addPass(kite::createKiteCheckBounds());
     if (mlir::failed(check.run(*copy)))
       return kite::cli::kUserError;
-    nlohmann::json space = kite::deriveConfigSpace(*kernel, opts.arch);
+    nlohmann::json space = kite::deriveConfigSpace(*kernel, opts.arch, speculativeDefault());
     std::string js = "{\"default\": " + space["default"].dump() + ",\n \"parameters\": [";
     const nlohmann::json &params = space["parameters"];
     for (size_t i = 0; i < params.size(); ++i)
@@ -306,6 +331,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
   lowering.args = report.args;
   lowering.config = report.config;
   lowering.arch = opts.arch;
+  lowering.speculative = !report.config.empty() || speculativeDefault();
   kite::buildKiteLoweringPipeline(pm, lowering);
   ctx.disableMultithreading();
   pm.addInstrumentation(std::make_unique<StageRecorder>(report.stages));
