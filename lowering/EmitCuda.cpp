@@ -89,6 +89,8 @@ FailureOr<CudaKernel> Emitter::run() {
     return failure();
 
   planStagingBuffers();
+  if (producer)
+    planRestaging();
   if (failed(emitPrologue()) || failed(emitTopLevelLoops()))
     return failure();
   if (!tooBig.empty())

@@ -28,6 +28,12 @@ using namespace kite::emit;
 LogicalResult Emitter::emitOp(Operation *op) {
   if (isa<DTypeConstOp, DTypeOfOp, BlockSizeOp>(op))
     return success(); // compile-time only
+  if (Operation *twin = reloadTwins.lookup(op)) {
+    // A reload whose tile is staged already (planRestaging): its twin's.
+    for (auto [r, t] : llvm::zip(op->getResults(), twin->getResults()))
+      tiles[r] = tiles[t];
+    return success();
+  }
   lineDirective(op);
   if (op->getDialect() && (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))) {
     bool allScalar = llvm::all_of(op->getResultTypes(),

@@ -369,6 +369,16 @@ private:
   /// it.
   DenseMap<std::pair<Operation *, Value>, int64_t> sharedLhs;
   DenseMap<Operation *, SmallVector<Value>> sharedLhsLoops;
+  /// With a producer: a loop's shared left operand that an earlier sibling
+  /// loop staged at the same offset from the same load (a reload by
+  /// kite-split-masked-loops), which nothing else writes in between (the
+  /// scratch lives above the staging buffers): not staged again
+  /// (planRestaging).
+  DenseSet<std::pair<Operation *, Value>> stagedBefore;
+  /// The reload ops those stagings made dead, each with its earlier twin,
+  /// whose tile it names instead of being emitted.
+  DenseMap<Operation *, Operation *> reloadTwins;
+  void planRestaging();
   DenseMap<Operation *, LoopVars> loopVars;
   /// The kernel has a producer warpgroup (hasKeyLoopProducer): threads
   /// numThreads to numThreads + 127, of which the first issues the TMA

@@ -324,6 +324,70 @@ void Emitter::planStagingBuffers() {
   sharedBytes = std::max(sharedBytes, sharedBase);
 }
 
+namespace {
+/// `lhs` as a load or a layout conversion of one: the load and the
+/// conversion (null if none).
+std::pair<LoadOp, ConvertLayoutOp> loadedLhs(Value lhs) {
+  auto convert = lhs.getDefiningOp<ConvertLayoutOp>();
+  auto load = (convert ? convert.getOperand() : lhs).getDefiningOp<LoadOp>();
+  return {load, convert};
+}
+
+/// True if `a` and `b` load the same tile: the same tensor, subscripts and
+/// result type (attributes other than kite.reload alike).
+bool sameLoad(LoadOp a, LoadOp b) {
+  if (a->getOperands() != b->getOperands() || a.getType() != b.getType())
+    return false;
+  for (NamedAttribute attr : a->getAttrs())
+    if (attr.getName() != "kite.reload" && b->getAttr(attr.getName()) != attr.getValue())
+      return false;
+  for (NamedAttribute attr : b->getAttrs())
+    if (attr.getName() != "kite.reload" && a->getAttr(attr.getName()) != attr.getValue())
+      return false;
+  return true;
+}
+} // namespace
+
+void Emitter::planRestaging() {
+  for (auto &[loop2, lhsList] : sharedLhsLoops) {
+    // The loop before loop2 in its block that last used staging buffers:
+    // the one whose left operand may still be in place.
+    Operation *loop1 = nullptr;
+    for (Operation *op = loop2->getPrevNode(); op && !loop1; op = op->getPrevNode())
+      if (isa<TileForOp>(op) && ownsStaging(op))
+        loop1 = op;
+    if (!loop1 || !sharedLhsLoops.count(loop1))
+      continue;
+    for (Value lhs2 : lhsList) {
+      auto [load2, convert2] = loadedLhs(lhs2);
+      if (!load2 || !load2->hasAttr("kite.reload") ||
+          (convert2 && !load2.getResult().hasOneUse()))
+        continue;
+      // Read only as the shared left operand of loop2's products.
+      bool onlyShared = llvm::all_of(lhs2.getUses(), [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        return user->hasAttr(kSharedLhsAttrName) &&
+               use.getOperandNumber() == user->getNumOperands() - 2 &&
+               user->getParentOfType<TileForOp>().getOperation() == loop2;
+      });
+      if (!onlyShared)
+        continue;
+      int64_t offset = sharedLhs.lookup({loop2, lhs2});
+      for (Value lhs1 : sharedLhsLoops.lookup(loop1)) {
+        auto [load1, convert1] = loadedLhs(lhs1);
+        if (!load1 || sharedLhs.lookup({loop1, lhs1}) != offset || !sameLoad(load1, load2) ||
+            !convert1 != !convert2 || lhs1.getType() != lhs2.getType())
+          continue;
+        stagedBefore.insert({loop2, lhs2});
+        reloadTwins[load2] = load1;
+        if (convert2)
+          reloadTwins[convert2] = convert1;
+        break;
+      }
+    }
+  }
+}
+
 std::string Emitter::sharedAt(int64_t offset, bool aligned, StringRef type) {
   if (!aligned)
     return llvm::formatv("reinterpret_cast<{0}*>(kite_smem + {1})", type, offset);
@@ -752,6 +816,10 @@ std::string Emitter::sharedLhsDescriptor(StringRef buffer, int64_t PK, int64_t M
 
 LogicalResult Emitter::emitSharedLhs(Operation *loop) {
   for (Value lhs : sharedLhsLoops.lookup(loop)) {
+    if (stagedBefore.contains({loop, lhs})) {
+      line("// the shared left operand: as staged before the loop above");
+      continue;
+    }
     auto it = tiles.find(lhs);
     if (it == tiles.end())
       return loop->emitError() << "internal error: a shared wgmma operand has no tile";

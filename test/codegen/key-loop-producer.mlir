@@ -109,7 +109,9 @@
 //
 // Causal: the key loop split in two (full tiles, then the diagonal's) shares
 // one ring and one tensor map per operand, in order; the diagonal's partial
-// tiles (S = 300) are zeroed past their extent after the wait.
+// tiles (S = 300) are zeroed past their extent after the wait. The query
+// tile, staged in shared memory for the first loop, stays there for the
+// second (nothing else is placed over it with a producer).
 // RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --kernel causal_attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda | FileCheck %s --check-prefix=CAUSAL
 // CAUSAL: kite_causal_attention({{.*}}, const __grid_constant__ KiteTensorMap [[MK:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MV:tma[0-9]+]]) {
 // CAUSAL-COUNT-2: const TmaRing<2>
@@ -119,9 +121,14 @@
 // CAUSAL: for (i64
 // CAUSAL: tma_load<3>({{.*}}, &[[MK]], [[RK]].full(
 // CAUSAL: } else {
+// CAUSAL: load_vec<8>({{.*}}&a0[
 // CAUSAL: [[RK]].await(
 // CAUSAL-NOT: sw128_index<128>(r, c)
 // CAUSAL: [[RK]].release(
+// The diagonal's loop reads q as the first loop staged it: no reload.
+// CAUSAL-NOT: &a0[
+// CAUSAL: // the shared left operand: as staged before the loop above
+// CAUSAL-NOT: &a0[
 // CAUSAL: const int {{st[0-9]+}} = [[RK]].await(
 // CAUSAL: if (([[N:n[0-9]+]]) < 128) {
 // CAUSAL: if (r >= ([[N]])) reinterpret_cast<unsigned short*>({{sb[0-9]+}})[sw128_index<128>(r, c)] = 0;
