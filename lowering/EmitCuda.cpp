@@ -91,6 +91,7 @@ FailureOr<CudaKernel> Emitter::run() {
   planStagingBuffers();
   if (producer)
     planRestaging();
+  planDirectLhs();
   if (failed(emitPrologue()) || failed(emitTopLevelLoops()))
     return failure();
   if (!tooBig.empty())

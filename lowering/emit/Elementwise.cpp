@@ -28,6 +28,26 @@ using namespace kite::emit;
 LogicalResult Emitter::emitOp(Operation *op) {
   if (isa<DTypeConstOp, DTypeOfOp, BlockSizeOp>(op))
     return success(); // compile-time only
+  if (directLhs.contains(op)) {
+    // A shared left operand copied straight into shared memory
+    // (planDirectLhs): its shape and layout, no registers.
+    Value v = op->getResult(0);
+    auto [ctx, dims] = layoutOf(v);
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      SmallVector<int64_t> shape;
+      SmallVector<std::string> extents;
+      if (failed(subscriptShape(load, load.getTensor(), load.getSubscripts(),
+                                tensors[load.getTensor()].elem, shape, extents)))
+        return failure();
+      for (auto [d, e] : llvm::zip(dims, extents))
+        d.extent = e;
+    } else {
+      for (auto [d, from] : llvm::zip(dims, tiles[op->getOperand(0)].dims))
+        d.extent = from.extent;
+    }
+    tiles[v] = undeclared(cast<TileType>(v.getType()).getElementType(), ctx, dims);
+    return success();
+  }
   if (Operation *twin = reloadTwins.lookup(op)) {
     // A reload whose tile is staged already (planRestaging): its twin's.
     for (auto [r, t] : llvm::zip(op->getResults(), twin->getResults()))

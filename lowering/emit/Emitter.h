@@ -235,6 +235,9 @@ struct Overlap {
 struct CopyTarget {
   std::string buf;
   int64_t rowDim = 0, colDim = 0, ld = 0, swizzleRows = 0;
+  /// If set, the index in `buf` of the element at register indices `k`
+  /// (instead of the staged (row, col) of its coordinates).
+  std::function<std::string(const Tile &t, ArrayRef<std::string> k)> indexAt;
 };
 
 /// A nested tile loop's bounds and variables, for copies of later
@@ -379,6 +382,16 @@ private:
   /// whose tile it names instead of being emitted.
   DenseMap<Operation *, Operation *> reloadTwins;
   void planRestaging();
+  /// Loads (and their conversions) of shared left operands read by nothing
+  /// else: emitSharedLhs copies their tiles from global memory straight
+  /// into the staging (cp.async), not through registers (planDirectLhs).
+  DenseSet<Operation *> directLhs;
+  void planDirectLhs();
+  /// A shared left operand's direct copy (see directLhs).
+  LogicalResult emitDirectLhs(Value lhs, StringRef buf, int64_t PK, int64_t MT);
+  /// Set while an access iterates in a layout other than its result's
+  /// (a direct copy of a shared left operand).
+  std::optional<std::pair<Context *, SmallVector<Dim>>> accessLayout;
   DenseMap<Operation *, LoopVars> loopVars;
   /// The kernel has a producer warpgroup (hasKeyLoopProducer): threads
   /// numThreads to numThreads + 127, of which the first issues the TMA
@@ -481,6 +494,9 @@ private:
 
   /// Fills in register extents and strides, names and declares the array.
   Tile declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix = "v");
+  /// A tile's shape and layout with no registers of its own (a value that
+  /// lives in shared memory only).
+  Tile undeclared(Type elem, Context *ctx, SmallVector<Dim> dims);
 
   /// The value of an index expression that is an integer literal.
   static std::optional<int64_t> literal(StringRef e);

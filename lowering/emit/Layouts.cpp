@@ -65,6 +65,22 @@ std::pair<Context *, SmallVector<Dim>> Emitter::layoutOf(Value v) {
   return layoutOf(layout);
 }
 
+Tile Emitter::undeclared(Type elem, Context *ctx, SmallVector<Dim> dims) {
+  Tile t;
+  t.elem = elem;
+  t.ctx = ctx;
+  t.dims = std::move(dims);
+  int64_t stride = 1;
+  for (int64_t i = t.rank() - 1; i >= 0; --i) {
+    Dim &d = t.dims[i];
+    d.regExtent = d.ctxDim < 0 ? 1 : ctx->perThread(d.ctxDim);
+    d.regStride = stride;
+    stride *= d.regExtent;
+  }
+  t.regCount = 0;
+  return t;
+}
+
 Tile Emitter::declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix) {
   Tile t;
   t.name = fresh(prefix);

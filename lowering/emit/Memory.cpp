@@ -271,7 +271,9 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   }
   // kite-assign-layouts' choice: a load's result layout, or the layout a
   // store or atomic iterates in.
-  auto [ctx, dims] = isLoad ? layoutOf(resultValue) : layoutOf(op->getAttr(kLayoutAttrName));
+  auto [ctx, dims] = accessLayout ? *accessLayout
+                    : isLoad     ? layoutOf(resultValue)
+                                 : layoutOf(op->getAttr(kLayoutAttrName));
   t.ctx = ctx;
   t.dims = dims;
   for (size_t i = 0; i < t.dims.size(); ++i)
@@ -486,8 +488,9 @@ void Emitter::emitAccessElement(const Access &a, ArrayRef<std::string> k,
   if (copyTarget) {
     const CopyTarget &c = *copyTarget;
     std::string dst = c.buf + "[" +
-                      stagedIndex(c.ld, c.swizzleRows, coord(t, c.rowDim, k[c.rowDim]),
-                                  coord(t, c.colDim, k[c.colDim])) +
+                      (c.indexAt ? c.indexAt(t, k)
+                                 : stagedIndex(c.ld, c.swizzleRows, coord(t, c.rowDim, k[c.rowDim]),
+                                               coord(t, c.colDim, k[c.colDim]))) +
                       "]";
     // Lanes outside the tile or the tensor are zeros, and read nothing.
     if (width > 1)

@@ -388,6 +388,77 @@ void Emitter::planRestaging() {
   }
 }
 
+void Emitter::planDirectLhs() {
+  for (auto &[loop, lhsList] : sharedLhsLoops) {
+    for (Value lhs : lhsList) {
+      if (stagedBefore.contains({loop, lhs}))
+        continue;
+      auto [load, convert] = loadedLhs(lhs);
+      if (!load || load.getMask() || (convert && !load.getResult().hasOneUse()))
+        continue;
+      if (llvm::any_of(load.getSubscripts(), [](const Subscript &s) {
+            return s.kind == Subscript::Kind::Gather;
+          }))
+        continue;
+      // Read by nothing but products that take it from shared memory.
+      bool onlyShared = llvm::all_of(lhs.getUses(), [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        return user->hasAttr(kSharedLhsAttrName) &&
+               use.getOperandNumber() == user->getNumOperands() - 2;
+      });
+      // 16-byte runs of its columns for each thread of the copy (see
+      // emitDirectLhs).
+      auto type = cast<TileType>(lhs.getType());
+      auto [ctx, dims] = layoutOf(lhs);
+      int64_t rank = type.getRank(), eb = elementBytes(type.getElementType());
+      const Dim &cols = dims[rank - 1];
+      if (!onlyShared || eb != 2 || cols.ctxDim < 0 ||
+          cols.padded % (ctx->tpd[cols.ctxDim] * (16 / eb)) != 0)
+        continue;
+      directLhs.insert(load);
+      if (convert)
+        directLhs.insert(convert);
+    }
+  }
+}
+
+/// A shared left operand loaded from global memory, copied by cp.async
+/// straight into the staging: each thread copies the rows whose fragments
+/// it would have written (those of the operand's layout, the same register
+/// index), in 16-byte runs of columns, its lanes along the columns side by
+/// side (a copy of the layout with 8 elements a lane instead of 2), into
+/// the row the instruction gives its warp. Rows past the tile's extent and
+/// outside the tensor are zero-filled.
+LogicalResult Emitter::emitDirectLhs(Value lhs, StringRef buf, int64_t PK, int64_t MT) {
+  LoadOp load = loadedLhs(lhs).first;
+  auto [ctx, dims] = layoutOf(lhs);
+  int64_t rank = dims.size();
+  Context copy = *ctx; // the same thread variables, 16 bytes a lane
+  copy.vec[dims[rank - 1].ctxDim] = 16 / elementBytes(tensors[load.getTensor()].elem);
+  accessLayout = std::make_pair(&copy, dims);
+  CopyTarget target;
+  target.buf = buf.str();
+  target.rowDim = rank - 2;
+  target.colDim = rank - 1;
+  target.indexAt = [this, MT, PK, rank](const Tile &t, ArrayRef<std::string> k) {
+    return llvm::formatv("((int)threadIdx.x / 128 * {0} + ({1}) / 2) * {2} + "
+                         "sw128_index<64>((int)threadIdx.x / 32 % 4 * 16 + (int)threadIdx.x % 32 "
+                         "/ 4 + ({1}) % 2 * 8, {3})",
+                         MT, k[rank - 2], 64 * PK, coord(t, rank - 1, k[rank - 1]))
+        .str();
+  };
+  copyTarget = target;
+  LogicalResult r = emitAccess(load, load.getTensor(), load.getSubscripts(), load.getMask(), {},
+                               load.getResult(), std::nullopt);
+  copyTarget.reset();
+  accessLayout.reset();
+  if (failed(r))
+    return failure();
+  line("cp_async_commit();");
+  line("cp_async_wait<0>();");
+  return success();
+}
+
 std::string Emitter::sharedAt(int64_t offset, bool aligned, StringRef type) {
   if (!aligned)
     return llvm::formatv("reinterpret_cast<{0}*>(kite_smem + {1})", type, offset);
@@ -830,6 +901,16 @@ LogicalResult Emitter::emitSharedLhs(Operation *loop) {
     line("{");
     ++indent;
     line(llvm::formatv("{0}* {1} = {2};", elem, buf, sharedAt(sharedLhs[{loop, lhs}], true, elem)));
+    if (LoadOp load = loadedLhs(lhs).first; load && directLhs.contains(load)) {
+      // Read by the async proxy, after every thread's copies landed.
+      if (failed(emitDirectLhs(lhs, buf, PK, MT)))
+        return failure();
+      line("fence_proxy_async();");
+      line(sync());
+      --indent;
+      line("}");
+      continue;
+    }
     // Fragment f of a thread: row g + 8 (f % 2), columns 2 c + 8 (f / 2)
     // and the next one, of its warp's 16 rows and the K step's 16 columns.
     std::string base = llvm::formatv("((int)threadIdx.x / 128 * {0} + {1}) * {2}", MT, mi, 64 * PK);

@@ -26,10 +26,14 @@
 // CHECK: tma_load<3>({{pb[0-9]+}} + 0, &[[MK]], [[RK]].full([[S]]), 0, (int)([[B:b[0-9]+]]), (int)({{b[0-9]+}}));
 // CHECK-NEXT: tma_load<3>({{pb[0-9]+}} + 8192, &[[MK]], [[RK]].full([[S]]), 0 + 64, (int)([[B]]), (int)({{b[0-9]+}}));
 // CHECK: [[RV]].acquire([[FV]]++, 32768);
-// The computing threads: no block barrier, no cp.async, full tiles not zeroed.
+// The computing threads: no block barrier; q copied into its shared buffer
+// once before the key loop, then no cp.async; full tiles not zeroed.
 // CHECK: } else {
 // CHECK-NEXT: setmaxnreg_inc<232>();
 // CHECK-NEXT: const i64 kite_pid = blockIdx.x;
+// CHECK-NOT: __syncthreads
+// CHECK: cp_async16(&{{sa[0-9]+}}[
+// CHECK: cp_async_wait<0>();
 // CHECK-NOT: __syncthreads
 // CHECK-NOT: cp_async
 // CHECK: [[RK]].await([[UK]]);
@@ -41,9 +45,10 @@
 // With overlap_products: the late product's stage (v's) is awaited in the
 // late stage only where it reads one (not before the first tile), and given
 // back after its wait at the iteration's end; no cp.async group is
-// committed.
+// committed but q's, before the loop.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[32,4096,128]' --arg 'k=bf16[32,4096,128]' --arg 'v=bf16[32,4096,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true}' --emit=cuda | FileCheck %s --check-prefix=OVERLAP
 // OVERLAP: } else {
+// OVERLAP: cp_async_wait<0>();
 // OVERLAP-NOT: cp_async
 // OVERLAP: if ([[C:c[0-9]+]] > 0) {
 // OVERLAP: [[RK:kite_ring[0-9]+]].await(
@@ -121,7 +126,7 @@
 // CAUSAL: for (i64
 // CAUSAL: tma_load<3>({{.*}}, &[[MK]], [[RK]].full(
 // CAUSAL: } else {
-// CAUSAL: load_vec<8>({{.*}}&a0[
+// CAUSAL: cp_async16({{.*}}&a0[
 // CAUSAL: [[RK]].await(
 // CAUSAL-NOT: sw128_index<128>(r, c)
 // CAUSAL: [[RK]].release(

@@ -177,8 +177,10 @@
 // ATTN-NOT: mma_tile
 //
 // With "wgmma" (sm_90a) they run on wgmma: q, defined outside the key
-// loop, is written once before it, in its A fragments' order, into a
-// swizzled K-major buffer that the first product reads by descriptor; p,
+// loop, is copied once before it from global memory (cp.async, each
+// thread the rows of its A fragments, in 16-byte runs; rows past the tile
+// zero-filled) into a swizzled K-major buffer that the first product reads
+// by descriptor; p,
 // computed in the loop, is the second's A from registers. k^T staged
 // K-major (N rows of 64-element swizzled rows: K steps of 32 bytes), v
 // MN-major (transposed by the instruction), each made visible to the async
@@ -192,8 +194,9 @@
 // WGONE: "num_stages":1
 // WGATTN: "tensor_cores":true,"wgmma":true
 // WGATTN: bf16* [[QS:sa[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023) + [[QOFF:[0-9]+]]);
-// WGATTN: *reinterpret_cast<unsigned*>(&[[QS]][((int)threadIdx.x / 128 * 1 + {{mi[0-9]+}}) * 4096 + sw128_index<64>((int)threadIdx.x / 32 % 4 * 16 + (int)threadIdx.x % 32 / 4 + 8, {{ks[0-9]+}} * 16 + (int)threadIdx.x % 4 * 2 + 0)]) = mma_pack(
-// WGATTN: fence_proxy_async();
+// WGATTN: cp_async16(&[[QS]][((int)threadIdx.x / 128 * 1 + ([[R:k[0-9]+]]) / 2) * 4096 + sw128_index<64>((int)threadIdx.x / 32 % 4 * 16 + (int)threadIdx.x % 32 / 4 + ([[R]]) % 2 * 8, ({{k[0-9]+}} * 32 + {{c[0-9]+_t[0-9]+}} * 8))], ({{.*}}) ? &a0[{{.*}}] : a0, ({{.*}}) ? 16 : 0);
+// WGATTN: cp_async_wait<0>();
+// WGATTN-NEXT: fence_proxy_async();
 // WGATTN-NEXT: __syncthreads();
 // WGPRE: cp_async16(&{{pb[0-9]+}}[sw128_index<32>({{.*}}, ({{.*}} < ({{n[0-9]+}}) - ({{.*}})) ? &a1[{{.*}}] : a1, ({{.*}} < ({{n[0-9]+}}) - ({{.*}})) ? 16 : 0);
 // WGPRE: cp_async_wait<1>();
