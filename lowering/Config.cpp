@@ -742,72 +742,71 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch, bool speculative
   kernel.walk([&](AtomicOp) { atomics = true; });
   bool producer = speculative && registerWgmma && !atomics && hasKeyLoopOperand(kernel);
   auto assignBlockSizes = [&]() -> bool {
-  bool kept = true; // every tile the producer's config sizes got its 128
-  c.block_sizes.clear();
-  for (BlockSizeOp op : blockSizeOps(kernel)) {
-    int64_t extent = ShapedType::kDynamic;
-    if (op.getExtent()) // a size taken at launch counts as its bucket's upper end
-      extent = sizeUpperBound(op.getExtent()).value_or(ShapedType::kDynamic);
-    auto [loop, loopDim] = loopOfBlockSize(op);
-    int64_t target = 64;
-    if (plainProduct) {
-      // On Hopper a K tile is a main-loop stage: 128 bytes of K (64
-      // elements of 16 bits, 128 of 8).
-      if (!loop || !loop.isTopLevel())
-        target = hopper ? 128 / (whyNotPlainProductLoop(loop).empty() ? productElementBytes(loop) : 2)
-                        : 32;
-      else if (isBatchDim(loop, loopDim))
-        target = 1;
-      else
-        target = hopper && loopDim == loop.getNumDims() - 1 ? 256 : 128;
-    } else if (hasMatmul) {
-      // Output tiles of 64x64, K in steps of 32 (64 on wgmma); batch dims
-      // one at a time. With the producer, 128 x 128.
-      bool sized = producer;
-      if (!loop || !loop.isTopLevel()) {
-        target = producer ? 128 : registerWgmma ? 64 : 32;
-      } else if (isBatchDim(loop, loopDim)) {
-        target = 1;
-        sized = false;
-      } else {
-        target = producer ? 128 : 64;
-        for (int64_t d = 0; d < loop.getNumDims(); ++d)
-          kept &= d == loopDim || isBatchDim(loop, d);
+    bool kept = true; // every tile the producer's config sizes got its 128
+    c.block_sizes.clear();
+    for (BlockSizeOp op : blockSizeOps(kernel)) {
+      int64_t extent = ShapedType::kDynamic;
+      if (op.getExtent()) // a size taken at launch counts as its bucket's upper end
+        extent = sizeUpperBound(op.getExtent()).value_or(ShapedType::kDynamic);
+      auto [loop, loopDim] = loopOfBlockSize(op);
+      int64_t target = 64;
+      if (plainProduct) {
+        // On Hopper a K tile is a main-loop stage: 128 bytes of K (64
+        // elements of 16 bits, 128 of 8).
+        if (!loop || !loop.isTopLevel())
+          target = hopper ? 128 / (whyNotPlainProductLoop(loop).empty() ? productElementBytes(loop) : 2)
+                          : 32;
+        else if (isBatchDim(loop, loopDim))
+          target = 1;
+        else
+          target = hopper && loopDim == loop.getNumDims() - 1 ? 256 : 128;
+      } else if (hasMatmul) {
+        // Output tiles of 64x64, K in steps of 32 (64 on wgmma); batch dims
+        // one at a time. With the producer, 128 x 128.
+        bool sized = producer;
+        if (!loop || !loop.isTopLevel()) {
+          target = producer ? 128 : registerWgmma ? 64 : 32;
+        } else if (isBatchDim(loop, loopDim)) {
+          target = 1;
+          sized = false;
+        } else {
+          target = producer ? 128 : 64;
+          for (int64_t d = 0; d < loop.getNumDims(); ++d)
+            kept &= d == loopDim || isBatchDim(loop, d);
+        }
+        if (sized && ((!ShapedType::isDynamic(extent) && extent < target) ||
+                      (op.getMax() && (int64_t)*op.getMax() < target)))
+          kept = false;
+      } else if (loop && !loop.isTopLevel()) {
+        // A looped reduction: chunks of up to 1024 columns.
+        target = 1024;
+      } else if (loop) {
+        // Rows of a looped reduction are as wide as its chunks.
+        int64_t nested = 1;
+        loop.walk([&](TileForOp inner) {
+          if (inner != loop)
+            nested = std::max<int64_t>(nested, 1024);
+        });
+        int64_t perDim =
+            kTargetElements / (staticFootprint(loop, looped, rowChunk) * nested);
+        // Split the budget across the loop's dims: the innermost gets the most.
+        int64_t dims = loop.getNumDims();
+        target = dims == 1 ? perDim : (int64_t)std::pow(2.0, std::ceil(std::log2(std::max<int64_t>(perDim, 1)) / dims));
+        target = std::clamp<int64_t>(target, 1, 1024);
       }
-      if (sized && !ShapedType::isDynamic(extent) && extent < target)
-        kept = false;
-    } else if (loop && !loop.isTopLevel()) {
-      // A looped reduction: chunks of up to 1024 columns.
-      target = 1024;
-    } else if (loop) {
-      // Rows of a looped reduction are as wide as its chunks.
-      int64_t nested = 1;
-      loop.walk([&](TileForOp inner) {
-        if (inner != loop)
-          nested = std::max<int64_t>(nested, 1024);
-      });
-      int64_t perDim =
-          kTargetElements / (staticFootprint(loop, looped, rowChunk) * nested);
-      // Split the budget across the loop's dims: the innermost gets the most.
-      int64_t dims = loop.getNumDims();
-      target = dims == 1 ? perDim : (int64_t)std::pow(2.0, std::ceil(std::log2(std::max<int64_t>(perDim, 1)) / dims));
-      target = std::clamp<int64_t>(target, 1, 1024);
+      if (!ShapedType::isDynamic(extent) && extent > 0)
+        target = std::min<int64_t>(target, llvm::PowerOf2Ceil(extent));
+      if (op.getMin())
+        target = std::max<int64_t>(target, llvm::PowerOf2Ceil(*op.getMin()));
+      if (op.getMax())
+        target = std::min<int64_t>(target, (int64_t)llvm::bit_floor((uint64_t)*op.getMax()));
+      if ((int64_t)op.getId() < 0 || (int64_t)op.getId() > kMaxBlockSizeId)
+        continue; // validateConfig rejects it
+      if ((int64_t)c.block_sizes.size() <= (int64_t)op.getId())
+        c.block_sizes.resize(op.getId() + 1, 1);
+      c.block_sizes[op.getId()] = std::max<int64_t>(llvm::PowerOf2Ceil(target), 1);
     }
-    if (!ShapedType::isDynamic(extent) && extent > 0)
-      target = std::min<int64_t>(target, llvm::PowerOf2Ceil(extent));
-    if (op.getMin())
-      target = std::max<int64_t>(target, llvm::PowerOf2Ceil(*op.getMin()));
-    if (op.getMax())
-      target = std::min<int64_t>(target, (int64_t)llvm::bit_floor((uint64_t)*op.getMax()));
-    if ((int64_t)op.getId() < 0 || (int64_t)op.getId() > kMaxBlockSizeId)
-      continue; // validateConfig rejects it
-    if ((int64_t)c.block_sizes.size() <= (int64_t)op.getId())
-      c.block_sizes.resize(op.getId() + 1, 1);
-    c.block_sizes[op.getId()] = std::max<int64_t>(llvm::PowerOf2Ceil(target), 1);
-    if (producer && hasMatmul && !plainProduct && op.getMax() && *op.getMax() < 128)
-      kept = false;
-  }
-  return kept;
+    return kept;
   };
   if (!assignBlockSizes()) {
     producer = false;
