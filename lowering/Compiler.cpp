@@ -296,11 +296,11 @@ kite::CudaKernel kite::lowerToCuda(std::string_view ir, std::string_view name,
                                    const std::vector<ArgSpec> &args,
                                    std::string_view config,
                                    const CompileOptions &options) {
-  if (!config.empty())
-    return lower(ir, name, args, config, options, /*speculative=*/true);
   try {
     return lower(ir, name, args, config, options, /*speculative=*/true);
   } catch (const ConfigRejected &) {
+    if (!config.empty())
+      throw;
     return lower(ir, name, args, config, options, /*speculative=*/false);
   }
 }
