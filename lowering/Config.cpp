@@ -887,6 +887,15 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch, bool speculative
         setBlock(top.getBlockSizes()[dims - 2], 256);
         setBlock(top.getBlockSizes()[dims - 1], 128);
       }
+      // 8-bit products run only on the TMA main loop, whose consumers take
+      // 64 or 128 rows: fewer rows (M = 1) still get a 64-row tile, its
+      // rows past M zero-filled and not stored (before, the main loop
+      // turned the 1-row tile down and the CUDA-core path needed 257 KB of
+      // shared memory for its 128-deep K tiles).
+      if (dims >= 2 && productElementBytes(loop) == 1 && bm < 64) {
+        setBlock(top.getBlockSizes()[dims - 2], 64);
+        bm = 64;
+      }
       if (bm < 128 || bn < 64 || !stageK)
         c.num_warps = 8;
     });

@@ -963,6 +963,8 @@ struct DeviceArgs {
         kargs.emplace_back(device[t++]);
       else if (a.scalarType == DType::f64)
         kargs.emplace_back(a.scalar);
+      else if (a.scalarType == DType::f32)
+        kargs.emplace_back((float)a.scalar);
       else
         kargs.emplace_back((int64_t)a.scalar);
     }
