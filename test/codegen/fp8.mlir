@@ -61,3 +61,10 @@
 // on sm_90a (any other runs it on the CUDA cores).
 // RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[4096,256]' --arg 'w=e4m3[4096,256]' --arg scale_x=f32 --arg scale_w=f32 --emit=config-space | FileCheck %s --check-prefix=SPACE
 // SPACE: "doc":"K tile of the 8-bit product loop at scaled_matmul.kite.cpp:{{[0-9]+}} (one 128-byte main-loop stage)","index":2,"key":"block_sizes","values":[128]}
+
+// One row (a decode step): the main loop's consumer still takes a 64-row
+// tile (its rows past M zero-filled, not stored), 8 warps, within the
+// shared memory an SM has.
+// RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[1,272]' --arg 'w=e4m3[200,272]' --arg scale_x=f32 --arg scale_w=f32 --emit=cuda | FileCheck %s --check-prefix=DECODE
+// DECODE: launch: 1 programs of 256 threads, 164928 bytes of dynamic shared memory
+// DECODE: "block_sizes":[64,256,128]
