@@ -82,19 +82,11 @@ Tile Emitter::undeclared(Type elem, Context *ctx, SmallVector<Dim> dims) {
 }
 
 Tile Emitter::declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix) {
-  Tile t;
+  Tile t = undeclared(elem, ctx, std::move(dims));
   t.name = fresh(prefix);
-  t.elem = elem;
-  t.ctx = ctx;
-  t.dims = std::move(dims);
-  int64_t stride = 1;
-  for (int64_t i = t.rank() - 1; i >= 0; --i) {
-    Dim &d = t.dims[i];
-    d.regExtent = d.ctxDim < 0 ? 1 : ctx->perThread(d.ctxDim);
-    d.regStride = stride;
-    stride *= d.regExtent;
-  }
-  t.regCount = stride;
+  t.regCount = 1;
+  for (const Dim &d : t.dims)
+    t.regCount *= d.regExtent;
   std::string shape;
   for (const Dim &d : t.dims)
     shape += (shape.empty() ? "" : ", ") + std::to_string(d.padded);
