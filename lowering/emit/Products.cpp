@@ -346,6 +346,16 @@ bool sameLoad(LoadOp a, LoadOp b) {
       return false;
   return true;
 }
+/// True if every use of `lhs` is as the shared left operand of a product
+/// (kite.shared_lhs), in `loop` if given.
+bool onlySharedLhs(Value lhs, Operation *loop = nullptr) {
+  return llvm::all_of(lhs.getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    return user->hasAttr(kSharedLhsAttrName) &&
+           use.getOperandNumber() == user->getNumOperands() - 2 &&
+           (!loop || user->getParentOfType<TileForOp>().getOperation() == loop);
+  });
+}
 } // namespace
 
 void Emitter::planRestaging() {
@@ -364,13 +374,7 @@ void Emitter::planRestaging() {
           (convert2 && !load2.getResult().hasOneUse()))
         continue;
       // Read only as the shared left operand of loop2's products.
-      bool onlyShared = llvm::all_of(lhs2.getUses(), [&](OpOperand &use) {
-        Operation *user = use.getOwner();
-        return user->hasAttr(kSharedLhsAttrName) &&
-               use.getOperandNumber() == user->getNumOperands() - 2 &&
-               user->getParentOfType<TileForOp>().getOperation() == loop2;
-      });
-      if (!onlyShared)
+      if (!onlySharedLhs(lhs2, loop2))
         continue;
       int64_t offset = sharedLhs.lookup({loop2, lhs2});
       for (Value lhs1 : sharedLhsLoops.lookup(loop1)) {
@@ -401,11 +405,7 @@ void Emitter::planDirectLhs() {
           }))
         continue;
       // Read by nothing but products that take it from shared memory.
-      bool onlyShared = llvm::all_of(lhs.getUses(), [&](OpOperand &use) {
-        Operation *user = use.getOwner();
-        return user->hasAttr(kSharedLhsAttrName) &&
-               use.getOperandNumber() == user->getNumOperands() - 2;
-      });
+      bool onlyShared = onlySharedLhs(lhs);
       // 16-byte runs of its columns for each thread of the copy (see
       // emitDirectLhs).
       auto type = cast<TileType>(lhs.getType());
