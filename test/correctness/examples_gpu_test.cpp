@@ -354,7 +354,10 @@ std::vector<Case> cases() {
                [](const std::vector<Arg> &a) {
                  return one(scaled_matmul_rowwise(*a[0].tensor, *a[1].tensor, *a[2].tensor, *a[3].tensor));
                },
-               {"", R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
+               {"", R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[64,128,128],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[64,64,32],"num_warps":4})"},
                4.0, "scaled_matmul_rowwise_mixed"});
   c.push_back({"scaled_matmul", "scaled_matmul", {1, 7, 129},
                [=](int64_t n, uint64_t s) {
@@ -364,7 +367,9 @@ std::vector<Case> cases() {
                [](const std::vector<Arg> &a) {
                  return one(scaled_matmul(*a[0].tensor, *a[1].tensor, float(a[2].scalar), float(a[3].scalar)));
                },
-               {"", R"({"block_sizes":[16,16,16]})"},
+               {"", R"({"block_sizes":[16,16,16]})", R"({"block_sizes":[32,32,32],"num_warps":4})",
+                R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":2})",
+                R"({"block_sizes":[16,64,32],"num_warps":4})"},
                9.0, "scaled_matmul_unaligned"});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
@@ -1034,7 +1039,7 @@ TEST_P(ExampleTest, MatchesReferenceOnGpu) {
       }
     }
     if (!std::getenv("KITE_SANITIZE_DEFAULT_ONLY") && !std::getenv("KITE_TEST_CONFIGS")) {
-      EXPECT_GE(ran, 5) << c.kernel << " at size " << n << ": too few configs fit";
+      EXPECT_GE(ran, std::min<int>(5, configs.size())) << c.kernel << " at size " << n << ": too few configs fit";
     }
   }
 }
