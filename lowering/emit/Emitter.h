@@ -208,6 +208,14 @@ struct TmaCopy {
   std::string map;
   int64_t rank = 0, panels = 1, panelElems = 0, rows = 0, cols = 0;
   SmallVector<int64_t> tileDimOf;
+  /// A shared left operand's copy (planProducerLhs): boxes of 8 rows, each
+  /// (its element offset in the stage, the tile row it starts at); empty
+  /// for a prefetched operand's copy of whole panels.
+  SmallVector<std::pair<int64_t, int64_t>> boxes;
+  int64_t rowDim = 0; // the tile dim the boxes' rows run along
+  /// The boxes' layout: m64 blocks a warpgroup; threads, elements a chunk
+  /// and thread-index stride of the rows' context dim.
+  int64_t MT = 1, T = 1, V = 1, S = 1;
 };
 
 /// A key loop kite-overlap-products split, while it is emitted
@@ -418,6 +426,28 @@ private:
   /// With a producer: the rings, TMA copies and producer slice of the
   /// prefetched loads (after planStagingBuffers), or producerRejection.
   void planProducer(ArrayRef<Operation *> loads);
+  /// With a producer: a shared left operand loaded in a top-level loop's
+  /// body (a direct copy, planDirectLhs) becomes the producer's TMA copy
+  /// into a ring of its own, where its tensor and its layout allow; returns
+  /// the load's part of the producer's slice, or null.
+  Operation *planProducerLhs(Operation *loop, Value lhs);
+  /// Whether `load`'s tensor can be read by TMA with its tile's `colDim`
+  /// as the boxes' 128-byte panels: fills `c`'s rank and tileDimOf, or
+  /// says why not.
+  std::optional<std::string> tmaTensor(LoadOp load, int64_t colDim, TmaCopy &c);
+  /// The tensor-map parameter of `load`'s tensor with boxes of 64 columns
+  /// (`colDim`) by `boxRows` rows (c.rowDim), one per tensor and box.
+  std::string tensorMap(LoadOp load, const TmaCopy &c, int64_t colDim, int64_t boxRows);
+  /// A producer-copied shared left operand's ring, by buffer offset, and
+  /// per top-level loop the rings its programs give back at their end.
+  DenseMap<int64_t, int> lhsRings;
+  DenseMap<Operation *, SmallVector<int>> programRings;
+  /// Stages of each shared left operand's buffer (planStagingBuffers: two
+  /// where a persistent program's producer copies the next program's tile
+  /// while this one's is read).
+  DenseMap<std::pair<Operation *, Value>, int64_t> sharedLhsStages;
+  /// The shared left operand buffer at `offset`, of this program's stage.
+  std::string sharedLhsBuffer(int64_t offset, StringRef type);
   /// With a producer, before the program loop: the rings' objects, use
   /// counters and mbarriers.
   void emitRings();
@@ -432,6 +462,11 @@ private:
   FailureOr<std::string> awaitRing(Operation *product, Type elem);
   /// ... and after it: the stage given back to the producer.
   void releaseRing(Operation *product);
+  /// Computing threads, before the first loop that reads a producer-copied
+  /// shared left operand (`load`, its buffer at `offset`): the wait for its
+  /// stage, the rows past a partial tile's extent zeroed. The stage is
+  /// given back at the program's end (programRings).
+  LogicalResult awaitLhsRing(Operation *load, int64_t offset);
   /// The loop kite-overlap-products split, while it is emitted.
   std::optional<Overlap> overlap;
   /// Set while a prefetched load's copy is emitted.

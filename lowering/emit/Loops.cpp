@@ -466,6 +466,10 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
   }
   if (failed(producing ? emitProducerBlock(*bodyBlock) : emitBlock(*bodyBlock)))
     return failure();
+  // The program's stages of producer-copied left operands, given back.
+  if (!producing)
+    for (int ri : programRings.lookup(loopOp))
+      line(llvm::formatv("{0}.release({1}); ++{1};", rings[ri].name, rings[ri].consumed));
   --indent;
   line("}");
   return success();

@@ -61,6 +61,138 @@ Operation *topLevelLoopOf(Operation *op, bool &onlyTileLoops) {
 
 } // namespace
 
+std::optional<std::string> Emitter::tmaTensor(LoadOp l, int64_t colDim, TmaCopy &c) {
+  const TensorRef &ref = tensors[l.getTensor()];
+  int64_t rank = ref.sizes.size(), eb = elementBytes(ref.elem);
+  if (rank > 5)
+    return std::string("tensor has more than 5 dims (TMA)");
+  // Per tensor dim, the tile dim it is (-1: a scalar subscript).
+  c.rank = rank;
+  c.tileDimOf.clear();
+  int64_t td = 0, rd = 0;
+  for (const Subscript &s : l.getSubscripts()) {
+    switch (s.kind) {
+    case Subscript::Kind::NewAxis: ++rd; continue;
+    case Subscript::Kind::Scalar: c.tileDimOf.push_back(-1); break;
+    case Subscript::Kind::All:
+    case Subscript::Kind::Span: c.tileDimOf.push_back(rd++); break;
+    case Subscript::Kind::Gather: return std::string("tile is gathered");
+    }
+    ++td;
+  }
+  for (; td < rank; ++td)
+    c.tileDimOf.push_back(rd++);
+  // The columns are the tensor's innermost dim, contiguous; every other
+  // stride a multiple of 16 bytes; the data 16-byte aligned.
+  if (c.tileDimOf[rank - 1] != colDim || ref.isDynamicStride(rank - 1) ||
+      ref.strides[rank - 1] != 1)
+    return std::string("staged columns are not its tensor's contiguous innermost dim");
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    if ((ref.strideDivisor(d) * eb) % 16 != 0)
+      return std::string("tensor's strides are not multiples of 16 bytes (TMA)");
+  if (ref.align % 16 != 0)
+    return std::string("tensor's data is not 16-byte aligned (TMA)");
+  return std::nullopt;
+}
+
+std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64_t boxRows) {
+  CudaKernel::Param param{CudaKernel::Param::Kind::ArgTensorMap,
+                          cast<BlockArgument>(l.getTensor()).getArgNumber(), "", {}, 3};
+  for (int64_t d = 0; d < c.rank; ++d)
+    param.box.push_back(c.tileDimOf[d] == colDim     ? 64
+                        : c.tileDimOf[d] == c.rowDim ? boxRows
+                                                     : 1);
+  auto same = llvm::find_if(result.params, [&](const CudaKernel::Param &q) {
+    return q.kind == param.kind && q.index == param.index && q.box == param.box &&
+           q.swizzle == param.swizzle;
+  });
+  if (same != result.params.end())
+    return same->name;
+  param.name = fresh("tma");
+  result.params.push_back(param);
+  return param.name;
+}
+
+Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
+  auto l = dyn_cast_or_null<LoadOp>(
+      [&]() -> Operation * {
+        auto convert = lhs.getDefiningOp<ConvertLayoutOp>();
+        return (convert ? convert.getOperand() : lhs).getDefiningOp();
+      }());
+  if (!l || !directLhs.contains(l) || tmaCopies.count(l))
+    return nullptr;
+  auto top = dyn_cast<TileForOp>(l->getParentOp());
+  if (!top || !top.isTopLevel())
+    return nullptr;
+  const TensorRef &ref = tensors[l.getTensor()];
+  if (elementBytes(ref.elem) != 2)
+    return nullptr;
+  // The tile: rows by whole 128-byte panels of columns, unit dims besides.
+  auto [ctx, dims] = layoutOf(lhs);
+  int64_t rank = dims.size();
+  SmallVector<int64_t> shape;
+  SmallVector<std::string> extents;
+  if (failed(subscriptShape(l, l.getTensor(), l.getSubscripts(), ref.elem, shape, extents)))
+    return nullptr;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (dims[d].padded != 1)
+      return nullptr;
+  const Dim &rowD = dims[rank - 2];
+  if (rowD.ctxDim < 0)
+    return nullptr;
+  int64_t T = ctx->tpd[rowD.ctxDim], V = ctx->vec[rowD.ctxDim], S = ctx->tstride[rowD.ctxDim];
+  int64_t PK = dims[rank - 1].padded, rows = rowD.padded;
+  // A thread's rows (register row index k < rows / T), two a 16-row tile.
+  int64_t MT = rows / T / 2, blocks = numThreads / 128 * MT;
+  if (PK % 64 != 0 || !extents[rank - 1].empty() || blocks * 64 != rows)
+    return nullptr;
+  TmaCopy c;
+  c.rowDim = rank - 2;
+  if (tmaTensor(l, rank - 1, c))
+    return nullptr;
+  // The buffer holds, per warpgroup w and m64 block i, block w * MT + i: 64
+  // rows, row 16 j + 8 h + g of it warp j's A fragment row g + 8 h, that is
+  // the tile row its thread 32 j + 4 g holds at register row 2 i + h
+  // (emitSharedLhs). Each 8 rows are one box where the layout puts 8
+  // consecutive tile rows on g = 0..7 (and none on the lane's last 2 bits).
+  auto rowOf = [&](int64_t thread, int64_t k) {
+    return (k / V) * T * V + (thread / S) % T * V + k % V;
+  };
+  c.MT = MT;
+  c.T = T;
+  c.V = V;
+  c.S = S;
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t a = 0; a < 8; ++a) {
+      int64_t thread = 128 * (b / MT) + 32 * (a / 2), k = 2 * (b % MT) + a % 2;
+      int64_t first = rowOf(thread, k);
+      for (int64_t lane = 0; lane < 32; ++lane)
+        if (rowOf(thread + lane, k) != first + lane / 4)
+          return nullptr;
+      c.boxes.push_back({b * 64 * PK + a * 8 * 64, first});
+    }
+  }
+  c.rows = rows;
+  c.cols = PK;
+  c.panels = PK / 64;
+  c.panelElems = 64 * 64;
+  int64_t offset = sharedLhs.lookup({loop, lhs});
+  Ring r;
+  r.offset = offset;
+  r.stages = sharedLhsStages.lookup({loop, lhs});
+  r.stageBytes = rows * PK * 2;
+  r.name = fresh("kite_ring");
+  r.consumed = fresh("kite_used");
+  r.produced = fresh("kite_filled");
+  rings.push_back(r);
+  c.ring = rings.size() - 1;
+  c.map = tensorMap(l, c, rank - 1, 8);
+  tmaCopies[l] = c;
+  lhsRings[offset] = c.ring;
+  programRings[top].push_back(c.ring);
+  return l;
+}
+
 void Emitter::planProducer(ArrayRef<Operation *> loads) {
   auto reject = [&](const Twine &why) {
     if (producerRejection.empty())
@@ -80,27 +212,11 @@ void Emitter::planProducer(ArrayRef<Operation *> loads) {
     auto tileType = cast<TileType>(l.getResult().getType());
     ArrayRef<int64_t> shape = tileType.getShape();
     int64_t eb = elementBytes(ref.elem);
-    int64_t rank = ref.sizes.size();
     if (!p.wgmma || p.staged.swizzleRows == 0 || eb != 2)
       return reject("a prefetched operand is not staged for wgmma (16-bit, 128-byte swizzled)");
-    if (rank > 5)
-      return reject("TMA copies tensors of rank 5 at most");
-    // Per tensor dim, the tile dim it is (-1: a scalar subscript).
     TmaCopy c;
-    c.rank = rank;
-    int64_t td = 0, rd = 0;
-    for (const Subscript &s : l.getSubscripts()) {
-      switch (s.kind) {
-      case Subscript::Kind::NewAxis: ++rd; continue;
-      case Subscript::Kind::Scalar: c.tileDimOf.push_back(-1); break;
-      case Subscript::Kind::All:
-      case Subscript::Kind::Span: c.tileDimOf.push_back(rd++); break;
-      case Subscript::Kind::Gather: return reject("a prefetched operand is gathered");
-      }
-      ++td;
-    }
-    for (; td < rank; ++td)
-      c.tileDimOf.push_back(rd++);
+    if (std::optional<std::string> why = tmaTensor(l, p.colDim, c))
+      return reject("a prefetched operand's " + *why);
     c.rows = shape[p.rowDim];
     c.cols = shape[p.colDim];
     if (c.rows != p.staged.swizzleRows || c.rows > 256 || c.rows % 8 != 0 || c.cols % 64 != 0)
@@ -110,17 +226,6 @@ void Emitter::planProducer(ArrayRef<Operation *> loads) {
       if ((int64_t)d != p.rowDim && (int64_t)d != p.colDim && extent != 1)
         return reject("a prefetched tile has a dim of more than one besides its rows and "
                       "columns");
-    // The columns are the tensor's innermost dim, contiguous; every other
-    // stride a multiple of 16 bytes; the data 16-byte aligned.
-    if (c.tileDimOf[rank - 1] != p.colDim || ref.isDynamicStride(rank - 1) ||
-        ref.strides[rank - 1] != 1)
-      return reject("a prefetched tile's staged columns are not its tensor's contiguous "
-                    "innermost dim");
-    for (int64_t d = 0; d + 1 < rank; ++d)
-      if ((ref.strideDivisor(d) * eb) % 16 != 0)
-        return reject("a prefetched tensor's strides are not multiples of 16 bytes (TMA)");
-    if (ref.align % 16 != 0)
-      return reject("a prefetched tensor's data is not 16-byte aligned (TMA)");
     c.panels = c.cols / 64;
     c.panelElems = c.rows * 64;
     // The ring of the load's offset.
@@ -139,25 +244,18 @@ void Emitter::planProducer(ArrayRef<Operation *> loads) {
       return reject("two prefetched operands share shared memory with different stages");
     }
     c.ring = it - rings.begin();
-    // A tensor map per tensor and box (sibling loops' loads share theirs).
-    CudaKernel::Param param{CudaKernel::Param::Kind::ArgTensorMap,
-                            cast<BlockArgument>(l.getTensor()).getArgNumber(), "", {}, 3};
-    for (int64_t d = 0; d < rank; ++d)
-      param.box.push_back(c.tileDimOf[d] == p.colDim   ? 64
-                          : c.tileDimOf[d] == p.rowDim ? c.rows
-                                                       : 1);
-    auto same = llvm::find_if(result.params, [&](const CudaKernel::Param &q) {
-      return q.kind == param.kind && q.index == param.index && q.box == param.box &&
-             q.swizzle == param.swizzle;
-    });
-    if (same != result.params.end()) {
-      c.map = same->name;
-    } else {
-      c.map = param.name = fresh("tma");
-      result.params.push_back(param);
-    }
+    c.rowDim = p.rowDim;
+    c.map = tensorMap(l, c, p.colDim, c.rows);
     tmaCopies[load] = c;
   }
+
+  // Shared left operands loaded in a top-level loop's body: copied by the
+  // producer too where they can be.
+  SmallVector<Operation *> sliced(loads.begin(), loads.end());
+  for (auto &[loop, lhsList] : sharedLhsLoops)
+    for (Value lhs : lhsList)
+      if (Operation *load = planProducerLhs(loop, lhs))
+        sliced.push_back(load);
 
   // The producer's slice: the loads, the nested loops around them, and the
   // scalar ops their bounds and subscripts need, up to the top-level loop
@@ -178,7 +276,7 @@ void Emitter::planProducer(ArrayRef<Operation *> loads) {
       llvm::append_range(worklist, op->getOperands());
     }
   };
-  for (Operation *load : loads) {
+  for (Operation *load : sliced) {
     bool onlyTileLoops = false;
     Operation *top = topLevelLoopOf(load, onlyTileLoops);
     if (!top || !onlyTileLoops)
@@ -307,12 +405,21 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
                      c.rows * c.cols * elementBytes(tensors[l.getTensor()].elem)));
   line(llvm::formatv("{0}* {1} = {2} + {3} * {4};", elem, buf, sharedAt(p.offset, true, elem),
                      stage, r.stageBytes / elementBytes(tensors[l.getTensor()].elem)));
-  for (int64_t j = 0; j < c.panels; ++j) {
-    SmallVector<std::string> at(coords);
-    if (j > 0)
-      at[0] = llvm::formatv("{0} + {1}", at[0], 64 * j).str();
-    line(llvm::formatv("tma_load<{0}>({1} + {2}, &{3}, {4}.full({5}), {6});", c.rank, buf,
-                       j * c.panelElems, c.map, r.name, stage, llvm::join(at, ", ")));
+  // The tensor dim of the boxes' rows, as an index of `coords`.
+  int64_t rowAt = c.rank - 1 - (llvm::find(c.tileDimOf, c.rowDim) - c.tileDimOf.begin());
+  SmallVector<std::pair<int64_t, int64_t>> boxes(c.boxes);
+  if (boxes.empty())
+    boxes.push_back({0, 0});
+  for (auto [dst, row] : boxes) {
+    for (int64_t j = 0; j < c.panels; ++j) {
+      SmallVector<std::string> at(coords);
+      if (j > 0)
+        at[0] = llvm::formatv("{0} + {1}", at[0], 64 * j).str();
+      if (row > 0)
+        at[rowAt] = llvm::formatv("{0} + {1}", at[rowAt], row).str();
+      line(llvm::formatv("tma_load<{0}>({1} + {2}, &{3}, {4}.full({5}), {6});", c.rank, buf,
+                         dst + j * c.panelElems, c.map, r.name, stage, llvm::join(at, ", ")));
+    }
   }
   --indent;
   line("}");
@@ -367,6 +474,49 @@ FailureOr<std::string> Emitter::awaitRing(Operation *product, Type elem) {
     line("}");
   }
   return bs;
+}
+
+LogicalResult Emitter::awaitLhsRing(Operation *load, int64_t offset) {
+  auto l = cast<LoadOp>(load);
+  const TmaCopy &c = tmaCopies[load];
+  const Ring &r = rings[c.ring];
+  line(llvm::formatv("{0}.await({1});", r.name, r.consumed));
+  // Rows past a partial tile's extent inside the tensor arrived with the
+  // tile (TMA zero-fills only past the tensor): zero them, as the direct
+  // copy leaves them.
+  SmallVector<int64_t> shape;
+  SmallVector<std::string> extents;
+  if (failed(subscriptShape(l, l.getTensor(), l.getSubscripts(), tensors[l.getTensor()].elem,
+                            shape, extents)))
+    return failure();
+  const std::string &rows = extents[c.rowDim];
+  if (rows.empty())
+    return success();
+  std::string buf = fresh("sa");
+  line(llvm::formatv("if (({0}) < {1}) {{", rows, c.rows));
+  ++indent;
+  line(llvm::formatv("unsigned short* {0} = reinterpret_cast<unsigned short*>({1});", buf,
+                     sharedLhsBuffer(offset, "bf16")));
+  line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) {{", c.rows * c.cols,
+                     numThreads));
+  ++indent;
+  // Element i: row r of the buffer (block b = r / 64, its row 8 a + g),
+  // column cc; the tile row the thread of the fragment row holds at its
+  // register row k (planProducerLhs).
+  line(llvm::formatv("const int r = i / {0}, cc = i % {0};", c.cols));
+  line(llvm::formatv("const int b = r / 64, a = r % 64 / 8, k = 2 * (b % {0}) + a % 2;", c.MT));
+  line(llvm::formatv("const int t = 128 * (b / {0}) + 32 * (a / 2) + 4 * (r % 8);", c.MT));
+  line(llvm::formatv("const int row = k / {0} * {1} + t / {2} % {3} * {0} + k % {0};", c.V,
+                     c.T * c.V, c.S, c.T));
+  line(llvm::formatv("if (row >= ({0})) {1}[b * {2} + sw128_index<64>(r % 64, cc)] = 0;", rows,
+                     buf, 64 * c.cols));
+  --indent;
+  line("}");
+  line("fence_proxy_async();");
+  line(sync());
+  --indent;
+  line("}");
+  return success();
 }
 
 void Emitter::releaseRing(Operation *product) {

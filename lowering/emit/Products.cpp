@@ -168,6 +168,13 @@ int64_t runOf(const Tile &t, int64_t i) {
   const Dim &d = t.dims[i];
   return d.ctxDim < 0 ? 1 : t.ctx->vec[d.ctxDim];
 }
+/// `lhs` as a load or a layout conversion of one: the load and the
+/// conversion (null if none).
+std::pair<LoadOp, ConvertLayoutOp> loadedLhs(Value lhs) {
+  auto convert = lhs.getDefiningOp<ConvertLayoutOp>();
+  auto load = (convert ? convert.getOperand() : lhs).getDefiningOp<LoadOp>();
+  return {load, convert};
+}
 } // namespace
 
 /// How a kite.mma product's right operand of layout `b` (rank `rank`) is
@@ -276,6 +283,17 @@ void Emitter::planStagingBuffers() {
     ArrayRef<int64_t> shape = type.getShape();
     int64_t bytes = paddedSize(shape[shape.size() - 2]) * paddedSize(shape.back()) *
                     elementBytes(type.getElementType());
+    // A persistent program's producer may copy the next program's tile of
+    // a left operand loaded in the top-level loop's body (planProducerLhs)
+    // while this program reads its own: two stages.
+    LoadOp load = loadedLhs(lhs).first;
+    auto top = load ? dyn_cast<TileForOp>(load->getParentOp()) : TileForOp();
+    int64_t stages = producer && top && top.isTopLevel() &&
+                             StringRef(config.pid_type).starts_with("persistent")
+                         ? 2
+                         : 1;
+    sharedLhsStages[key] = stages;
+    bytes *= stages;
     buffers.push_back({root(loop), bytes, true,
                        [this, key](int64_t offset) { sharedLhs[key] = offset; }});
     sharedLhsLoops[loop].push_back(lhs);
@@ -325,13 +343,6 @@ void Emitter::planStagingBuffers() {
 }
 
 namespace {
-/// `lhs` as a load or a layout conversion of one: the load and the
-/// conversion (null if none).
-std::pair<LoadOp, ConvertLayoutOp> loadedLhs(Value lhs) {
-  auto convert = lhs.getDefiningOp<ConvertLayoutOp>();
-  auto load = (convert ? convert.getOperand() : lhs).getDefiningOp<LoadOp>();
-  return {load, convert};
-}
 
 /// True if `a` and `b` load the same tile: the same tensor, subscripts and
 /// result type (attributes other than kite.reload alike).
@@ -457,6 +468,18 @@ LogicalResult Emitter::emitDirectLhs(Value lhs, StringRef buf, int64_t PK, int64
   line("cp_async_commit();");
   line("cp_async_wait<0>();");
   return success();
+}
+
+std::string Emitter::sharedLhsBuffer(int64_t offset, StringRef type) {
+  auto it = lhsRings.find(offset);
+  if (it == lhsRings.end() || rings[it->second].stages == 1)
+    return sharedAt(offset, true, type);
+  // The program's stage: its use is given back at the program's end (16-bit
+  // elements: planProducerLhs).
+  const Ring &r = rings[it->second];
+  return llvm::formatv("({0} + ({1} % {2}) * {3})", sharedAt(offset, true, type), r.consumed,
+                       r.stages, r.stageBytes / 2)
+      .str();
 }
 
 std::string Emitter::sharedAt(int64_t offset, bool aligned, StringRef type) {
@@ -900,8 +923,17 @@ LogicalResult Emitter::emitSharedLhs(Operation *loop) {
     std::string elem = cType(a.elem), buf = fresh("sa"), ks = fresh("ks"), mi = fresh("mi");
     line("{");
     ++indent;
+    LoadOp load = loadedLhs(lhs).first;
+    if (load && tmaCopies.count(load)) {
+      // The producer's copy (planProducerLhs): wait for it to land.
+      if (failed(awaitLhsRing(load, sharedLhs[{loop, lhs}])))
+        return failure();
+      --indent;
+      line("}");
+      continue;
+    }
     line(llvm::formatv("{0}* {1} = {2};", elem, buf, sharedAt(sharedLhs[{loop, lhs}], true, elem)));
-    if (LoadOp load = loadedLhs(lhs).first; load && directLhs.contains(load)) {
+    if (load && directLhs.contains(load)) {
       // Read by the async proxy, after every thread's copies landed.
       if (failed(emitDirectLhs(lhs, buf, PK, MT)))
         return failure();
@@ -982,7 +1014,7 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   if (sharedA) {
     as = fresh("sa");
     line(llvm::formatv("const {0}* {1} = {2};", elem, as,
-                       sharedAt(lhsBuffer->second, true, elem)));
+                       sharedLhsBuffer(lhsBuffer->second, elem)));
   } else {
     if (!late)
       line(llvm::formatv("unsigned {0}[{1}][{2}][4];", af, PK / 16, MT));
