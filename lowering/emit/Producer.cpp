@@ -373,7 +373,6 @@ LogicalResult Emitter::emitProducerBlock(Block &block) {
 
 LogicalResult Emitter::emitTmaCopy(Operation *load) {
   auto l = cast<LoadOp>(load);
-  const Prefetch &p = prefetches[load];
   const TmaCopy &c = tmaCopies[load];
   const Ring &r = rings[c.ring];
   std::string elem = cType(tensors[l.getTensor()].elem);
@@ -399,7 +398,7 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
   ++indent;
   line(llvm::formatv("const int {0} = {1}.acquire({2}++, {3});", stage, r.name, r.produced,
                      c.rows * c.cols * elementBytes(tensors[l.getTensor()].elem)));
-  line(llvm::formatv("{0}* {1} = {2} + {3} * {4};", elem, buf, sharedAt(p.offset, true, elem),
+  line(llvm::formatv("{0}* {1} = {2} + {3} * {4};", elem, buf, sharedAt(r.offset, true, elem),
                      stage, r.stageBytes / elementBytes(tensors[l.getTensor()].elem)));
   // The tensor dim of the boxes' rows, as an index of `coords`.
   int64_t rowAt = c.rank - 1 - (llvm::find(c.tileDimOf, c.rowDim) - c.tileDimOf.begin());

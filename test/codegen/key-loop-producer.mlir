@@ -27,8 +27,10 @@
 // q first, before the key loop: 8-row boxes in the order of the wgmma A
 // fragments' rows (buffer rows 8..15 of warpgroup 0 hold the tile's rows
 // 64..71: its threads hold rows 0..63 at register row 0, 64..127 at 1).
+// The copies land in q's buffer (past k's and v's rings, 64 KB each).
 // CHECK: const int [[SQ:st[0-9]+]] = [[RQ]].acquire([[FQ]]++, 32768);
-// CHECK: tma_load<3>({{pb[0-9]+}} + 0, &[[MQ]], [[RQ]].full([[SQ]]), 0, (int)([[BQ:b[0-9]+]]), (int)({{b[0-9]+}}));
+// CHECK-NEXT: bf16* [[PQ:pb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023) + 131072) + [[SQ]] * 16384;
+// CHECK-NEXT: tma_load<3>([[PQ]] + 0, &[[MQ]], [[RQ]].full([[SQ]]), 0, (int)([[BQ:b[0-9]+]]), (int)({{b[0-9]+}}));
 // CHECK-NEXT: tma_load<3>({{pb[0-9]+}} + 4096, &[[MQ]], [[RQ]].full([[SQ]]), 0 + 64, (int)([[BQ]]), (int)({{b[0-9]+}}));
 // CHECK-NEXT: tma_load<3>({{pb[0-9]+}} + 512, &[[MQ]], [[RQ]].full([[SQ]]), 0, (int)([[BQ]]) + 64, (int)({{b[0-9]+}}));
 // CHECK-COUNT-29: tma_load<3>({{.*}}&[[MQ]]
