@@ -316,22 +316,8 @@ Emitter::StagingScope::StagingScope(Emitter &e, Operation *loop)
       repeated = !outer.isTopLevel();
     else
       repeated = isa<LoopLikeOpInterface>(p);
-  // Unless every buffer of the loop is a producer's ring (its stages change
-  // hands on mbarriers) or a left operand staged before it, and scratch
-  // stays above them.
-  bool ringsOnly = e.producer && e.stagingOutsideLoops;
-  for (Operation *load : e.prefetchLoops.lookup(loop))
-    ringsOnly &= e.tmaCopies.count(load) > 0;
-  for (Value lhs : e.sharedLhsLoops.lookup(loop)) {
-    LoadOp l = loadedLhs(lhs).first;
-    ringsOnly &= e.stagedBefore.contains({loop, lhs}) || (l && e.tmaCopies.count(l));
-  }
-  if (ringsOnly)
-    loop->walk([&](Operation *op) { ringsOnly &= e.stagingBuffers.count(op) == 0; });
-  if (e.liveStaging == 0 && !ringsOnly && (e.lowScratchUsed || e.stagingFreed || repeated)) {
+  if (e.liveStaging == 0 && (e.lowScratchUsed || e.stagingFreed || repeated)) {
     e.line(e.sync() + " // scratch below the staging buffers is free");
-  }
-  if (e.liveStaging == 0) {
     e.lowScratchUsed = false;
     e.stagingFreed = false;
   }

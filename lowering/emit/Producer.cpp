@@ -114,7 +114,11 @@ std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64
 }
 
 Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
-  LoadOp l = loadedLhs(lhs).first;
+  auto l = dyn_cast_or_null<LoadOp>(
+      [&]() -> Operation * {
+        auto convert = lhs.getDefiningOp<ConvertLayoutOp>();
+        return (convert ? convert.getOperand() : lhs).getDefiningOp();
+      }());
   if (!l || !directLhs.contains(l) || tmaCopies.count(l))
     return nullptr;
   auto top = dyn_cast<TileForOp>(l->getParentOp());

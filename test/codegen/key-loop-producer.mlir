@@ -173,11 +173,8 @@
 // PERSIST-NEXT: unsigned [[UQ:kite_used[0-9]+]] = 0
 // PERSIST: for (i64 kite_pid = blockIdx.x;
 // PERSIST: [[RQ]].acquire(
-// Every buffer is a ring, so the programs need no barrier between them.
 // PERSIST: } else {
-// PERSIST-NOT: kite_sync
 // PERSIST: [[RQ]].await([[UQ]]);
-// PERSIST-NOT: kite_sync
 // PERSIST: const bf16* {{sa[0-9]+}} = (reinterpret_cast<bf16*>(kite_smem + {{.*}} + 131072) + ([[UQ]] % 2) * 16384);
 // PERSIST: [[RQ]].release([[UQ]]); ++[[UQ]];
 // PERSIST-NEXT: }
