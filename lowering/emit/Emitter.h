@@ -56,6 +56,10 @@ struct Context {
   std::string t(int64_t d) const { return llvm::formatv("c{0}_t{1}", id, d); }
 };
 
+/// `lhs` (a product's left operand) as a load or a layout conversion of
+/// one: the load and the conversion (null if none).
+std::pair<LoadOp, ConvertLayoutOp> loadedLhs(Value lhs);
+
 /// One dim of a tile value.
 struct Dim {
   int64_t padded = 1;  // power-of-two size (1: a unit dim)

@@ -114,11 +114,12 @@ std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64
 }
 
 Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
-  auto l = dyn_cast_or_null<LoadOp>(
-      [&]() -> Operation * {
-        auto convert = lhs.getDefiningOp<ConvertLayoutOp>();
-        return (convert ? convert.getOperand() : lhs).getDefiningOp();
-      }());
+  // Only where the producer runs ahead into the next program (persistent
+  // programs, two stages): in a program of its own, the tile's copy
+  // overlaps the key loop's first copies by cp.async as well.
+  if (!StringRef(config.pid_type).starts_with("persistent"))
+    return nullptr;
+  LoadOp l = loadedLhs(lhs).first;
   if (!l || !directLhs.contains(l) || tmaCopies.count(l))
     return nullptr;
   auto top = dyn_cast<TileForOp>(l->getParentOp());

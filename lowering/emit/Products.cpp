@@ -168,14 +168,13 @@ int64_t runOf(const Tile &t, int64_t i) {
   const Dim &d = t.dims[i];
   return d.ctxDim < 0 ? 1 : t.ctx->vec[d.ctxDim];
 }
-/// `lhs` as a load or a layout conversion of one: the load and the
-/// conversion (null if none).
-std::pair<LoadOp, ConvertLayoutOp> loadedLhs(Value lhs) {
+} // namespace
+
+std::pair<LoadOp, ConvertLayoutOp> kite::emit::loadedLhs(Value lhs) {
   auto convert = lhs.getDefiningOp<ConvertLayoutOp>();
   auto load = (convert ? convert.getOperand() : lhs).getDefiningOp<LoadOp>();
   return {load, convert};
 }
-} // namespace
 
 /// How a kite.mma product's right operand of layout `b` (rank `rank`) is
 /// staged, on wgmma or mma.sync.

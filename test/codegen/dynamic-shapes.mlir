@@ -110,16 +110,15 @@
 // ATTN-SAME: checks at launch that q.size(1) <= k.size(1)
 // ATTN-SAME: checks at launch that q.size(1) <= v.size(1)
 // ATTN: kite_attention(bf16* __restrict__ a0, const i64 a0_n0, const i64 a0_n1, bf16* __restrict__ a1, const i64 a1_n0, const i64 a1_n1, bf16* __restrict__ a2, const i64 a2_n0, const i64 a2_n1, bf16* __restrict__ o0, const __grid_constant__ KiteTensorMap tma
-// The producer's copy of q (8-row boxes) and its key loop, k's tiles by
-// TMA at 32-bit coordinates.
-// ATTN: tma_load<3>({{.*}}, 0 + 64, (int)(b{{[0-9]+}}) + 120, (int)(b
+// The producer's key loop, k's tiles by TMA at 32-bit coordinates.
 // ATTN: for (i64 t{{[0-9]+}} = 0; t{{[0-9]+}} < c{{[0-9]+}}; ++t
 // ATTN-NOT: 0 < n
 // ATTN: tma_load<3>({{.*}}, 0, (int)(b{{[0-9]+}}), (int)(b
+// ATTN: cp_async16({{.*}}&a0[(int)(b{{[0-9]+}}) * (int)(128LL * a0_n1) + (int)(b
 // ATTN: store_vec<2>(&o0[(int)(b{{[0-9]+}}) * (int)(128LL * a0_n1) + (int)(b
 // A tensor too large for 32-bit offsets keeps 64-bit ones.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --arg 'q=bf16[?*,?*,128]' --arg 'k=bf16[?*,?*,128]' --arg 'v=bf16[?*,?*,128]' --emit=cuda | FileCheck %s --check-prefix=ATTN64
-// ATTN64: store_vec<2>(&o0[(i64)(b{{[0-9]+}}) * (128LL * a0_n1) + (i64)(b
+// ATTN64: cp_async16({{.*}}&a0[(i64)(b{{[0-9]+}}) * (128LL * a0_n1) + (i64)(b
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?3,4]' --arg 'y=bf16[16,4]' 2>&1 | FileCheck %s --check-prefix=CLASS
 // CLASS: '?3' in the sizes of 'x' is not a dynamic size ('?', or '?N' with N 2, 4, 8 or 16)
 // RUN: not kite inspect %kite_src/examples/add.kite.cpp --arg 'x=bf16[?,4]:strides[1,4]' --arg 'y=bf16[16,4]' 2>&1 | FileCheck %s --check-prefix=STRIDED

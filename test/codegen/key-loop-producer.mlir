@@ -7,14 +7,11 @@
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[32,4096,128]' --arg 'k=bf16[32,4096,128]' --arg 'v=bf16[32,4096,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda | FileCheck %s
 // CHECK: launch: 1024 programs of 384 threads
 // CHECK: #define KITE_COMPUTE_THREADS 256
-// CHECK: __launch_bounds__(384) kite_attention({{.*}}, const __grid_constant__ KiteTensorMap [[MK:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MV:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MQ:tma[0-9]+]])
+// CHECK: __launch_bounds__(384) kite_attention({{.*}}, const __grid_constant__ KiteTensorMap [[MK:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MV:tma[0-9]+]])
 // CHECK: const TmaRing<2> [[RK:kite_ring[0-9]+]]{
 // CHECK-NEXT: unsigned [[UK:kite_used[0-9]+]] = 0, [[FK:kite_filled[0-9]+]] = 0;
 // CHECK: const TmaRing<2> [[RV:kite_ring[0-9]+]]{
 // CHECK-NEXT: unsigned [[UV:kite_used[0-9]+]] = 0, [[FV:kite_filled[0-9]+]] = 0;
-// q, the shared left operand, has a ring of one stage (one tile a program).
-// CHECK: const TmaRing<1> [[RQ:kite_ring[0-9]+]]{
-// CHECK-NEXT: unsigned [[UQ:kite_used[0-9]+]] = 0, [[FQ:kite_filled[0-9]+]] = 0;
 // CHECK: [[RK]].init(256);
 // CHECK: __syncthreads(); // the rings' mbarriers are set up
 // The roles split once: the producer warpgroup gives registers back, its
@@ -24,30 +21,19 @@
 // CHECK-NEXT: setmaxnreg_dec<40>();
 // CHECK-NEXT: if (threadIdx.x == 256) {
 // CHECK-NEXT: const i64 kite_pid = blockIdx.x;
-// q first, before the key loop: 8-row boxes in the order of the wgmma A
-// fragments' rows (buffer rows 8..15 of warpgroup 0 hold the tile's rows
-// 64..71: its threads hold rows 0..63 at register row 0, 64..127 at 1).
-// The copies land in q's buffer (past k's and v's rings, 64 KB each).
-// CHECK: const int [[SQ:st[0-9]+]] = [[RQ]].acquire([[FQ]]++, 32768);
-// CHECK-NEXT: bf16* [[PQ:pb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023) + 131072) + [[SQ]] * 16384;
-// CHECK-NEXT: tma_load<3>([[PQ]] + 0, &[[MQ]], [[RQ]].full([[SQ]]), 0, (int)([[BQ:b[0-9]+]]), (int)({{b[0-9]+}}));
-// CHECK-NEXT: tma_load<3>({{pb[0-9]+}} + 4096, &[[MQ]], [[RQ]].full([[SQ]]), 0 + 64, (int)([[BQ]]), (int)({{b[0-9]+}}));
-// CHECK-NEXT: tma_load<3>({{pb[0-9]+}} + 512, &[[MQ]], [[RQ]].full([[SQ]]), 0, (int)([[BQ]]) + 64, (int)({{b[0-9]+}}));
-// CHECK-COUNT-29: tma_load<3>({{.*}}&[[MQ]]
 // CHECK: for (i64 [[T:t[0-9]+]] = 0;
 // CHECK: const int [[S:st[0-9]+]] = [[RK]].acquire([[FK]]++, 32768);
 // CHECK: tma_load<3>({{pb[0-9]+}} + 0, &[[MK]], [[RK]].full([[S]]), 0, (int)([[B:b[0-9]+]]), (int)({{b[0-9]+}}));
 // CHECK-NEXT: tma_load<3>({{pb[0-9]+}} + 8192, &[[MK]], [[RK]].full([[S]]), 0 + 64, (int)([[B]]), (int)({{b[0-9]+}}));
 // CHECK: [[RV]].acquire([[FV]]++, 32768);
-// The computing threads: no block barrier; q awaited once before the key
-// loop (a full tile: nothing zeroed), no cp.async; full tiles not zeroed;
-// q's stage given back at the program's end.
+// The computing threads: no block barrier; q copied into its shared buffer
+// once before the key loop, then no cp.async; full tiles not zeroed.
 // CHECK: } else {
 // CHECK-NEXT: setmaxnreg_inc<232>();
 // CHECK-NEXT: const i64 kite_pid = blockIdx.x;
 // CHECK-NOT: __syncthreads
-// CHECK-NOT: cp_async
-// CHECK: [[RQ]].await([[UQ]]);
+// CHECK: cp_async16(&{{sa[0-9]+}}[
+// CHECK: cp_async_wait<0>();
 // CHECK-NOT: __syncthreads
 // CHECK-NOT: cp_async
 // CHECK: [[RK]].await([[UK]]);
@@ -55,15 +41,14 @@
 // CHECK: [[RK]].release([[UK]]); ++[[UK]];
 // CHECK: [[RV]].await([[UV]]);
 // CHECK: [[RV]].release([[UV]]); ++[[UV]];
-// CHECK: store_vec
-// CHECK: [[RQ]].release([[UQ]]); ++[[UQ]];
 //
 // With overlap_products: the late product's stage (v's) is awaited in the
 // late stage only where it reads one (not before the first tile), and given
 // back after its wait at the iteration's end; no cp.async group is
-// committed.
+// committed but q's, before the loop.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[32,4096,128]' --arg 'k=bf16[32,4096,128]' --arg 'v=bf16[32,4096,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true}' --emit=cuda | FileCheck %s --check-prefix=OVERLAP
 // OVERLAP: } else {
+// OVERLAP: cp_async_wait<0>();
 // OVERLAP-NOT: cp_async
 // OVERLAP: if ([[C:c[0-9]+]] > 0) {
 // OVERLAP: [[RK:kite_ring[0-9]+]].await(
@@ -118,11 +103,11 @@
 // RUN: not kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"pingpong":true}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=PINGBAD
 // PINGBAD: pingpong takes turns between two computing warpgroups' products: it needs warp_specialize on a key loop (tensor_cores, wgmma), overlap_products and num_warps = 12
 //
-// NVRTC compiles it: TMA copies, mbarrier waits, the register split. (The
-// computing threads meet at no barrier: q arrives by TMA too.)
+// NVRTC compiles it: TMA copies, mbarrier waits, the named barrier.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[32,4096,128]' --arg 'k=bf16[32,4096,128]' --arg 'v=bf16[32,4096,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=ptx | FileCheck %s --check-prefix=PTX
 // PTX-DAG: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
 // PTX-DAG: mbarrier.try_wait.parity.shared::cta.b64
+// PTX-DAG: bar.sync 1, 256;
 // PTX-DAG: setmaxnreg.dec.sync.aligned.u32 40;
 // PTX-DAG: setmaxnreg.inc.sync.aligned.u32 232;
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
@@ -130,26 +115,18 @@
 // Causal: the key loop split in two (full tiles, then the diagonal's) shares
 // one ring and one tensor map per operand, in order; the diagonal's partial
 // tiles (S = 300) are zeroed past their extent after the wait. The query
-// tile, copied by the producer before the first loop, stays in place for
-// the second (nothing else is placed over it with a producer); where it is
-// partial, its rows past the extent are zeroed after the wait, each buffer
-// row mapped to its tile row as the boxes were.
+// tile, staged in shared memory for the first loop, stays there for the
+// second (nothing else is placed over it with a producer).
 // RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --kernel causal_attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda | FileCheck %s --check-prefix=CAUSAL
-// CAUSAL: kite_causal_attention({{.*}}, const __grid_constant__ KiteTensorMap [[MK:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MV:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MQ:tma[0-9]+]]) {
+// CAUSAL: kite_causal_attention({{.*}}, const __grid_constant__ KiteTensorMap [[MK:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MV:tma[0-9]+]]) {
 // CAUSAL-COUNT-2: const TmaRing<2>
-// CAUSAL: const TmaRing<1> [[RQ:kite_ring[0-9]+]]
 // CAUSAL-NOT: const TmaRing
-// CAUSAL: tma_load<3>({{.*}}, &[[MQ]], [[RQ]].full(
 // CAUSAL: for (i64
 // CAUSAL: tma_load<3>({{.*}}, &[[MK]], [[RK:kite_ring[0-9]+]].full(
 // CAUSAL: for (i64
 // CAUSAL: tma_load<3>({{.*}}, &[[MK]], [[RK]].full(
 // CAUSAL: } else {
-// CAUSAL-NOT: cp_async16
-// CAUSAL: [[RQ]].await(
-// CAUSAL-NEXT: if (([[NQ:n[0-9]+]]) < 128) {
-// CAUSAL: const int row = k / 1 * 64 + t / 4 % 64 * 1 + k % 1;
-// CAUSAL-NEXT: if (row >= ([[NQ]])) {{sa[0-9]+}}[b * 8192 + sw128_index<64>(r % 64, cc)] = 0;
+// CAUSAL: cp_async16({{.*}}&a0[
 // CAUSAL: [[RK]].await(
 // CAUSAL-NOT: sw128_index<128>(r, c)
 // CAUSAL: [[RK]].release(
@@ -162,19 +139,33 @@
 // CAUSAL: if (r >= ([[N]])) reinterpret_cast<unsigned short*>({{sb[0-9]+}})[sw128_index<128>(r, c)] = 0;
 // CAUSAL: fence_proxy_async();
 // CAUSAL-NEXT: kite_sync();
-// CAUSAL: [[RQ]].release(
 //
-// Persistent programs: q's ring has two stages, the producer copying the
-// next program's tile while this one reads its own, at the stage of the
-// program's use.
+// Persistent programs: the producer copies q too, so that the next
+// program's tile lands while this one reads its own: a ring of two stages
+// for q, filled before the key loop's copies, in boxes of 8 rows in the
+// order of the wgmma A fragments' rows (buffer rows 8..15 of warpgroup 0
+// hold the tile's rows 64..71: its threads hold rows 0..63 at register row
+// 0, 64..127 at 1), into q's buffer past k's and v's rings (64 KB each);
+// the computing threads wait for it (a full tile: nothing zeroed), read it
+// at their program's stage and give it back at the program's end.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[32,4096,128]' --arg 'k=bf16[32,4096,128]' --arg 'v=bf16[32,4096,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true,"pid_type":"persistent_interleaved"}' --emit=cuda | FileCheck %s --check-prefix=PERSIST
+// PERSIST: kite_attention({{.*}}, const __grid_constant__ KiteTensorMap [[MK:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MV:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MQ:tma[0-9]+]])
 // PERSIST-COUNT-2: const TmaRing<2>
 // PERSIST: const TmaRing<2> [[RQ:kite_ring[0-9]+]]{
-// PERSIST-NEXT: unsigned [[UQ:kite_used[0-9]+]] = 0
+// PERSIST-NEXT: unsigned [[UQ:kite_used[0-9]+]] = 0, [[FQ:kite_filled[0-9]+]] = 0;
 // PERSIST: for (i64 kite_pid = blockIdx.x;
-// PERSIST: [[RQ]].acquire(
+// PERSIST: const int [[SQ:st[0-9]+]] = [[RQ]].acquire([[FQ]]++, 32768);
+// PERSIST-NEXT: bf16* [[PQ:pb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023) + 131072) + [[SQ]] * 16384;
+// PERSIST-NEXT: tma_load<3>([[PQ]] + 0, &[[MQ]], [[RQ]].full([[SQ]]), 0, (int)([[BQ:b[0-9]+]]), (int)({{b[0-9]+}}));
+// PERSIST-NEXT: tma_load<3>([[PQ]] + 4096, &[[MQ]], [[RQ]].full([[SQ]]), 0 + 64, (int)([[BQ]]), (int)({{b[0-9]+}}));
+// PERSIST-NEXT: tma_load<3>([[PQ]] + 512, &[[MQ]], [[RQ]].full([[SQ]]), 0, (int)([[BQ]]) + 64, (int)({{b[0-9]+}}));
+// PERSIST-COUNT-29: tma_load<3>({{.*}}&[[MQ]]
+// PERSIST: for (i64
+// PERSIST: tma_load<3>({{.*}}&[[MK]]
 // PERSIST: } else {
+// PERSIST-NOT: cp_async
 // PERSIST: [[RQ]].await([[UQ]]);
+// PERSIST-NOT: cp_async
 // PERSIST: const bf16* {{sa[0-9]+}} = (reinterpret_cast<bf16*>(kite_smem + {{.*}} + 131072) + ([[UQ]] % 2) * 16384);
 // PERSIST: [[RQ]].release([[UQ]]); ++[[UQ]];
 // PERSIST-NEXT: }
@@ -182,6 +173,22 @@
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[32,4096,128]' --arg 'k=bf16[32,4096,128]' --arg 'v=bf16[32,4096,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true,"pid_type":"persistent_interleaved"}' --emit=resources | FileCheck %s --check-prefix=PERSISTRES
 // PERSISTRES: spills 0 bytes stored, 0 bytes loaded
 // PERSISTRES: shared memory 0 bytes static + 197728 bytes dynamic per program
+//
+// Causal, persistent, at S = 300: q's partial last tile has its rows past
+// the extent zeroed after the wait, each buffer row mapped to its tile row
+// as the boxes were; the diagonal loop reads q where the first loop did.
+// RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --kernel causal_attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"pid_type":"persistent_interleaved"}' --emit=cuda | FileCheck %s --check-prefix=PCAUSAL
+// PCAUSAL: } else {
+// PCAUSAL-NOT: cp_async16
+// PCAUSAL: [[RQ:kite_ring[0-9]+]].await(
+// PCAUSAL-NEXT: if (([[NQ:n[0-9]+]]) < 128) {
+// PCAUSAL: const int row = k / 1 * 64 + t / 4 % 64 * 1 + k % 1;
+// PCAUSAL-NEXT: if (row >= ([[NQ]])) {{sa[0-9]+}}[b * 8192 + sw128_index<64>(r % 64, cc)] = 0;
+// PCAUSAL: fence_proxy_async();
+// PCAUSAL-NEXT: kite_sync();
+// PCAUSAL: // the shared left operand: as staged before the loop above
+// PCAUSAL-NOT: &a0[
+// PCAUSAL: [[RQ]].release(
 //
 // Configs a producer does not fit: every one says why.
 // RUN: not kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,128,128],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=WARPS
