@@ -401,7 +401,7 @@ Bench scaledProductBench(int64_t M, int64_t N, int64_t K) {
 /// torch_baseline.py times scaled_dot_product_attention (is_causal for
 /// the causal one) on the same tensors as [B, H, S, D]. Sampled by (batch,
 /// head) slices for the cross-check. Causal FLOPs count half the scores.
-/// A sweep row tries the default and two full configs.
+/// A sweep row tries the default and three full configs.
 Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = false,
                      DType dt = bf16, bool sweep = false) {
   auto T = [](std::string nm, Tensor t) { return DevArg{std::move(nm), std::move(t)}; };
@@ -430,14 +430,20 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
   // refilled after its product).
   const std::string wg = R"("tensor_cores":true,"wgmma":true,"fast_math":true)";
   const std::string ws = wg + R"(,"warp_specialize":true,"overlap_products":true)";
+  // Persistent programs: the producer copies the next program's q, k and
+  // v while this one finishes (faster where programs have few key tiles:
+  // S1024; slower at S4096 and for causal, whose static assignment of
+  // programs to SMs is unbalanced).
+  const std::string persistent = R"(,"pid_type":"persistent_interleaved")";
   if (sweep) {
     b.configs = {"", "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true})",
+                 "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true)" + persistent + "}",
                  "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})"};
     return b;
   }
   b.configs = {"",
                "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true})",
-               "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true,"pid_type":"persistent_interleaved"})",
+               "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true)" + persistent + "}",
                "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2})",
                "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":3,"pingpong":true})",
                "{" + ws + R"(,"block_sizes":[1,128,64],"num_warps":12,"num_stages":3,"pingpong":true})",

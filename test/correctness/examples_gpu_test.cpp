@@ -498,7 +498,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":3,"warp_specialize":true})",
                 R"({"block_sizes":[1,64,128],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"pid_type":"persistent_blocked"})",
                 R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true})",
-                R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})"},
+                R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})",
+                // Persistent: the producer copies q too (a ring of two stages).
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_interleaved"})"},
                1.0, "causal_attention_d128"});
   // Key loops split where an index condition holds on whole tiles
   // (kite-split-masked-loops): a band over every column (three loops), a
@@ -559,7 +561,9 @@ std::vector<Case> cases() {
                {"", R"({"block_sizes":[64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true})",
                 R"({"block_sizes":[128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":3,"warp_specialize":true})",
                 R"({"block_sizes":[128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true})",
-                R"({"block_sizes":[128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})"},
+                R"({"block_sizes":[128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})",
+                // Persistent: the producer copies x too (a ring of two stages).
+                R"({"block_sizes":[64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"pid_type":"persistent_interleaved"})"},
                40.0, "mlp_producer"});
   // Scans: whole rows (shuffles within a warp with inner_threads 32 or one
   // warp, shared memory across warps otherwise), column tiles with a carry,
