@@ -430,10 +430,11 @@ private:
   /// With a producer: the rings, TMA copies and producer slice of the
   /// prefetched loads (after planStagingBuffers), or producerRejection.
   void planProducer(ArrayRef<Operation *> loads);
-  /// With a producer: a shared left operand loaded in a top-level loop's
-  /// body (a direct copy, planDirectLhs) becomes the producer's TMA copy
-  /// into a ring of its own, where its tensor and its layout allow; returns
-  /// the load's part of the producer's slice, or null.
+  /// With a producer in persistent programs: a shared left operand loaded
+  /// in a top-level loop's body (a direct copy, planDirectLhs) becomes the
+  /// producer's TMA copy into a ring of its own (two stages), where its
+  /// tensor and its layout allow; returns the load's part of the producer's
+  /// slice, or null.
   Operation *planProducerLhs(Operation *loop, Value lhs);
   /// Whether `load`'s tensor can be read by TMA with its tile's `colDim`
   /// as the boxes' 128-byte panels: fills `c`'s rank and tileDimOf, or
