@@ -436,6 +436,12 @@ private:
   /// tensor and its layout allow; returns the load's part of the producer's
   /// slice, or null.
   Operation *planProducerLhs(Operation *loop, Value lhs);
+  /// Whether the producer of persistent programs could copy `lhs` (a load
+  /// in a top-level loop's body, 16-bit, in 128-byte panels, a layout with
+  /// 8 consecutive tile rows a box) into the wgmma A fragments' row order:
+  /// fills `c` (its boxes, rows and panels). From the IR alone, so that
+  /// planStagingBuffers sizes the buffer; planProducerLhs checks the tensor.
+  bool lhsBoxes(Value lhs, TmaCopy &c);
   /// Whether `load`'s tensor can be read by TMA with its tile's `colDim`
   /// as the boxes' 128-byte panels: fills `c`'s rank and tileDimOf, or
   /// says why not.

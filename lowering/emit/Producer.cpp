@@ -113,44 +113,35 @@ std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64
   return param.name;
 }
 
-Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
+bool Emitter::lhsBoxes(Value lhs, TmaCopy &c) {
   // Only where the producer runs ahead into the next program (persistent
   // programs, two stages): in a program of its own, the tile's copy
   // overlaps the key loop's first copies by cp.async as well.
-  if (!StringRef(config.pid_type).starts_with("persistent"))
-    return nullptr;
+  if (!producer || !StringRef(config.pid_type).starts_with("persistent"))
+    return false;
   LoadOp l = loadedLhs(lhs).first;
-  if (!l || !directLhs.contains(l) || tmaCopies.count(l))
-    return nullptr;
-  auto top = dyn_cast<TileForOp>(l->getParentOp());
-  if (!top || !top.isTopLevel())
-    return nullptr;
-  const TensorRef &ref = tensors[l.getTensor()];
-  if (elementBytes(ref.elem) != 2)
-    return nullptr;
+  auto top = l ? dyn_cast<TileForOp>(l->getParentOp()) : TileForOp();
+  if (!top || !top.isTopLevel() || l.getMask())
+    return false;
+  if (elementBytes(cast<TileType>(lhs.getType()).getElementType()) != 2)
+    return false;
   // The tile: rows by whole 128-byte panels of columns, unit dims besides.
   auto [ctx, dims] = layoutOf(lhs);
   int64_t rank = dims.size();
-  SmallVector<int64_t> shape;
-  SmallVector<std::string> extents;
-  if (failed(subscriptShape(l, l.getTensor(), l.getSubscripts(), ref.elem, shape, extents)))
-    return nullptr;
   for (int64_t d = 0; d + 2 < rank; ++d)
     if (dims[d].padded != 1)
-      return nullptr;
+      return false;
   const Dim &rowD = dims[rank - 2];
   if (rowD.ctxDim < 0)
-    return nullptr;
+    return false;
   int64_t T = ctx->tpd[rowD.ctxDim], V = ctx->vec[rowD.ctxDim], S = ctx->tstride[rowD.ctxDim];
   int64_t PK = dims[rank - 1].padded, rows = rowD.padded;
   // A thread's rows (register row index k < rows / T), two a 16-row tile.
   int64_t MT = rows / T / 2, blocks = numThreads / 128 * MT;
-  if (PK % 64 != 0 || !extents[rank - 1].empty() || blocks * 64 != rows)
-    return nullptr;
-  TmaCopy c;
+  if (PK % 64 != 0 || blocks * 64 != rows)
+    return false;
+  c = TmaCopy();
   c.rowDim = rank - 2;
-  if (tmaTensor(l, rank - 1, c))
-    return nullptr;
   // The buffer holds, per warpgroup w and m64 block i, block w * MT + i: 64
   // rows, row 16 j + 8 h + g of it warp j's A fragment row g + 8 h, that is
   // the tile row its thread 32 j + 4 g holds at register row 2 i + h
@@ -169,7 +160,7 @@ Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
       int64_t first = rowOf(thread, k);
       for (int64_t lane = 0; lane < 32; ++lane)
         if (rowOf(thread + lane, k) != first + lane / 4)
-          return nullptr;
+          return false;
       c.boxes.push_back({b * 64 * PK + a * 8 * 64, first});
     }
   }
@@ -177,20 +168,35 @@ Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
   c.cols = PK;
   c.panels = PK / 64;
   c.panelElems = 64 * 64;
+  return true;
+}
+
+Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
+  LoadOp l = loadedLhs(lhs).first;
+  TmaCopy c;
+  if (!l || !directLhs.contains(l) || tmaCopies.count(l) || !lhsBoxes(lhs, c))
+    return nullptr;
+  // Whole columns (no partial panel), from a tensor TMA reads.
+  SmallVector<int64_t> shape;
+  SmallVector<std::string> extents;
+  if (failed(subscriptShape(l, l.getTensor(), l.getSubscripts(), tensors[l.getTensor()].elem,
+                            shape, extents)) ||
+      !extents[c.rowDim + 1].empty() || tmaTensor(l, c.rowDim + 1, c))
+    return nullptr;
   int64_t offset = sharedLhs.lookup({loop, lhs});
   Ring r;
   r.offset = offset;
   r.stages = sharedLhsStages.lookup({loop, lhs});
-  r.stageBytes = rows * PK * 2;
+  r.stageBytes = c.rows * c.cols * 2;
   r.name = fresh("kite_ring");
   r.consumed = fresh("kite_used");
   r.produced = fresh("kite_filled");
   rings.push_back(r);
   c.ring = rings.size() - 1;
-  c.map = tensorMap(l, c, rank - 1, 8);
+  c.map = tensorMap(l, c, c.rowDim + 1, 8);
   tmaCopies[l] = c;
   lhsRings[offset] = c.ring;
-  programRings[top].push_back(c.ring);
+  programRings[l->getParentOp()].push_back(c.ring);
   return l;
 }
 

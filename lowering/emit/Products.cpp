@@ -285,12 +285,8 @@ void Emitter::planStagingBuffers() {
     // A persistent program's producer may copy the next program's tile of
     // a left operand loaded in the top-level loop's body (planProducerLhs)
     // while this program reads its own: two stages.
-    LoadOp load = loadedLhs(lhs).first;
-    auto top = load ? dyn_cast<TileForOp>(load->getParentOp()) : TileForOp();
-    int64_t stages = producer && top && top.isTopLevel() &&
-                             StringRef(config.pid_type).starts_with("persistent")
-                         ? 2
-                         : 1;
+    TmaCopy boxes;
+    int64_t stages = lhsBoxes(lhs, boxes) ? 2 : 1;
     sharedLhsStages[key] = stages;
     bytes *= stages;
     buffers.push_back({root(loop), bytes, true,
