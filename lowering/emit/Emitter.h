@@ -478,6 +478,12 @@ private:
   /// stage, the rows past a partial tile's extent zeroed. The stage is
   /// given back at the program's end (programRings).
   LogicalResult awaitLhsRing(Operation *load, int64_t offset);
+  /// Computing threads, after such a wait, where `partial` holds: every
+  /// element i of a staged tile of `rows` x `cols` (row r, column c) that
+  /// `element` zeroes if it lies past the tile, then the zeros made
+  /// visible to the async proxy and to every computing thread.
+  void zeroStaged(StringRef partial, int64_t rows, int64_t cols,
+                  llvm::function_ref<void()> element);
   /// The loop kite-overlap-products split, while it is emitted.
   std::optional<Overlap> overlap;
   /// Set while a prefetched load's copy is emitted.

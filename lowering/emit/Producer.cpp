@@ -458,28 +458,35 @@ FailureOr<std::string> Emitter::awaitRing(Operation *product, Type elem) {
   if (!cols.empty())
     partial.push_back(llvm::formatv("({0}) < {1}", cols, c.cols).str());
   if (!partial.empty()) {
-    line(llvm::formatv("if ({0}) {{", llvm::join(partial, " || ")));
-    ++indent;
-    line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) {{", c.rows * c.cols,
-                       numThreads));
-    ++indent;
-    line(llvm::formatv("const int r = i / {0}, c = i % {0};", c.cols));
-    SmallVector<std::string> past;
-    if (!rows.empty())
-      past.push_back(llvm::formatv("r >= ({0})", rows).str());
-    if (!cols.empty())
-      past.push_back(llvm::formatv("c >= ({0})", cols).str());
-    line(llvm::formatv("if ({0}) reinterpret_cast<unsigned short*>({1})[sw128_index<{2}>(r, c)] "
-                       "= 0;",
-                       llvm::join(past, " || "), bs, c.rows));
-    --indent;
-    line("}");
-    line("fence_proxy_async();");
-    line(sync());
-    --indent;
-    line("}");
+    zeroStaged(llvm::join(partial, " || "), c.rows, c.cols, [&] {
+      SmallVector<std::string> past;
+      if (!rows.empty())
+        past.push_back(llvm::formatv("r >= ({0})", rows).str());
+      if (!cols.empty())
+        past.push_back(llvm::formatv("c >= ({0})", cols).str());
+      line(llvm::formatv("if ({0}) reinterpret_cast<unsigned short*>({1})[sw128_index<{2}>(r, "
+                         "c)] = 0;",
+                         llvm::join(past, " || "), bs, c.rows));
+    });
   }
   return bs;
+}
+
+void Emitter::zeroStaged(StringRef partial, int64_t rows, int64_t cols,
+                         llvm::function_ref<void()> element) {
+  line(llvm::formatv("if ({0}) {{", partial));
+  ++indent;
+  line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) {{", rows * cols,
+                     numThreads));
+  ++indent;
+  line(llvm::formatv("const int r = i / {0}, c = i % {0};", cols));
+  element();
+  --indent;
+  line("}");
+  line("fence_proxy_async();");
+  line(sync());
+  --indent;
+  line("}");
 }
 
 LogicalResult Emitter::awaitLhsRing(Operation *load, int64_t offset) {
@@ -499,29 +506,19 @@ LogicalResult Emitter::awaitLhsRing(Operation *load, int64_t offset) {
   if (rows.empty())
     return success();
   std::string buf = fresh("sa");
-  line(llvm::formatv("if (({0}) < {1}) {{", rows, c.rows));
-  ++indent;
   line(llvm::formatv("unsigned short* {0} = reinterpret_cast<unsigned short*>({1});", buf,
                      sharedLhsBuffer(offset, "bf16")));
-  line(llvm::formatv("for (int i = threadIdx.x; i < {0}; i += {1}) {{", c.rows * c.cols,
-                     numThreads));
-  ++indent;
-  // Element i: row r of the buffer (block b = r / 64, its row 8 a + g),
-  // column cc; the tile row the thread of the fragment row holds at its
-  // register row k (planProducerLhs).
-  line(llvm::formatv("const int r = i / {0}, cc = i % {0};", c.cols));
-  line(llvm::formatv("const int b = r / 64, a = r % 64 / 8, k = 2 * (b % {0}) + a % 2;", c.MT));
-  line(llvm::formatv("const int t = 128 * (b / {0}) + 32 * (a / 2) + 4 * (r % 8);", c.MT));
-  line(llvm::formatv("const int row = k / {0} * {1} + t / {2} % {3} * {0} + k % {0};", c.V,
-                     c.T * c.V, c.S, c.T));
-  line(llvm::formatv("if (row >= ({0})) {1}[b * {2} + sw128_index<64>(r % 64, cc)] = 0;", rows,
-                     buf, 64 * c.cols));
-  --indent;
-  line("}");
-  line("fence_proxy_async();");
-  line(sync());
-  --indent;
-  line("}");
+  zeroStaged(llvm::formatv("({0}) < {1}", rows, c.rows).str(), c.rows, c.cols, [&] {
+    // Row r of the buffer (block b = r / 64, its row 8 a + g): the tile row
+    // the thread of the fragment row holds at its register row k
+    // (lhsBoxes).
+    line(llvm::formatv("const int b = r / 64, a = r % 64 / 8, k = 2 * (b % {0}) + a % 2;", c.MT));
+    line(llvm::formatv("const int t = 128 * (b / {0}) + 32 * (a / 2) + 4 * (r % 8);", c.MT));
+    line(llvm::formatv("const int row = k / {0} * {1} + t / {2} % {3} * {0} + k % {0};", c.V,
+                       c.T * c.V, c.S, c.T));
+    line(llvm::formatv("if (row >= ({0})) {1}[b * {2} + sw128_index<64>(r % 64, c)] = 0;", rows,
+                       buf, 64 * c.cols));
+  });
   return success();
 }
 

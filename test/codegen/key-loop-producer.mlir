@@ -181,9 +181,10 @@
 // PCAUSAL: } else {
 // PCAUSAL-NOT: cp_async16
 // PCAUSAL: [[RQ:kite_ring[0-9]+]].await(
+// PCAUSAL-NEXT: unsigned short* [[SQ:sa[0-9]+]] =
 // PCAUSAL-NEXT: if (([[NQ:n[0-9]+]]) < 128) {
 // PCAUSAL: const int row = k / 1 * 64 + t / 4 % 64 * 1 + k % 1;
-// PCAUSAL-NEXT: if (row >= ([[NQ]])) {{sa[0-9]+}}[b * 8192 + sw128_index<64>(r % 64, cc)] = 0;
+// PCAUSAL-NEXT: if (row >= ([[NQ]])) [[SQ]][b * 8192 + sw128_index<64>(r % 64, c)] = 0;
 // PCAUSAL: fence_proxy_async();
 // PCAUSAL-NEXT: kite_sync();
 // PCAUSAL: // the shared left operand: as staged before the loop above
