@@ -453,10 +453,11 @@ private:
   /// per top-level loop the rings its programs give back at their end.
   DenseMap<int64_t, int> lhsRings;
   DenseMap<Operation *, SmallVector<int>> programRings;
-  /// Stages of each shared left operand's buffer (planStagingBuffers: two
-  /// where a persistent program's producer copies the next program's tile
-  /// while this one's is read).
-  DenseMap<std::pair<Operation *, Value>, int64_t> sharedLhsStages;
+  /// The shared left operands lhsBoxes takes (per tile loop and value), with
+  /// their boxes: planStagingBuffers gives their buffers two stages (the
+  /// producer copies the next program's tile while this one's is read), and
+  /// planProducerLhs makes the copies of those its tensor allows.
+  DenseMap<std::pair<Operation *, Value>, TmaCopy> lhsCopyPlans;
   /// The shared left operand buffer at `offset`, of this program's stage.
   std::string sharedLhsBuffer(int64_t offset, StringRef type);
   /// With a producer, before the program loop: the rings' objects, use

@@ -173,9 +173,10 @@ bool Emitter::lhsBoxes(Value lhs, TmaCopy &c) {
 
 Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
   LoadOp l = loadedLhs(lhs).first;
-  TmaCopy c;
-  if (!l || !directLhs.contains(l) || tmaCopies.count(l) || !lhsBoxes(lhs, c))
+  auto plan = lhsCopyPlans.find({loop, lhs});
+  if (!l || !directLhs.contains(l) || tmaCopies.count(l) || plan == lhsCopyPlans.end())
     return nullptr;
+  TmaCopy c = plan->second;
   // Whole columns (no partial panel), from a tensor TMA reads.
   SmallVector<int64_t> shape;
   SmallVector<std::string> extents;
@@ -186,7 +187,7 @@ Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
   int64_t offset = sharedLhs.lookup({loop, lhs});
   Ring r;
   r.offset = offset;
-  r.stages = sharedLhsStages.lookup({loop, lhs});
+  r.stages = 2; // planStagingBuffers' two stages
   r.stageBytes = c.rows * c.cols * 2;
   r.name = fresh("kite_ring");
   r.consumed = fresh("kite_used");

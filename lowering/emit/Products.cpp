@@ -285,10 +285,10 @@ void Emitter::planStagingBuffers() {
     // A persistent program's producer may copy the next program's tile of
     // a left operand loaded in the top-level loop's body (planProducerLhs)
     // while this program reads its own: two stages.
-    TmaCopy boxes;
-    int64_t stages = lhsBoxes(lhs, boxes) ? 2 : 1;
-    sharedLhsStages[key] = stages;
-    bytes *= stages;
+    if (TmaCopy c; lhsBoxes(lhs, c)) {
+      lhsCopyPlans[key] = c;
+      bytes *= 2;
+    }
     buffers.push_back({root(loop), bytes, true,
                        [this, key](int64_t offset) { sharedLhs[key] = offset; }});
     sharedLhsLoops[loop].push_back(lhs);
