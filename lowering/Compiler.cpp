@@ -351,7 +351,9 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
   std::vector<ArgSpec> specs = planSpecs(kernel, args, options);
 
   CudaKernel cuda = lowerToCuda(kernel.ir, kernel.name, specs, options.config, compile);
-  runtime::NvrtcOutput out = runtime::compileToCubin(cuda.source, cuda.symbol, arch);
+  std::optional<std::string> edited = runtime::cudaOverride(cuda.symbol);
+  runtime::NvrtcOutput out =
+      runtime::compileToCubin(edited ? *edited : cuda.source, cuda.symbol, arch);
 
   KernelPlan plan;
   plan.name = std::string(kernel.name);

@@ -1158,7 +1158,9 @@ ResolvedPlan kite::runtime::resolvePlan(const KernelSource &kernel,
                                         const std::vector<ArgSpec> &args, const Options &options,
                                         const cache::Target &target) {
   using Tuning = Options::Tuning;
-  bool useCache = options.tuning != Tuning::never;
+  // A hand-edited kernel (KITE_CUDA_OVERRIDE) is neither served from the
+  // cache nor stored in it.
+  bool useCache = options.tuning != Tuning::never && runtime::cudaOverrideDir().empty();
   bool pinned = !options.config.empty();
   if (useCache) {
     cache::Query q{kernel.name, kernel.irHash, args, target, options.config,

@@ -29,7 +29,11 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <mutex>
+#include <set>
 #include <system_error>
 
 using namespace kite;
@@ -368,4 +372,30 @@ fs::path kite::runtime::failedSourceDir() {
     return dir;
   }
   return {};
+}
+
+fs::path kite::runtime::cudaOverrideDir() {
+  const char *v = std::getenv("KITE_CUDA_OVERRIDE");
+  return v && *v ? fs::path(v) : fs::path();
+}
+
+std::optional<std::string> kite::runtime::cudaOverride(std::string_view symbol) {
+  fs::path dir = cudaOverrideDir();
+  if (dir.empty())
+    return std::nullopt;
+  fs::path file = dir / (std::string(symbol) + ".cu");
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec))
+    return std::nullopt;
+  std::ifstream in(file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof())
+    throw Error(fmt::format("KITE_CUDA_OVERRIDE: could not read {}", file.string()));
+  static std::mutex mutex;
+  static std::set<std::string> reported;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (reported.insert(std::string(symbol)).second)
+    std::fprintf(stderr, "kite: KITE_CUDA_OVERRIDE: compiling %s instead of %.*s's generated source\n",
+                 file.c_str(), int(symbol.size()), symbol.data());
+  return text;
 }

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -70,6 +71,18 @@ const std::vector<std::string> &cudaIncludeDirs();
 /// (cache::directory(): $KITE_CACHE_DIR, else ~/.cache/kite), else
 /// <temp>/kite/failed (the first that can be created).
 std::filesystem::path failedSourceDir();
+
+/// KITE_CUDA_OVERRIDE: a directory of hand-edited kernels (empty when the
+/// variable is unset). A plan whose kernel symbol is `kite_softmax`
+/// compiles `<dir>/kite_softmax.cu`, where that file exists, instead of the
+/// generated source; its launch parameters (grid, block, shared memory,
+/// arguments) stay the generated plan's, so an edit must keep the
+/// signature. While it is set, launches neither read nor write the cache
+/// (an edited cubin must not be served later under the generated plan's key).
+std::filesystem::path cudaOverrideDir();
+/// The override's text for `symbol` (nullopt: compile the generated
+/// source). Reports each override it takes on stderr, once per symbol.
+std::optional<std::string> cudaOverride(std::string_view symbol);
 
 } // namespace kite::runtime
 

@@ -12,11 +12,13 @@
 
 #include "lowering/Compiler.h"
 #include "runtime/CompilerHook.h"
+#include "runtime/Nvrtc.h"
 
 #include <kite/runtime.hpp>
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -134,6 +136,37 @@ TEST(Registration, EmbeddedIRCompilesToAPlan) {
   const KernelSource *p = lookup_kernel(&pair);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(compileToPlan(*p, specs, Options{}, target).results.size(), 2u);
+}
+
+TEST(Registration, CudaOverrideCompilesTheEditedSource) {
+  // KITE_CUDA_OVERRIDE=<dir>: <dir>/<symbol>.cu replaces the generated
+  // source; without the file, or the variable, the generated one compiles.
+  const KernelSource *k = lookup_kernel(&add);
+  ASSERT_NE(k, nullptr);
+  std::vector<ArgSpec> specs = {ArgSpec::tensor("x", f32, {37, 70}),
+                                ArgSpec::tensor("y", f32, {37, 70})};
+  CompileOptions target;
+  target.arch = "sm_90a";
+  CudaKernel cuda = lowerToCuda(k->ir, k->name, specs, "", target);
+  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "kite-override";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / (cuda.symbol + ".cu"))
+      << cuda.source << "\nextern \"C\" __global__ void kite_edit_marker() {}\n";
+  auto hasMarker = [](const KernelPlan &p) {
+    std::string bytes(p.binary.begin(), p.binary.end());
+    return bytes.find("kite_edit_marker") != std::string::npos;
+  };
+  ::setenv("KITE_CUDA_OVERRIDE", dir.c_str(), 1);
+  KernelPlan edited = compileToPlan(*k, specs, Options{}, target);
+  EXPECT_TRUE(kite::runtime::cudaOverrideDir() == dir);
+  std::filesystem::remove(dir / (cuda.symbol + ".cu"));
+  KernelPlan noFile = compileToPlan(*k, specs, Options{}, target);
+  ::unsetenv("KITE_CUDA_OVERRIDE");
+  KernelPlan generated = compileToPlan(*k, specs, Options{}, target);
+  EXPECT_TRUE(hasMarker(edited));
+  EXPECT_FALSE(hasMarker(noFile));
+  EXPECT_FALSE(hasMarker(generated));
+  EXPECT_TRUE(kite::runtime::cudaOverrideDir().empty());
 }
 
 TEST(Registration, UnalignedTensorsCompileWithoutVectorAccesses) {

@@ -439,9 +439,13 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     return kite::cli::kSuccess;
   }
   try {
+    // What NVRTC compiles: the generated source, or its hand-edited
+    // replacement (KITE_CUDA_OVERRIDE), as a launch would.
+    std::optional<std::string> edited = kite::runtime::cudaOverride(cuda->symbol);
+    const std::string &source = edited ? *edited : cuda->source;
     if (needPtx) {
       kite::runtime::NvrtcOutput out =
-          kite::runtime::compileToPtx(cuda->source, cuda->symbol, opts.arch);
+          kite::runtime::compileToPtx(source, cuda->symbol, opts.arch);
       report.ptx.assign(out.binary.begin(), out.binary.end());
       while (!report.ptx.empty() && report.ptx.back() == '\0')
         report.ptx.pop_back();
@@ -450,7 +454,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
       kite::runtime::NvrtcOptions nvrtc;
       nvrtc.extra.push_back("--ptxas-options=-v");
       kite::runtime::NvrtcOutput out =
-          kite::runtime::compileToCubin(cuda->source, cuda->symbol, opts.arch, nvrtc);
+          kite::runtime::compileToCubin(source, cuda->symbol, opts.arch, nvrtc);
       std::optional<kite::runtime::KernelResources> r =
           kite::runtime::parsePtxasReport(out.log, cuda->symbol);
       if (!r) {
