@@ -437,6 +437,12 @@ double PlanBench::time(const KernelPlan &plan, int runs) {
   return impl_->timeRuns(plan, std::max(1, runs), results);
 }
 
+void PlanBench::runOnce(const KernelPlan &plan) {
+  rt::ContextScope scope(impl_->dc);
+  std::vector<Tensor> results(plan.results.size());
+  impl_->timeRuns(plan, 1, results);
+}
+
 namespace {
 /// An output's size from the launch's specs; 0 where they lack an operand
 /// (an unspecialized scalar given without a value).

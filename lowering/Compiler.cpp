@@ -284,6 +284,7 @@ kite::CudaKernel lower(std::string_view ir, std::string_view name,
       [&](func::FuncOp kernel, auto &fail) {
         kite::EmitOptions emit;
         emit.lineDirectives = options.lineDirectives;
+        emit.trace = options.trace;
         FailureOr<kite::CudaKernel> cuda = emitCuda(kernel, emit);
         if (failed(cuda))
           fail("CUDA emission failed"); // throws
@@ -408,7 +409,7 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
   plan.config = options.config;
   plan.key = std::string(kernel.name) + "|" + std::string(kernel.irHash) + "|" +
              joinArgs(specs) + "|" + options.config + "|" + arch + "|kite-0.1" +
-             (plan.dynamicShapes ? "|dynamic" : "");
+             (plan.dynamicShapes ? "|dynamic" : "") + (compile.trace ? "|trace" : "");
   validate_plan(plan);
   return plan;
 }

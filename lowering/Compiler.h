@@ -27,6 +27,9 @@ struct CompileOptions {
   /// reports name the .kite.cpp lines (golden tests of the CUDA turn them
   /// off).
   bool lineDirectives = true;
+  /// Timeline events in the kernel (EmitOptions::trace; `kite bench
+  /// --timeline`). A traced plan's key says so.
+  bool trace = false;
 };
 
 /// Lowers kernel `name` of captured IR `ir` for `args` and `config` (JSON;

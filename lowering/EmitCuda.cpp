@@ -148,6 +148,8 @@ FailureOr<CudaKernel> Emitter::run() {
   os << "// config: " << kernel->getAttrOfType<StringAttr>("kite.config").getValue() << "\n";
   if (producer)
     os << "#define KITE_COMPUTE_THREADS " << numThreads << "\n";
+  if (options.trace)
+    os << "#define KITE_TRACE " << kTraceCapacity << "\n";
   os << "#include \"kite_device.cuh\"\n";
   if (usesGemm)
     os << "#include \"kite_gemm.cuh\"\n";
@@ -159,6 +161,8 @@ FailureOr<CudaKernel> Emitter::run() {
      << result.symbol << "(" << params << ") {\n";
   if (sharedBytes)
     os << "  extern __shared__ __align__(16) unsigned char kite_smem[];\n";
+  if (options.trace)
+    os << "  trace_event(0, -1);\n";
   os << contextDecls;
   os << body;
   os << "}\n";

@@ -78,7 +78,16 @@ struct CudaKernel {
 struct EmitOptions {
   /// Emit `#line` directives pointing at the kernel's source.
   bool lineDirectives = false;
+  /// Timeline events (kite_device::trace_event; `kite bench --timeline`):
+  /// the kernel's entry, each program's start and end, and the start and
+  /// end of each loop directly in a program's body, recorded with the SM's
+  /// clock by each warpgroup's first thread. Off in every plan but a
+  /// traced one: the records cost an atomic each.
+  bool trace = false;
 };
+
+/// The records a traced kernel keeps (KITE_TRACE); later events are dropped.
+constexpr int64_t kTraceCapacity = 1 << 19;
 
 /// Emits CUDA for `kernel`, which must be specialized and configured
 /// (kite-specialize, kite-apply-config). Errors are emitted at the op's

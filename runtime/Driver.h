@@ -67,6 +67,7 @@ namespace kite::runtime {
   X(cuStreamSynchronize)                                                                           \
   X(cuModuleLoadData)                                                                              \
   X(cuModuleGetFunction)                                                                           \
+  X(cuModuleGetGlobal)                                                                             \
   X(cuModuleUnload)                                                                                \
   X(cuFuncGetAttribute)                                                                            \
   X(cuFuncSetAttribute)                                                                            \

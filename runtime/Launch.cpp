@@ -683,6 +683,41 @@ void kite::preload_plan(const KernelPlan &plan, int device) {
   moduleCache().get(dc, plan);
 }
 
+namespace {
+/// The address and size of a plan's __device__ variable `name`.
+std::pair<CUdeviceptr, size_t> planGlobal(const LoadedPlan &lp, const KernelPlan &plan,
+                                          std::string_view name) {
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  std::string n(name);
+  CUresult r = cu().cuModuleGetGlobal(&address, &bytes, lp.module.get(), n.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND)
+    throw Error(fmt::format("the kernel binary of {} has no device variable '{}'", plan.name, n));
+  check(r, "looking up device variable '{}' of {}", n, plan.name);
+  return {address, bytes};
+}
+} // namespace
+
+std::vector<uint8_t> kite::runtime::readPlanGlobal(const KernelPlan &plan, std::string_view name,
+                                                   int device) {
+  DeviceContext &dc = DeviceContext::get(device);
+  ContextScope scope(dc);
+  auto [address, bytes] = planGlobal(moduleCache().get(dc, plan), plan, name);
+  std::vector<uint8_t> out(bytes);
+  check(cu().cuCtxSynchronize(), "waiting for the device before reading '{}'", name);
+  check(cu().cuMemcpyDtoHAsync(out.data(), address, bytes, nullptr), "reading '{}'", name);
+  check(cu().cuCtxSynchronize(), "reading '{}'", name);
+  return out;
+}
+
+void kite::runtime::zeroPlanGlobal(const KernelPlan &plan, std::string_view name, int device) {
+  DeviceContext &dc = DeviceContext::get(device);
+  ContextScope scope(dc);
+  auto [address, bytes] = planGlobal(moduleCache().get(dc, plan), plan, name);
+  check(cu().cuMemsetD8Async(address, 0, bytes, nullptr), "zeroing '{}'", name);
+  check(cu().cuCtxSynchronize(), "zeroing '{}'", name);
+}
+
 //===----------------------------------------------------------------------===//
 // Launching
 //===----------------------------------------------------------------------===//

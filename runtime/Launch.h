@@ -12,7 +12,9 @@
 #include <kite/runtime.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace kite::runtime {
 
@@ -23,6 +25,15 @@ size_t moduleCacheSize();
 bool evictPlan(std::string_view key);
 /// Unloads every plan. Must not race with launches.
 void clearModuleCache();
+
+/// A __device__ variable with C linkage in a plan's module on `device`
+/// (loaded if it is not): its bytes, read after the context's work is done,
+/// or set to zero. A traced plan's timeline (kite_trace_len, kite_trace)
+/// is read this way. Throws kite::Error naming the variable if the module
+/// has none of that name.
+std::vector<uint8_t> readPlanGlobal(const KernelPlan &plan, std::string_view name,
+                                    int device = 0);
+void zeroPlanGlobal(const KernelPlan &plan, std::string_view name, int device = 0);
 
 /// Outputs filled with 0xFF bytes (NaN for floats, -1 for integers) before
 /// each launch, so a kernel that leaves an element unwritten fails its

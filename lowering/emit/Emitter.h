@@ -301,6 +301,9 @@ public:
 private:
   func::FuncOp kernel;
   EmitOptions options;
+  /// The program body being emitted, whose loops a traced kernel brackets
+  /// with timeline events (EmitOptions::trace).
+  Block *tracedBody = nullptr;
   /// The config kite-apply-config set (its `kite.config`), typed.
   Config config;
   CudaKernel result;

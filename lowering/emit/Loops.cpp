@@ -464,8 +464,14 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
       scalars[var] = name;
     }
   }
+  if (options.trace)
+    line("trace_event(1, kite_pid);");
+  tracedBody = bodyBlock;
   if (failed(producing ? emitProducerBlock(*bodyBlock) : emitBlock(*bodyBlock)))
     return failure();
+  tracedBody = nullptr;
+  if (options.trace)
+    line("trace_event(31, kite_pid);");
   // The program's stages of producer-copied left operands, given back.
   if (!producing)
     for (int ri : programRings.lookup(loopOp))
@@ -544,11 +550,19 @@ LogicalResult Emitter::emitBlock(Block &block) {
         storedSinceBarrier.insert(tensors[t].ptr);
     });
   }
+  // A traced program's loops: events 2 + 2i and 3 + 2i around its i-th.
+  bool traced = options.trace && &block == tracedBody;
+  int loopIndex = 0;
   for (Operation &op : block) {
     if (isa<YieldOp, scf::YieldOp>(op))
       continue;
+    bool tracedLoop = traced && isLoop(&op) && loopIndex < 14;
+    if (tracedLoop)
+      line(llvm::formatv("trace_event({0}, kite_pid);", 2 + 2 * loopIndex));
     if (failed(emitOp(&op)))
       return failure();
+    if (tracedLoop)
+      line(llvm::formatv("trace_event({0}, kite_pid);", 3 + 2 * loopIndex++));
   }
   if (isa<scf::IfOp>(parent))
     storedSinceBarrier.insert(before.begin(), before.end());

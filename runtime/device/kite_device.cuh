@@ -21,11 +21,49 @@
 
 #include "kite/random.hpp"
 
+#ifdef KITE_TRACE
+// A traced kernel (`kite bench --timeline`) defines KITE_TRACE as the
+// records it keeps. Each record is two words: the SM's clock64, then
+// sm << 48 | event << 40 | warpgroup << 32 | program id (low 32 bits). The
+// host zeroes kite_trace_len before the launch and reads both after it (C
+// names, so cuModuleGetGlobal finds them). A producer's warpgroup number
+// has 0x80 added.
+extern "C" {
+__device__ unsigned long long kite_trace[2 * KITE_TRACE];
+__device__ unsigned kite_trace_len;
+}
+#endif
+
 namespace kite_device {
 
 /// The library's version, so generated code can check what it was emitted
 /// against.
 constexpr int kVersion = 1;
+
+/// A timeline event of a traced kernel (KITE_TRACE), recorded by the first
+/// thread of each warpgroup that reaches it; nothing otherwise. Events: 0
+/// the kernel's entry, 1 a program's start, 2 + 2i and 3 + 2i the start and
+/// end of the program body's i-th loop, 31 the program's end.
+__device__ __forceinline__ void trace_event(unsigned event, long long pid) {
+#ifdef KITE_TRACE
+  if (threadIdx.x % 128 != 0)
+    return;
+  const unsigned i = atomicAdd(&kite_trace_len, 1u);
+  if (i >= KITE_TRACE)
+    return;
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  unsigned warpgroup = threadIdx.x / 128;
+#ifdef KITE_COMPUTE_THREADS
+  if (threadIdx.x >= KITE_COMPUTE_THREADS)
+    warpgroup |= 0x80;
+#endif
+  kite_trace[2 * i] = clock64();
+  kite_trace[2 * i + 1] = (unsigned long long)(unsigned)pid |
+                          ((unsigned long long)warpgroup << 32) |
+                          ((unsigned long long)event << 40) | ((unsigned long long)sm << 48);
+#endif
+}
 
 /// The barrier of a program's computing threads. A kernel with a producer
 /// warpgroup (a warp-specialized key loop: its copies issued by threads past

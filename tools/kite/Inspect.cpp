@@ -31,6 +31,8 @@
 #include "InspectReport.h"
 
 #include "autotune/Bench.h"
+#include "autotune/Timeline.h"
+#include "runtime/Launch.h"
 #include "lowering/Compiler.h"
 #include "lowering/Roofline.h"
 
@@ -62,6 +64,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -76,12 +79,14 @@ struct InspectOptions {
   std::string arch = "sm_90a";
   std::vector<std::string> includeDirs;
   bool lineDirectives = false;
+  bool trace = false;         // --trace: the kernel with its timeline events
   bool dynamicShapes = false; // --dynamic-shapes: as a static_shapes = false launch
   std::string html; // --html FILE: the whole report as one page
   // kite bench
   bool bench = false;
   int runs = 100;
   bool json = false;
+  bool timeline = false; // --timeline: also run a traced plan once and summarize it
   std::vector<std::string> fills; // NAME=LO..HI for integer inputs
   std::map<std::string, std::pair<int64_t, int64_t>> intRanges; // parsed fills
 };
@@ -364,6 +369,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
   }
   kite::EmitOptions emit;
   emit.lineDirectives = opts.lineDirectives || !opts.html.empty();
+  emit.trace = opts.trace;
   mlir::FailureOr<kite::CudaKernel> cuda = kite::emitCuda(*kernel, emit);
   if (mlir::failed(cuda))
     return kite::cli::kUserError;
@@ -412,6 +418,29 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
         bench.setReference(plan);
         roof.measuredMs = bench.time(plan, opts.bench ? opts.runs : 50);
         roof.peakGBs = kite::autotune::copyBandwidthGBs(0);
+        if (opts.timeline) {
+          // The same plan with timeline events, warmed up, then one launch's
+          // records.
+          kite::CompileOptions traced;
+          traced.arch = opts.arch;
+          traced.trace = true;
+          kite::KernelPlan tp = kite::compileToPlan(source, *specs, launch, traced);
+          bench.time(tp, 2);
+          kite::runtime::zeroPlanGlobal(tp, "kite_trace_len");
+          bench.runOnce(tp);
+          std::vector<uint8_t> len = kite::runtime::readPlanGlobal(tp, "kite_trace_len");
+          std::vector<uint8_t> buf = kite::runtime::readPlanGlobal(tp, "kite_trace");
+          uint32_t n = 0;
+          std::memcpy(&n, len.data(), std::min(len.size(), sizeof n));
+          std::vector<uint64_t> words(buf.size() / 8);
+          std::memcpy(words.data(), buf.data(), words.size() * 8);
+          std::vector<kite::autotune::TraceRecord> records =
+              kite::autotune::decodeTrace(words, n);
+          roof.timeline = kite::autotune::summarizeTrace(records);
+          if (n > records.size())
+            roof.timeline += llvm::formatv("{0} records past the {1} kept were dropped\n",
+                                           n - records.size(), records.size());
+        }
       } catch (const std::exception &e) {
         if (opts.bench)
           return error(e.what());
@@ -543,6 +572,8 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
                           {"roofline_fraction", fraction}, {"bound", f.bound},
                           {"runs", opts.runs}, {"grid", r.benchGrid}, {"block", r.benchBlock},
                           {"persistent", r.benchPersistent}};
+      if (!f.timeline.empty())
+        j["timeline"] = f.timeline;
       os << j.dump(2) << "\n";
       return kite::cli::kSuccess;
     }
@@ -563,6 +594,9 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
        << llvm::formatv("{0:F0}", f.peakTFlops) << "\n";
     os << "roofline  " << llvm::formatv("{0:F1}", 100 * fraction) << "% of the attainable ("
        << llvm::formatv("{0:F4}", best * 1e3) << " ms), " << f.bound << "-bound\n";
+    if (!f.timeline.empty())
+      os << "timeline  one launch of the plan with timeline events, in SM clock cycles:\n"
+         << f.timeline;
     return kite::cli::kSuccess;
   }
   if (!opts.html.empty()) {
@@ -659,6 +693,9 @@ void kite::cli::addBenchCommand(CLI::App &app, Context &context) {
   cmd->add_option("--fill", opts->fills,
                   "Integer inputs uniform in [LO, HI), as NAME=LO..HI (default: zeros)");
   cmd->add_flag("--json", opts->json, "Print the figures as JSON");
+  cmd->add_flag("--timeline", opts->timeline,
+                "Also run the plan once with timeline events (program starts and ends, the "
+                "loops in a program) and show where a program's cycles go");
   cmd->add_option("--arch", opts->arch, "The GPU target")->capture_default_str();
   cmd->add_flag("--dynamic-shapes", opts->dynamicShapes,
                 "Time the plan a launch with static_shapes = false runs (sizes taken at "
@@ -690,6 +727,8 @@ void kite::cli::addInspectCommand(CLI::App &app, Context &context) {
   cmd->add_option("--html", opts->html,
                   "Write every stage, the resources, the config and the roofline as one "
                   "self-contained HTML page to this file");
+  cmd->add_flag("--trace", opts->trace,
+                "Emit the kernel with the timeline events that kite bench --timeline records");
   cmd->add_flag("--line-directives", opts->lineDirectives,
                 "#line directives to the kernel's source in the CUDA");
   cmd->add_flag("--dynamic-shapes", opts->dynamicShapes,

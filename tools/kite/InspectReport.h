@@ -67,6 +67,7 @@ struct InspectReport {
     /// the kernel's math (0: unknown).
     double peakGBs = 0, peakTFlops = 0;
     std::optional<double> measuredMs; // with a GPU
+    std::string timeline;             // kite bench --timeline: the traced plan's summary
     std::string bound; // "memory" or "compute" (from the ceilings), or ""
     std::string note;  // what is missing and why
   } roofline;

@@ -1,0 +1,44 @@
+//===- Timeline.h - where a traced kernel's time goes -----------*- C++ -*-===//
+//
+// This file declares the reading of a traced kernel's timeline (`kite bench
+// --timeline`; EmitOptions::trace). A traced kernel records, per warpgroup,
+// the SM's clock at its entry, at each program's start and end, and around
+// each loop directly in a program's body (kite_device::trace_event). The
+// summary gives each phase's cycles (median, 10th and 90th percentile over
+// programs), the gap between one program's end and the next one's start on
+// the same SM, and how long each SM was busy: what a program's fixed cost
+// is made of, which a time per launch cannot say.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KITE_AUTOTUNE_TIMELINE_H
+#define KITE_AUTOTUNE_TIMELINE_H
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kite::autotune {
+
+/// One record of kite_trace: the SM's clock and what happened where.
+struct TraceRecord {
+  uint64_t clock = 0;
+  uint32_t sm = 0, event = 0, warpgroup = 0;
+  bool producer = false; // the producer warpgroup's thread
+  int64_t program = -1;  // -1: the kernel's entry
+};
+
+/// The events (kite_device::trace_event).
+constexpr uint32_t kTraceEntry = 0, kTraceProgramStart = 1, kTraceProgramEnd = 31;
+
+/// Decodes `count` records from kite_trace's words (two a record).
+std::vector<TraceRecord> decodeTrace(std::span<const uint64_t> words, uint64_t count);
+
+/// The summary table; `clockMHz` > 0 adds a microsecond column at that
+/// clock.
+std::string summarizeTrace(std::span<const TraceRecord> records, double clockMHz = 0);
+
+} // namespace kite::autotune
+
+#endif // KITE_AUTOTUNE_TIMELINE_H
