@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autotune/Timeline.h"
 #include "lowering/Compiler.h"
 #include "runtime/CompilerHook.h"
 #include "runtime/Driver.h"
@@ -25,6 +26,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <map>
 #include <cstdio>
 #include <random>
 
@@ -76,6 +79,79 @@ TEST_F(LaunchGpu, AddMatchesReferenceMode) {
     Options options; // with a stream and Options
     Tensor out = launch(add, options, cuda::to_device(x), cuda::to_device(y));
     EXPECT_TRUE(allClose(cuda::to_host(out), expected, toleranceFor(t))) << dtype_name(t);
+  }
+}
+
+// A traced plan (kite bench --timeline) records each program's start and end
+// once, in that order on one SM, and the kernel's entry once per block;
+// flat and persistent, and its outputs stay right.
+TEST_F(LaunchGpu, TracedPlanRecordsEveryProgramOnce) {
+  Tensor x = randn({1000, 129}, f32, 1), y = randn({1000, 129}, f32, 2);
+  Tensor expected = add(x, y);
+  Tensor dx = cuda::to_device(x), dy = cuda::to_device(y);
+  const KernelSource *k = lookup_kernel(&add);
+  ASSERT_NE(k, nullptr);
+  std::vector<ArgSpec> specs = {ArgSpec::of("x", dx), ArgSpec::of("y", dy)};
+  for (std::string config : {R"({"block_sizes":[8,32],"num_warps":2})",
+                             R"({"block_sizes":[8,32],"pid_type":"persistent_interleaved"})"}) {
+    SCOPED_TRACE(config);
+    CompileOptions traced;
+    traced.trace = true;
+    KernelPlan plan = compileToPlan(*k, specs, Options{{}, config}, traced);
+    EXPECT_NE(plan.key, compileToPlan(*k, specs, Options{{}, config}).key);
+    runtime::zeroPlanGlobal(plan, "kite_trace_len");
+    KernelArg args[] = {dx, dy};
+    Tensor out;
+    run_plan(plan, args, std::span<Tensor>(&out, 1));
+    cuda::synchronize();
+    EXPECT_TRUE(allClose(cuda::to_host(out), expected, toleranceFor(f32)));
+    std::vector<uint8_t> len = runtime::readPlanGlobal(plan, "kite_trace_len");
+    std::vector<uint8_t> buf = runtime::readPlanGlobal(plan, "kite_trace");
+    ASSERT_EQ(len.size(), 4u);
+    uint32_t n = 0;
+    std::memcpy(&n, len.data(), 4);
+    std::vector<uint64_t> words(buf.size() / 8);
+    std::memcpy(words.data(), buf.data(), words.size() * 8);
+    std::vector<autotune::TraceRecord> records = autotune::decodeTrace(words, n);
+    ASSERT_EQ(records.size(), n);
+    // 125 x 5 tiles of 8 x 32; one warpgroup a program.
+    const int64_t programs = 125 * 5;
+    std::map<int64_t, std::pair<uint64_t, uint64_t>> seen; // start, end clocks
+    std::map<int64_t, uint32_t> sm;
+    int entries = 0;
+    for (const autotune::TraceRecord &r : records) {
+      EXPECT_EQ(r.warpgroup, 0u);
+      EXPECT_FALSE(r.producer);
+      if (r.event == autotune::kTraceEntry) {
+        ++entries;
+        continue;
+      }
+      ASSERT_GE(r.program, 0);
+      ASSERT_LT(r.program, programs);
+      auto &[start, end] = seen[r.program];
+      if (r.event == autotune::kTraceProgramStart) {
+        EXPECT_EQ(start, 0u) << "program " << r.program << " started twice";
+        start = r.clock;
+        sm[r.program] = r.sm;
+      } else if (r.event == autotune::kTraceProgramEnd) {
+        EXPECT_EQ(end, 0u) << "program " << r.program << " ended twice";
+        end = r.clock;
+        EXPECT_EQ(sm[r.program], r.sm);
+      }
+    }
+    EXPECT_EQ(int64_t(seen.size()), programs);
+    for (auto &[p, se] : seen)
+      EXPECT_LE(se.first, se.second) << "program " << p;
+    // A block a program, or as many persistent blocks as the SMs hold.
+    if (plan.persistent) {
+      EXPECT_GE(entries, 1);
+      EXPECT_LE(entries, programs);
+    } else {
+      EXPECT_EQ(entries, programs);
+    }
+    std::string summary = autotune::summarizeTrace(records);
+    EXPECT_NE(summary.find(std::to_string(programs) + " programs complete"), std::string::npos)
+        << summary;
   }
 }
 
