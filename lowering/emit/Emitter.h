@@ -304,6 +304,7 @@ private:
   /// The program body being emitted, whose loops a traced kernel brackets
   /// with timeline events (EmitOptions::trace).
   Block *tracedBody = nullptr;
+  std::string tracedPid; // the program id its events carry
   /// The config kite-apply-config set (its `kite.config`), typed.
   Config config;
   CudaKernel result;

@@ -464,14 +464,18 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
       scalars[var] = name;
     }
   }
+  // The program's id in its events: kite_pid, or with an xyz grid (whose
+  // kite_pid is 0) the block's linear index.
+  tracedPid = xyz ? "(long long)((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x)"
+                  : "kite_pid";
   if (options.trace)
-    line("trace_event(1, kite_pid);");
+    line(llvm::formatv("trace_event(1, {0});", tracedPid));
   tracedBody = bodyBlock;
   if (failed(producing ? emitProducerBlock(*bodyBlock) : emitBlock(*bodyBlock)))
     return failure();
   tracedBody = nullptr;
   if (options.trace)
-    line("trace_event(31, kite_pid);");
+    line(llvm::formatv("trace_event(31, {0});", tracedPid));
   // The program's stages of producer-copied left operands, given back.
   if (!producing)
     for (int ri : programRings.lookup(loopOp))
@@ -558,11 +562,11 @@ LogicalResult Emitter::emitBlock(Block &block) {
       continue;
     bool tracedLoop = traced && isLoop(&op) && loopIndex < 14;
     if (tracedLoop)
-      line(llvm::formatv("trace_event({0}, kite_pid);", 2 + 2 * loopIndex));
+      line(llvm::formatv("trace_event({0}, {1});", 2 + 2 * loopIndex, tracedPid));
     if (failed(emitOp(&op)))
       return failure();
     if (tracedLoop)
-      line(llvm::formatv("trace_event({0}, kite_pid);", 3 + 2 * loopIndex++));
+      line(llvm::formatv("trace_event({0}, {1});", 3 + 2 * loopIndex++, tracedPid));
   }
   if (isa<scf::IfOp>(parent))
     storedSinceBarrier.insert(before.begin(), before.end());

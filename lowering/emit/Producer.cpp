@@ -380,14 +380,14 @@ LogicalResult Emitter::emitProducerBlock(Block &block) {
       return failure();
     bool tracedLoop = traced && index < 14;
     if (tracedLoop)
-      line(llvm::formatv("trace_event({0}, kite_pid);", 2 + 2 * index));
+      line(llvm::formatv("trace_event({0}, {1});", 2 + 2 * index, tracedPid));
     openTileLoop(loop, 0, *lv);
     if (failed(emitProducerBlock(*loop.getBodyBlock())))
       return failure();
     --indent;
     line("}");
     if (tracedLoop)
-      line(llvm::formatv("trace_event({0}, kite_pid);", 3 + 2 * index));
+      line(llvm::formatv("trace_event({0}, {1});", 3 + 2 * index, tracedPid));
   }
   return success();
 }

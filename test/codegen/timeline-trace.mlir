@@ -41,3 +41,8 @@
 // PERSIST: for (i64 kite_pid = blockIdx.x;
 // PERSIST: trace_event(1, kite_pid);
 // PERSIST: trace_event(31, kite_pid);
+//
+// An xyz grid's kite_pid is 0: its events carry the block's linear index.
+// RUN: kite inspect %kite_src/examples/add.kite.cpp --kernel add --arg 'x=f32[64,256]' --arg 'y=f32[64,256]' --config '{"block_sizes":[8,32],"pid_type":"xyz"}' --trace --emit=cuda | FileCheck %s --check-prefix=XYZ
+// XYZ: trace_event(1, (long long)((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x));
+// XYZ: trace_event(31, (long long)((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x));
