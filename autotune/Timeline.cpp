@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <tuple>
 
 using namespace kite::autotune;
 
@@ -50,19 +49,35 @@ double percentile(std::vector<double> v, double p) {
   return v[i];
 }
 
-std::string loopName(uint32_t event) { return fmt::format("loop {}", (event - 2) / 2); }
+constexpr uint32_t kTraceIteration = 64;
 
-/// The phase between two consecutive events of one program.
+bool isLoopStart(uint32_t e) { return e >= 2 && e < kTraceProgramEnd && e % 2 == 0; }
+bool isLoopEnd(uint32_t e) { return e >= 3 && e < kTraceProgramEnd && e % 2 == 1; }
+bool isIteration(uint32_t e) { return e >= kTraceIteration; }
+/// The loop an event belongs to (its number in the program's body).
+uint32_t loopOf(uint32_t e) { return isIteration(e) ? e - kTraceIteration : (e - 2) / 2; }
+
+/// The phase between two consecutive events of one program; "" for a
+/// loop's start and end with nothing between (its whole-loop phase counts
+/// it).
 std::string phaseName(uint32_t from, uint32_t to) {
   auto what = [](uint32_t e) -> std::string {
     if (e == kTraceProgramStart)
       return "start";
     if (e == kTraceProgramEnd)
       return "end";
-    return loopName(e) + (e % 2 == 0 ? " start" : " end");
+    if (isIteration(e))
+      return fmt::format("loop {} iteration", loopOf(e));
+    return fmt::format("loop {} {}", loopOf(e), isLoopStart(e) ? "start" : "end");
   };
-  if (from >= 2 && from % 2 == 0 && to == from + 1)
-    return loopName(from);
+  if (isLoopStart(from) && to == from + 1)
+    return "";
+  if (isLoopStart(from) && isIteration(to) && loopOf(to) == loopOf(from))
+    return fmt::format("loop {} start -> first iteration", loopOf(from));
+  if (isIteration(from) && from == to)
+    return fmt::format("loop {} iteration", loopOf(from));
+  if (isIteration(from) && isLoopEnd(to) && loopOf(to) == loopOf(from))
+    return fmt::format("loop {} last iteration -> end", loopOf(from));
   return what(from) + " -> " + what(to);
 }
 
@@ -110,9 +125,29 @@ std::string kite::autotune::summarizeTrace(std::span<const TraceRecord> records,
         evs.back().event != kTraceProgramEnd)
       continue; // dropped records, or not one program's
     ++complete;
-    for (size_t i = 0; i + 1 < evs.size(); ++i)
-      add(key.first, phaseName(evs[i].event, evs[i + 1].event),
-          double(evs[i + 1].clock - evs[i].clock));
+    for (size_t i = 0; i + 1 < evs.size(); ++i) {
+      std::string name = phaseName(evs[i].event, evs[i + 1].event);
+      if (!name.empty())
+        add(key.first, name, double(evs[i + 1].clock - evs[i].clock));
+    }
+    // Each loop whole, and its iterations in this program.
+    for (size_t i = 0; i < evs.size(); ++i) {
+      if (!isLoopStart(evs[i].event))
+        continue;
+      int iterations = 0;
+      for (size_t j = i + 1; j < evs.size(); ++j) {
+        if (isIteration(evs[j].event) && loopOf(evs[j].event) == loopOf(evs[i].event))
+          ++iterations;
+        if (evs[j].event == evs[i].event + 1) {
+          add(key.first, fmt::format("loop {} (start -> end)", loopOf(evs[i].event)),
+              double(evs[j].clock - evs[i].clock));
+          if (iterations > 0)
+            add(key.first, fmt::format("loop {} iterations recorded", loopOf(evs[i].event)),
+                double(iterations));
+          break;
+        }
+      }
+    }
     add(key.first, "program (start -> end)", double(evs.back().clock - evs.front().clock));
   }
   // Between programs on one SM: the kernel's entry to its first program,
@@ -145,8 +180,9 @@ std::string kite::autotune::summarizeTrace(std::span<const TraceRecord> records,
            "mix them\n";
   std::string unit = clockMHz > 0 ? fmt::format("   (us at {:.0f} MHz)", clockMHz) : "";
   for (auto &[wg, list] : phases) {
-    out += producers.count(wg) ? std::string("producer") : fmt::format("warpgroup {}", wg);
-    out += fmt::format("{:>34}{:>10}{:>10}{:>8}{}\n", "median cycles", "p10", "p90", "n", unit);
+    out += fmt::format("{:<12}", producers.count(wg) ? std::string("producer")
+                                                     : fmt::format("warpgroup {}", wg));
+    out += fmt::format("{:>33}{:>10}{:>10}{:>8}{}\n", "median cycles", "p10", "p90", "n", unit);
     for (const Phase &p : list) {
       double med = percentile(p.cycles, 0.5);
       out += fmt::format("  {:<32}{:>11.0f}{:>10.0f}{:>10.0f}{:>8}", p.name, med,

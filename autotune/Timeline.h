@@ -29,14 +29,19 @@ struct TraceRecord {
   int64_t program = -1;  // -1: the kernel's entry
 };
 
-/// The events (kite_device::trace_event).
+/// The events (kite_device::trace_event): the kernel's entry, a program's
+/// start and end; between them 2 + 2i and 3 + 2i for the start and end of
+/// the program body's i-th loop and 64 + i for the top of its iterations.
 constexpr uint32_t kTraceEntry = 0, kTraceProgramStart = 1, kTraceProgramEnd = 31;
 
 /// Decodes `count` records from kite_trace's words (two a record).
 std::vector<TraceRecord> decodeTrace(std::span<const uint64_t> words, uint64_t count);
 
-/// The summary table; `clockMHz` > 0 adds a microsecond column at that
-/// clock.
+/// The summary table: per warpgroup, each phase between consecutive events
+/// of a program ("loop 0 start -> first iteration", "loop 0 iteration",
+/// "loop 0 last iteration -> end", ...), each loop whole and its iterations
+/// recorded, the whole program, and between programs on one SM; `clockMHz`
+/// > 0 adds a microsecond column at that clock.
 std::string summarizeTrace(std::span<const TraceRecord> records, double clockMHz = 0);
 
 } // namespace kite::autotune

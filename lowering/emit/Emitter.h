@@ -305,6 +305,11 @@ private:
   /// with timeline events (EmitOptions::trace).
   Block *tracedBody = nullptr;
   std::string tracedPid; // the program id its events carry
+  /// The traced program body's loops and their numbers: each iteration of
+  /// one records event 64 + its number (traceIteration).
+  DenseMap<Operation *, int> tracedLoops;
+  /// At the top of a tile loop's iteration: its event, if it is traced.
+  void traceIteration(Operation *loop);
   /// The config kite-apply-config set (its `kite.config`), typed.
   Config config;
   CudaKernel result;

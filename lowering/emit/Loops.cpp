@@ -474,6 +474,7 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
   if (failed(producing ? emitProducerBlock(*bodyBlock) : emitBlock(*bodyBlock)))
     return failure();
   tracedBody = nullptr;
+  tracedLoops.clear();
   if (options.trace)
     line(llvm::formatv("trace_event(31, {0});", tracedPid));
   // The program's stages of producer-copied left operands, given back.
@@ -561,8 +562,10 @@ LogicalResult Emitter::emitBlock(Block &block) {
     if (isa<YieldOp, scf::YieldOp>(op))
       continue;
     bool tracedLoop = traced && isLoop(&op) && loopIndex < 14;
-    if (tracedLoop)
+    if (tracedLoop) {
       line(llvm::formatv("trace_event({0}, {1});", 2 + 2 * loopIndex, tracedPid));
+      tracedLoops[&op] = loopIndex;
+    }
     if (failed(emitOp(&op)))
       return failure();
     if (tracedLoop)
@@ -697,9 +700,16 @@ FailureOr<LoopVars> Emitter::emitLoopCount(TileForOp loop, unsigned d) {
   return lv;
 }
 
+void Emitter::traceIteration(Operation *loop) {
+  if (auto it = tracedLoops.find(loop); it != tracedLoops.end())
+    line(llvm::formatv("trace_event({0}, {1});", 64 + it->second, tracedPid));
+}
+
 void Emitter::openTileLoop(TileForOp loop, unsigned d, const LoopVars &lv) {
   line(llvm::formatv("for (i64 {0} = 0; {0} < {1}; ++{0}) {{", lv.iv, lv.count));
   ++indent;
+  if (d == 0)
+    traceIteration(loop);
   defineSpan(loop.getSpans()[d],
              llvm::formatv("(i64)({0}) + {1} * {2}", lv.lower, lv.iv, lv.blockSize).str(),
              lv.upper, lv.blockSize, lv.lowerConst, lv.upperConst, lv.iv, lv.count);

@@ -379,8 +379,10 @@ LogicalResult Emitter::emitProducerBlock(Block &block) {
     if (failed(lv))
       return failure();
     bool tracedLoop = traced && index < 14;
-    if (tracedLoop)
+    if (tracedLoop) {
       line(llvm::formatv("trace_event({0}, {1});", 2 + 2 * index, tracedPid));
+      tracedLoops[&op] = index;
+    }
     openTileLoop(loop, 0, *lv);
     if (failed(emitProducerBlock(*loop.getBodyBlock())))
       return failure();

@@ -43,7 +43,9 @@ constexpr int kVersion = 1;
 /// A timeline event of a traced kernel (KITE_TRACE), recorded by the first
 /// thread of each warpgroup that reaches it; nothing otherwise. Events: 0
 /// the kernel's entry, 1 a program's start, 2 + 2i and 3 + 2i the start and
-/// end of the program body's i-th loop, 31 the program's end.
+/// end of the program body's i-th loop, 31 the program's end, 64 + i the
+/// top of an iteration of the i-th loop (of its main loop where the first
+/// iteration is peeled off).
 __device__ __forceinline__ void trace_event(unsigned event, long long pid) {
 #ifdef KITE_TRACE
   if (threadIdx.x % 128 != 0)

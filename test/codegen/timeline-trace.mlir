@@ -14,6 +14,8 @@
 // TRACE: if (threadIdx.x == 256) {
 // TRACE: trace_event(1, kite_pid);
 // TRACE: trace_event(2, kite_pid);
+// TRACE: for (i64
+// TRACE-NEXT: trace_event(64, kite_pid);
 // TRACE: tma_load
 // TRACE: trace_event(3, kite_pid);
 // TRACE: trace_event(4, kite_pid);
@@ -24,6 +26,10 @@
 // TRACE: trace_event(1, kite_pid);
 // TRACE: trace_event(2, kite_pid);
 // TRACE: WgmmaOp
+// The overlapped loop's first iteration is peeled off: events at the top of
+// the others.
+// TRACE: for (i64 {{t[0-9]+}} = 1;
+// TRACE-NEXT: trace_event(64, kite_pid);
 // TRACE: trace_event(3, kite_pid);
 // TRACE-NEXT: trace_event(4, kite_pid);
 // TRACE: trace_event(5, kite_pid);

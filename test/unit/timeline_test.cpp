@@ -74,7 +74,7 @@ TEST(Timeline, SummarizesPhasesAndGapsPerWarpgroup) {
   EXPECT_NE(s.find("18 records, 4 programs complete, 1 SMs"), std::string::npos) << s;
   EXPECT_NE(s.find("warpgroup 0"), std::string::npos) << s;
   EXPECT_NE(s.find("producer"), std::string::npos) << s;
-  EXPECT_NE(row(s, "loop 0").find("8000"), std::string::npos) << s;
+  EXPECT_NE(row(s, "loop 0 (start -> end)").find("8000"), std::string::npos) << s;
   EXPECT_NE(row(s, "start -> loop 0 start").find("300"), std::string::npos) << s;
   EXPECT_NE(row(s, "loop 0 end -> end").find("600"), std::string::npos) << s;
   EXPECT_NE(row(s, "program (start -> end)").find("8900"), std::string::npos) << s;
@@ -98,4 +98,27 @@ TEST(Timeline, SkipsProgramsWithMissingRecordsAndSaysWhenProgramsOverlap) {
   EXPECT_NE(s.find("2 programs complete"), std::string::npos) << s;
   EXPECT_NE(s.find("programs overlap on an SM"), std::string::npos) << s;
   EXPECT_NE(row(s, "program (start -> end)").find("200"), std::string::npos) << s;
+}
+
+TEST(Timeline, SplitsALoopIntoItsFirstSteadyAndLastIterations) {
+  // Loop 0 starts at 100; iterations (its main loop's, after a peeled first
+  // one) at 1100, 1600, 2100; it ends at 3100.
+  std::vector<uint64_t> w;
+  push(w, 0, 2, kTraceProgramStart, 1, 5);
+  push(w, 100, 2, 2, 1, 5);
+  push(w, 1100, 2, 64, 1, 5);
+  push(w, 1600, 2, 64, 1, 5);
+  push(w, 2100, 2, 64, 1, 5);
+  push(w, 3100, 2, 3, 1, 5);
+  push(w, 3200, 2, kTraceProgramEnd, 1, 5);
+  std::string s = summarizeTrace(decodeTrace(w, w.size() / 2));
+  EXPECT_NE(s.find("warpgroup 1"), std::string::npos) << s;
+  EXPECT_NE(row(s, "loop 0 start -> first iteration").find("1000"), std::string::npos) << s;
+  EXPECT_NE(row(s, "loop 0 iteration").find("500"), std::string::npos) << s;
+  // Two steady iterations (1100 -> 1600 -> 2100): n is 2.
+  EXPECT_TRUE(row(s, "loop 0 iteration").ends_with(" 2")) << s;
+  EXPECT_NE(row(s, "loop 0 last iteration -> end").find("1000"), std::string::npos) << s;
+  EXPECT_NE(row(s, "loop 0 (start -> end)").find("3000"), std::string::npos) << s;
+  EXPECT_NE(row(s, "loop 0 iterations recorded").find(" 3 "), std::string::npos) << s;
+  EXPECT_NE(row(s, "program (start -> end)").find("3200"), std::string::npos) << s;
 }
