@@ -27,6 +27,10 @@
 #                           over ranges of softmax, matmul and attention, a
 #                           cache export, and a fresh process that runs the
 #                           serving sweeps from it without compiling
+#   tools/gpu.sh timeline [OUT]  on a GPU host: `kite bench --timeline` of
+#                           attention and causal attention (flat, persistent;
+#                           S1024, S4096; KITE_TIMELINE_SEQS picks) beside
+#                           SDPA (OUT/timeline/timeline.txt)
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
 # The bundle holds stripped binaries only (no object files), packed into
@@ -498,6 +502,37 @@ run_roundtrip() {
   rm -rf "$cache" "$empty" "$out/roundtrip.kitebundle"
 }
 
+# Where attention's programs spend their cycles: `kite bench --timeline` of
+# the attention rows against SDPA (flat and persistent, causal and not,
+# S1024 and S4096) with the producer/pingpong config, beside SDPA's times
+# from the same session (OUT/timeline.txt).
+run_timeline() {
+  local bin="$1" out="$2" ir="$3"
+  mkdir -p "$out"
+  local c='{"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true'
+  {
+    local s ex pid
+    for s in ${KITE_TIMELINE_SEQS:-1024 4096}; do
+      for ex in attention causal_attention; do
+        for pid in flat persistent_interleaved; do
+          echo "== $ex B4 H32 S$s D128 bf16, $pid"
+          timeout 120 "$bin/kite" bench "$ir/$ex.mlir" --kernel "$ex" \
+            --arg "q=bf16[128,$s,128]" "k=bf16[128,$s,128]" "v=bf16[128,$s,128]" \
+            --config "$c,\"pid_type\":\"$pid\"}" --runs 20 --timeline 2>&1 ||
+            echo "kite bench $ex S$s $pid: FAILED"
+        done
+      done
+    done
+    local benchdir
+    benchdir="$(dirname "$bin")/bench"
+    [ -d "$benchdir" ] || benchdir="$root/bench"
+    echo "== SDPA (torch_baseline.py --no-compile)"
+    timeout 120 python3 "$benchdir/torch_baseline.py" --no-compile --runs 20 \
+      --filter "attention B4 H32 S1024 D128,attention B4 H32 S4096 D128" 2>&1 | grep -v '^$' ||
+      echo "torch_baseline.py: FAILED"
+  } | tee "$out/timeline.txt"
+}
+
 case "${1:-all}" in
   bundle) build_bundle ;;
   run) shift; run_bundle "$@" ;;
@@ -520,6 +555,12 @@ case "${1:-all}" in
     run_shapes_table "$bin" "$out" "$ir"
     [ -n "${KITE_SHAPES_TUNED:-}" ] && run_shapes_tuned "$bin" "$out" "$ir"
     true ;;
+  timeline)
+    out="${2:-$root/gpu-out}/timeline"
+    bin="$(bundle_bin)"
+    ir="$bundle/ir"
+    [ -d "$ir" ] || ir="$root/ir"
+    run_timeline "$bin" "$out" "$ir" ;;
   all) build_bundle; run_bundle "${2:-}" ;;
   roundtrip)
     out="${2:-$root/gpu-out}/roundtrip"
@@ -527,5 +568,5 @@ case "${1:-all}" in
     ir="$bundle/ir"
     [ -d "$ir" ] || ir="$root/ir"
     run_roundtrip "$bin" "$out" "$ir" ;;
-  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]|shapes [OUT]|roundtrip [OUT]]" >&2; exit 2 ;;
+  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]|shapes [OUT]|roundtrip [OUT]|timeline [OUT]]" >&2; exit 2 ;;
 esac
