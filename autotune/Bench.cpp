@@ -437,10 +437,10 @@ double PlanBench::time(const KernelPlan &plan, int runs) {
   return impl_->timeRuns(plan, std::max(1, runs), results);
 }
 
-void PlanBench::runOnce(const KernelPlan &plan) {
+double PlanBench::runOnce(const KernelPlan &plan) {
   rt::ContextScope scope(impl_->dc);
   std::vector<Tensor> results(plan.results.size());
-  impl_->timeRuns(plan, 1, results);
+  return impl_->timeRuns(plan, 1, results);
 }
 
 namespace {

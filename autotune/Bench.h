@@ -83,8 +83,9 @@ public:
   /// Times a plan again with `runs` runs (no check); the median in ms.
   double time(const KernelPlan &plan, int runs);
   /// Launches a plan once, with the L2 flushed before it as for a timed
-  /// run, and waits for it (a traced plan's timeline: one launch's records).
-  void runOnce(const KernelPlan &plan);
+  /// run, and waits for it (a traced plan's timeline: one launch's
+  /// records); returns its time in ms.
+  double runOnce(const KernelPlan &plan);
 
   /// True after a fault: this process can launch nothing more.
   bool broken() const { return broken_; }

@@ -205,3 +205,18 @@ std::string kite::autotune::summarizeTrace(std::span<const TraceRecord> records,
   }
   return out;
 }
+
+double kite::autotune::estimateClockMHz(std::span<const TraceRecord> records, double ms) {
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> span;
+  for (const TraceRecord &r : records) {
+    auto [it, fresh] = span.try_emplace(r.sm, r.clock, r.clock);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, r.clock);
+      it->second.second = std::max(it->second.second, r.clock);
+    }
+  }
+  uint64_t longest = 0;
+  for (auto &[sm, s] : span)
+    longest = std::max(longest, s.second - s.first);
+  return ms > 0 && longest > 0 ? double(longest) / (ms * 1e3) : 0;
+}

@@ -44,6 +44,11 @@ std::vector<TraceRecord> decodeTrace(std::span<const uint64_t> words, uint64_t c
 /// > 0 adds a microsecond column at that clock.
 std::string summarizeTrace(std::span<const TraceRecord> records, double clockMHz = 0);
 
+/// The SM clock a launch of `ms` ran at, estimated from its records: the
+/// longest span of clocks on one SM over the launch's time (a little high:
+/// the launch's time includes the programs' start and end). 0 if unknown.
+double estimateClockMHz(std::span<const TraceRecord> records, double ms);
+
 } // namespace kite::autotune
 
 #endif // KITE_AUTOTUNE_TIMELINE_H

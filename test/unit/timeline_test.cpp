@@ -122,3 +122,19 @@ TEST(Timeline, SplitsALoopIntoItsFirstSteadyAndLastIterations) {
   EXPECT_NE(row(s, "loop 0 iterations recorded").find(" 3 "), std::string::npos) << s;
   EXPECT_NE(row(s, "program (start -> end)").find("3200"), std::string::npos) << s;
 }
+
+TEST(Timeline, EstimatesTheClockFromTheLongestSmSpan) {
+  // SM 0 spans 1,500,000 cycles, SM 1 less; over 1 ms: 1500 MHz.
+  std::vector<uint64_t> w;
+  push(w, 1000, 0, kTraceProgramStart, 0, 0);
+  push(w, 1501000, 0, kTraceProgramEnd, 0, 0);
+  push(w, 7, 1, kTraceProgramStart, 0, 1);
+  push(w, 900007, 1, kTraceProgramEnd, 0, 1);
+  std::vector<TraceRecord> r = decodeTrace(w, w.size() / 2);
+  EXPECT_DOUBLE_EQ(estimateClockMHz(r, 1.0), 1500.0);
+  EXPECT_EQ(estimateClockMHz(r, 0.0), 0.0);
+  EXPECT_EQ(estimateClockMHz({}, 1.0), 0.0);
+  // The summary's microsecond column at that clock: 1,500,000 cycles, 1000 us.
+  std::string s = summarizeTrace(r, 1500.0);
+  EXPECT_NE(s.find("us at 1500 MHz"), std::string::npos) << s;
+}

@@ -427,7 +427,7 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
           kite::KernelPlan tp = kite::compileToPlan(source, *specs, launch, traced);
           bench.time(tp, 2);
           kite::runtime::zeroPlanGlobal(tp, "kite_trace_len");
-          bench.runOnce(tp);
+          double tracedMs = bench.runOnce(tp);
           std::vector<uint8_t> len = kite::runtime::readPlanGlobal(tp, "kite_trace_len");
           std::vector<uint8_t> buf = kite::runtime::readPlanGlobal(tp, "kite_trace");
           uint32_t n = 0;
@@ -436,7 +436,11 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
           std::memcpy(words.data(), buf.data(), words.size() * 8);
           std::vector<kite::autotune::TraceRecord> records =
               kite::autotune::decodeTrace(words, n);
-          roof.timeline = kite::autotune::summarizeTrace(records);
+          roof.timeline = kite::autotune::summarizeTrace(
+              records, kite::autotune::estimateClockMHz(records, tracedMs));
+          roof.timeline += llvm::formatv("the traced launch took {0:F4} ms; microseconds at the "
+                                         "clock that implies\n",
+                                         tracedMs);
           if (n > records.size())
             roof.timeline += llvm::formatv("{0} records past the {1} kept were dropped\n",
                                            n - records.size(), records.size());
