@@ -503,23 +503,26 @@ run_roundtrip() {
 }
 
 # Where attention's programs spend their cycles: `kite bench --timeline` of
-# the attention rows against SDPA (flat and persistent, causal and not,
-# S1024 and S4096) with the producer/pingpong config, beside SDPA's times
-# from the same session (OUT/timeline.txt).
+# the attention rows against SDPA (causal and not, S1024 and S4096) under
+# three configs, beside SDPA's times from the same session
+# (OUT/timeline.txt).
 run_timeline() {
   local bin="$1" out="$2" ir="$3"
   mkdir -p "$out"
-  local c='{"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true'
+  # Two computing warpgroups taking turns, flat and persistent; and two
+  # programs an SM with one computing warpgroup each.
+  local pp='{"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true'
+  local configs=("$pp}" "$pp,\"pid_type\":\"persistent_interleaved\"}"
+    '{"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2}')
   {
-    local s ex pid
+    local s ex c
     for s in ${KITE_TIMELINE_SEQS:-1024 4096}; do
       for ex in attention causal_attention; do
-        for pid in flat persistent_interleaved; do
-          echo "== $ex B4 H32 S$s D128 bf16, $pid"
+        for c in "${configs[@]}"; do
+          echo "== $ex B4 H32 S$s D128 bf16, $c"
           timeout 120 "$bin/kite" bench "$ir/$ex.mlir" --kernel "$ex" \
             --arg "q=bf16[128,$s,128]" "k=bf16[128,$s,128]" "v=bf16[128,$s,128]" \
-            --config "$c,\"pid_type\":\"$pid\"}" --runs 20 --timeline 2>&1 ||
-            echo "kite bench $ex S$s $pid: FAILED"
+            --config "$c" --runs 20 --timeline 2>&1 || echo "kite bench $ex S$s: FAILED"
         done
       done
     done

@@ -472,7 +472,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":1,"warp_specialize":true,"overlap_products":true})",
                 // The two computing warpgroups taking turns (pingpong).
                 R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})",
-                R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":3,"warp_specialize":true,"overlap_products":true,"pingpong":true,"pid_type":"persistent_interleaved"})"},
+                R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":3,"warp_specialize":true,"overlap_products":true,"pingpong":true,"pid_type":"persistent_interleaved"})",
+                // Two programs an SM, one computing warpgroup each.
+                R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2})"},
                1.0, "attention_d128"});
   // Causal: key loops that end at the query tile's end, the mask an index
   // comparison made in the scores' layout; query and key tiles of equal and
@@ -500,7 +502,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true})",
                 R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})",
                 // Persistent: the producer copies q too (a ring of two stages).
-                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_interleaved"})"},
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_interleaved"})",
+                // Two programs an SM, one computing warpgroup each.
+                R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2})"},
                1.0, "causal_attention_d128"});
   // Key loops split where an index condition holds on whole tiles
   // (kite-split-masked-loops): a band over every column (three loops), a
