@@ -431,13 +431,18 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
   const std::string wg = R"("tensor_cores":true,"wgmma":true,"fast_math":true)";
   const std::string ws = wg + R"(,"warp_specialize":true,"overlap_products":true)";
   // Persistent programs: the producer copies the next program's q, k and
-  // v while this one finishes (faster where programs have few key tiles:
-  // S1024; slower at S4096 and for causal, whose static assignment of
-  // programs to SMs is unbalanced).
+  // v while this one finishes (1% faster at S1024 on an H100; slower at
+  // S4096, and for causal, whose static assignment of programs to SMs is
+  // unbalanced).
   const std::string persistent = R"(,"pid_type":"persistent_interleaved")";
+  // Two programs an SM, one computing warpgroup each: one program's start
+  // and end run under the other's products.
+  const std::string twoPerSm =
+      "{" + ws + R"(,"block_sizes":[1,64,64],"num_warps":8,"num_stages":2,"min_programs_per_sm":2})";
   if (sweep) {
     b.configs = {"", "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true})",
                  "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true)" + persistent + "}",
+                 twoPerSm,
                  "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})"};
     return b;
   }
@@ -449,7 +454,8 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
                "{" + ws + R"(,"block_sizes":[1,128,64],"num_warps":12,"num_stages":3,"pingpong":true})",
                "{" + ws + R"(,"block_sizes":[1,64,128],"num_warps":8,"num_stages":2})",
                "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})",
-               "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1})"};
+               "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1})",
+               twoPerSm};
   return b;
 }
 
