@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include "runtime/Launch.h"
@@ -420,6 +421,46 @@ struct NvtxRange {
   NvtxRange &operator=(const NvtxRange &) = delete;
 };
 
+/// What a tensor map's encoding reads that varies between launches (the
+/// interleave, element strides, L2 promotion and fill are always the same).
+struct TensorMapKey {
+  CUtensorMapDataType type{};
+  int rank = 0, swizzle = 0;
+  void *data = nullptr;
+  cuuint64_t dims[5] = {}, strides[4] = {};
+  cuuint32_t box[5] = {};
+  bool operator==(const TensorMapKey &) const = default;
+};
+
+/// The tensor maps this thread encoded last: a launch that passes the same
+/// tensor as a recent one (weights, a KV cache, a caching allocator's
+/// block) copies its 128 bytes instead of asking the driver again. The
+/// encoding is a pure function of the key (no context), so an entry never
+/// goes stale.
+class TensorMapCache {
+public:
+  const CUtensorMap *find(const TensorMapKey &k) const {
+    for (const Entry &e : entries_)
+      if (e.used && e.key == k)
+        return &e.map;
+    return nullptr;
+  }
+  void insert(const TensorMapKey &k, const CUtensorMap &map) {
+    Entry &e = entries_[next_];
+    next_ = (next_ + 1) % entries_.size();
+    e = {k, map, true};
+  }
+
+private:
+  struct Entry {
+    TensorMapKey key;
+    CUtensorMap map;
+    bool used = false;
+  };
+  std::array<Entry, 8> entries_{};
+  size_t next_ = 0;
+};
+
 /// Writes the CUtensorMap of `t` tiled by `spec` to `dst` (128 bytes):
 /// dims innermost first, zero fill past the tensor's bounds.
 void encodeTensorMap(uint8_t *dst, const Tensor &t, DType dtype, const TensorMapSpec &spec,
@@ -441,27 +482,36 @@ void encodeTensorMap(uint8_t *dst, const Tensor &t, DType dtype, const TensorMap
   }
   const int rank = spec.rank;
   const uint64_t elem = uint64_t(element_size(dtype));
-  cuuint64_t dims[5], strides[4];
-  cuuint32_t box[5], elementStrides[5];
+  TensorMapKey k;
+  k.type = type;
+  k.rank = rank;
+  k.swizzle = spec.swizzle & 3;
+  k.data = t.data_ptr();
+  cuuint32_t elementStrides[5];
   for (int d = 0; d < rank; ++d) {
     int src = rank - 1 - d; // CUDA lists dims innermost first
-    dims[d] = cuuint64_t(t.size(src));
-    box[d] = spec.box[src];
+    k.dims[d] = cuuint64_t(t.size(src));
+    k.box[d] = spec.box[src];
     elementStrides[d] = 1;
     if (d > 0)
-      strides[d - 1] = cuuint64_t(t.stride(src)) * elem;
+      k.strides[d - 1] = cuuint64_t(t.stride(src)) * elem;
+  }
+  thread_local TensorMapCache cache;
+  if (const CUtensorMap *hit = cache.find(k)) {
+    std::memcpy(dst, hit, sizeof(*hit));
+    return;
   }
   static const CUtensorMapSwizzle swizzles[] = {
       CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B,
       CU_TENSOR_MAP_SWIZZLE_128B};
   CUtensorMap map;
-  check(cu().cuTensorMapEncodeTiled(&map, type, cuuint32_t(rank), t.data_ptr(), dims, strides, box,
-                                    elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                    swizzles[spec.swizzle & 3],
-                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+  check(cu().cuTensorMapEncodeTiled(&map, type, cuuint32_t(rank), k.data, k.dims, k.strides,
+                                    k.box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                    swizzles[k.swizzle], CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         "encoding the TMA descriptor of a {}-D {} tensor for {}", rank, dtype_name(dtype),
         plan.name);
+  cache.insert(k, map);
   std::memcpy(dst, &map, sizeof(map));
 }
 
