@@ -3,7 +3,7 @@
 #
 # Runs the lit suites (dialect, frontend, errors), the unit tests and the
 # reference-mode tests of every example. GPU and performance tests are
-# labelled `gpu` and `perf` and run on a GPU host (see docs/gpu.md).
+# labelled `gpu` and `perf` and run on a GPU host (tools/gpu.sh; README, "On a GPU").
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/tools/build.sh"
