@@ -79,10 +79,10 @@ struct EmitOptions {
   /// Emit `#line` directives pointing at the kernel's source.
   bool lineDirectives = false;
   /// Timeline events (kite_device::trace_event; `kite bench --timeline`):
-  /// the kernel's entry, each program's start and end, and the start and
-  /// end of each loop directly in a program's body, recorded with the SM's
-  /// clock by each warpgroup's first thread. Off in every plan but a
-  /// traced one: the records cost an atomic each.
+  /// the kernel's entry, each program's start and end, the start and end of
+  /// each loop directly in a program's body and the top of its iterations,
+  /// recorded with the SM's clock by each warpgroup's first thread. Off in
+  /// every plan but a traced one: the records cost an atomic each.
   bool trace = false;
 };
 
