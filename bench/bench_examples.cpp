@@ -439,10 +439,14 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
   // and end run under the other's products.
   const std::string twoPerSm =
       "{" + ws + R"(,"block_sizes":[1,64,64],"num_warps":8,"num_stages":2,"min_programs_per_sm":2})";
+  // Programs in groups of 16 heads, each group's query tiles longest first
+  // (causal: the last wave runs the shortest), its k and v 16 heads' worth.
+  const std::string grouped =
+      "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true,"l2_groupings":[16]})";
   if (sweep) {
     b.configs = {"", "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true})",
                  "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true)" + persistent + "}",
-                 twoPerSm,
+                 twoPerSm, grouped,
                  "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})"};
     return b;
   }
@@ -455,7 +459,7 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
                "{" + ws + R"(,"block_sizes":[1,64,128],"num_warps":8,"num_stages":2})",
                "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})",
                "{" + wg + R"(,"block_sizes":[1,64,64],"num_warps":4,"num_stages":1})",
-               twoPerSm};
+               twoPerSm, grouped};
   return b;
 }
 

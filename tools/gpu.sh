@@ -504,15 +504,17 @@ run_roundtrip() {
 
 # Where attention's programs spend their cycles: `kite bench --timeline` of
 # the attention rows against SDPA (causal and not, S1024 and S4096) under
-# three configs, beside SDPA's times from the same session
+# four configs, beside SDPA's times from the same session
 # (OUT/timeline.txt).
 run_timeline() {
   local bin="$1" out="$2" ir="$3"
   mkdir -p "$out"
-  # Two computing warpgroups taking turns, flat and persistent; and two
-  # programs an SM with one computing warpgroup each.
+  # Two computing warpgroups taking turns: flat, persistent, and flat with
+  # programs in groups of 16 heads (causal: the longest query tiles of a
+  # group first, so that the last wave is its shortest); and two programs
+  # an SM with one computing warpgroup each.
   local pp='{"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true'
-  local configs=("$pp}" "$pp,\"pid_type\":\"persistent_interleaved\"}"
+  local configs=("$pp}" "$pp,\"pid_type\":\"persistent_interleaved\"}" "$pp,\"l2_groupings\":[16]}"
     '{"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2}')
   {
     local s ex c

@@ -504,7 +504,9 @@ std::vector<Case> cases() {
                 // Persistent: the producer copies q too (a ring of two stages).
                 R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_interleaved"})",
                 // Two programs an SM, one computing warpgroup each.
-                R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2})"},
+                R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2})",
+                // Groups of 2 heads, each group's query tiles longest first.
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"l2_groupings":[2]})"},
                1.0, "causal_attention_d128"});
   // Key loops split where an index condition holds on whole tiles
   // (kite-split-masked-loops): a band over every column (three loops), a
