@@ -875,6 +875,28 @@ TEST_F(CacheTest, ChainCompilesOnceThenReadsTheDirectory) {
   EXPECT_TRUE(reports.empty()) << allReports();
 }
 
+// While KITE_CUDA_OVERRIDE is set, a launch neither reads the cache (its
+// compile would take the edited source) nor stores what it compiled (an
+// edited cubin must not be served later as the generated plan).
+TEST_F(CacheTest, ACudaOverrideBypassesTheCache) {
+  FakeCompiler compiler;
+  KernelSource k = softmaxSource();
+  ResolvedPlan stored = resolvePlan(k, launchSpecs(), Options{}, h200());
+  EXPECT_EQ(stored.origin, PlanOrigin::compiled);
+  ASSERT_EQ(cache::list().size(), 1u);
+  ::setenv("KITE_CUDA_OVERRIDE", (dir / "edits").c_str(), 1);
+  ResolvedPlan edited = resolvePlan(k, launchSpecs(), Options{}, h200());
+  ResolvedPlan other = resolvePlan(k, launchSpecs(3, false), Options{}, h200());
+  ::unsetenv("KITE_CUDA_OVERRIDE");
+  EXPECT_EQ(edited.origin, PlanOrigin::compiled); // not PlanOrigin::directory
+  EXPECT_EQ(other.origin, PlanOrigin::compiled);
+  EXPECT_EQ(compiler.compiles, 3);
+  EXPECT_EQ(cache::list().size(), 1u) << "nothing stored while overridden";
+  // Without it, the stored entry answers again.
+  EXPECT_EQ(resolvePlan(k, launchSpecs(), Options{}, h200()).origin, PlanOrigin::directory);
+  EXPECT_EQ(compiler.compiles, 3);
+}
+
 // A launch with dynamic shapes stores its plan under its shape class: a
 // later process's launch of another size of the class reads it; a static
 // launch of the same sizes does not.
