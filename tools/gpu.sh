@@ -28,9 +28,10 @@
 #                           cache export, and a fresh process that runs the
 #                           serving sweeps from it without compiling
 #   tools/gpu.sh timeline [OUT]  on a GPU host: `kite bench --timeline` of
-#                           attention and causal attention (flat, persistent;
+#                           attention and causal attention (four configs;
 #                           S1024, S4096; KITE_TIMELINE_SEQS picks) beside
-#                           SDPA (OUT/timeline/timeline.txt)
+#                           SDPA, and of bmm 64x1024^3 and matmul 4096^3
+#                           (OUT/timeline/timeline.txt)
 #   tools/gpu.sh            both, on a GPU host that can also build
 #
 # The bundle holds stripped binaries only (no object files), packed into
@@ -527,6 +528,18 @@ run_timeline() {
             --config "$c" --runs 20 --timeline 2>&1 || echo "kite bench $ex S$s: FAILED"
         done
       done
+    done
+    # Products whose programs have few K steps (issue 24's bmm row) and
+    # many: a program's start, end and the gap between programs.
+    local p
+    for p in "bmm bmm a=bf16[64,1024,1024] b=bf16[64,1024,1024]" \
+             "matmul matmul x=bf16[4096,4096] y=bf16[4096,4096]"; do
+      local file kernel args
+      read -r file kernel args <<<"$p"
+      echo "== $kernel $args (default config)"
+      # shellcheck disable=SC2086
+      timeout 120 "$bin/kite" bench "$ir/$file.mlir" --kernel "$kernel" --arg $args --runs 20 \
+        --timeline 2>&1 || echo "kite bench $kernel: FAILED"
     done
     local benchdir
     benchdir="$(dirname "$bin")/bench"
