@@ -115,7 +115,8 @@ std::string kite::autotune::summarizeTrace(std::span<const TraceRecord> records,
     }
     it->cycles.push_back(cycles);
   };
-  size_t complete = 0;
+  size_t complete = 0;             // warpgroups' timelines
+  std::set<int64_t> completePrograms; // programs with at least one
   for (auto &[key, evs] : programs) {
     std::stable_sort(evs.begin(), evs.end(),
                      [](const TraceRecord &a, const TraceRecord &b) { return a.clock < b.clock; });
@@ -125,6 +126,7 @@ std::string kite::autotune::summarizeTrace(std::span<const TraceRecord> records,
         evs.back().event != kTraceProgramEnd)
       continue; // dropped records, or not one program's
     ++complete;
+    completePrograms.insert(key.second);
     for (size_t i = 0; i + 1 < evs.size(); ++i) {
       std::string name = phaseName(evs[i].event, evs[i + 1].event);
       if (!name.empty())
@@ -173,8 +175,8 @@ std::string kite::autotune::summarizeTrace(std::span<const TraceRecord> records,
     }
   }
   std::string out;
-  out += fmt::format("{} records, {} programs complete, {} SMs\n", records.size(), complete,
-                     smSpan.size());
+  out += fmt::format("{} records, {} programs complete ({} warpgroup timelines), {} SMs\n",
+                     records.size(), completePrograms.size(), complete, smSpan.size());
   if (overlapping)
     out += "programs overlap on an SM (more than one resident): the gaps between programs "
            "mix them\n";

@@ -71,7 +71,9 @@ TEST(Timeline, SummarizesPhasesAndGapsPerWarpgroup) {
   }
   std::vector<TraceRecord> r = decodeTrace(w, w.size() / 2);
   std::string s = summarizeTrace(r);
-  EXPECT_NE(s.find("18 records, 4 programs complete, 1 SMs"), std::string::npos) << s;
+  EXPECT_NE(s.find("18 records, 2 programs complete (4 warpgroup timelines), 1 SMs"),
+            std::string::npos)
+      << s;
   EXPECT_NE(s.find("warpgroup 0"), std::string::npos) << s;
   EXPECT_NE(s.find("producer"), std::string::npos) << s;
   EXPECT_NE(row(s, "loop 0 (start -> end)").find("8000"), std::string::npos) << s;
