@@ -301,15 +301,15 @@ public:
 private:
   func::FuncOp kernel;
   EmitOptions options;
-  /// The program body being emitted, whose loops a traced kernel brackets
-  /// with timeline events (EmitOptions::trace).
-  Block *tracedBody = nullptr;
-  std::string tracedPid; // the program id its events carry
-  /// The traced program body's loops and their numbers: each iteration of
-  /// one records event 64 + its number (traceIteration).
+  /// While a traced program (EmitOptions::trace) is emitted: the loops
+  /// directly in its body, numbered in order (at most 14), and the program
+  /// id its events carry.
   DenseMap<Operation *, int> tracedLoops;
-  /// At the top of a tile loop's iteration: its event, if it is traced.
-  void traceIteration(Operation *loop);
+  std::string tracedPid;
+  /// A traced loop's timeline event (events 2 + 2i, 3 + 2i and 64 + i of
+  /// loop i); nothing for another loop.
+  enum class TraceAt { start, end, iteration };
+  void traceLoop(Operation *loop, TraceAt at);
   /// The config kite-apply-config set (its `kite.config`), typed.
   Config config;
   CudaKernel result;

@@ -464,16 +464,19 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
       scalars[var] = name;
     }
   }
-  // The program's id in its events: kite_pid, or with an xyz grid (whose
-  // kite_pid is 0) the block's linear index.
-  tracedPid = xyz ? "(long long)((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x)"
-                  : "kite_pid";
-  if (options.trace)
+  if (options.trace) {
+    // The program's id in its events: kite_pid, or with an xyz grid (whose
+    // kite_pid is 0) the block's linear index.
+    tracedPid = xyz ? "(long long)((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x)"
+                    : "kite_pid";
     line(llvm::formatv("trace_event(1, {0});", tracedPid));
-  tracedBody = bodyBlock;
+    int n = 0;
+    for (Operation &op : *bodyBlock)
+      if (isa<TileForOp, GridForOp, scf::ForOp>(op) && n < 14)
+        tracedLoops[&op] = n++;
+  }
   if (failed(producing ? emitProducerBlock(*bodyBlock) : emitBlock(*bodyBlock)))
     return failure();
-  tracedBody = nullptr;
   tracedLoops.clear();
   if (options.trace)
     line(llvm::formatv("trace_event(31, {0});", tracedPid));
@@ -555,21 +558,13 @@ LogicalResult Emitter::emitBlock(Block &block) {
         storedSinceBarrier.insert(tensors[t].ptr);
     });
   }
-  // A traced program's loops: events 2 + 2i and 3 + 2i around its i-th.
-  bool traced = options.trace && &block == tracedBody;
-  int loopIndex = 0;
   for (Operation &op : block) {
     if (isa<YieldOp, scf::YieldOp>(op))
       continue;
-    bool tracedLoop = traced && isLoop(&op) && loopIndex < 14;
-    if (tracedLoop) {
-      line(llvm::formatv("trace_event({0}, {1});", 2 + 2 * loopIndex, tracedPid));
-      tracedLoops[&op] = loopIndex;
-    }
+    traceLoop(&op, TraceAt::start);
     if (failed(emitOp(&op)))
       return failure();
-    if (tracedLoop)
-      line(llvm::formatv("trace_event({0}, {1});", 3 + 2 * loopIndex++, tracedPid));
+    traceLoop(&op, TraceAt::end);
   }
   if (isa<scf::IfOp>(parent))
     storedSinceBarrier.insert(before.begin(), before.end());
@@ -700,16 +695,20 @@ FailureOr<LoopVars> Emitter::emitLoopCount(TileForOp loop, unsigned d) {
   return lv;
 }
 
-void Emitter::traceIteration(Operation *loop) {
-  if (auto it = tracedLoops.find(loop); it != tracedLoops.end())
-    line(llvm::formatv("trace_event({0}, {1});", 64 + it->second, tracedPid));
+void Emitter::traceLoop(Operation *loop, TraceAt at) {
+  auto it = tracedLoops.find(loop);
+  if (it == tracedLoops.end())
+    return;
+  int i = it->second;
+  int event = at == TraceAt::start ? 2 + 2 * i : at == TraceAt::end ? 3 + 2 * i : 64 + i;
+  line(llvm::formatv("trace_event({0}, {1});", event, tracedPid));
 }
 
 void Emitter::openTileLoop(TileForOp loop, unsigned d, const LoopVars &lv) {
   line(llvm::formatv("for (i64 {0} = 0; {0} < {1}; ++{0}) {{", lv.iv, lv.count));
   ++indent;
   if (d == 0)
-    traceIteration(loop);
+    traceLoop(loop, TraceAt::iteration);
   defineSpan(loop.getSpans()[d],
              llvm::formatv("(i64)({0}) + {1} * {2}", lv.lower, lv.iv, lv.blockSize).str(),
              lv.upper, lv.blockSize, lv.lowerConst, lv.upperConst, lv.iv, lv.count);

@@ -232,7 +232,7 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   line("}");
   line(llvm::formatv("for (i64 {0} = 1; {0} < {1}; ++{0}) {{", lv.iv, lv.count));
   ++indent;
-  traceIteration(loop);
+  traceLoop(loop, TraceAt::iteration);
   if (failed(iteration(true)) || failed(drain()))
     return failure();
   --indent;

@@ -355,11 +355,7 @@ void Emitter::emitRings() {
 }
 
 LogicalResult Emitter::emitProducerBlock(Block &block) {
-  // A traced program's loops, numbered as the computing threads number them.
-  bool traced = options.trace && &block == tracedBody;
-  int loopIndex = 0;
   for (Operation &op : block) {
-    int index = isa<TileForOp, GridForOp, scf::ForOp>(op) ? loopIndex++ : -1;
     if (!producerSlice.contains(&op))
       continue;
     if (tmaCopies.count(&op)) {
@@ -378,18 +374,13 @@ LogicalResult Emitter::emitProducerBlock(Block &block) {
     FailureOr<LoopVars> lv = emitLoopCount(loop, 0);
     if (failed(lv))
       return failure();
-    bool tracedLoop = traced && index < 14;
-    if (tracedLoop) {
-      line(llvm::formatv("trace_event({0}, {1});", 2 + 2 * index, tracedPid));
-      tracedLoops[&op] = index;
-    }
+    traceLoop(loop, TraceAt::start);
     openTileLoop(loop, 0, *lv);
     if (failed(emitProducerBlock(*loop.getBodyBlock())))
       return failure();
     --indent;
     line("}");
-    if (tracedLoop)
-      line(llvm::formatv("trace_event({0}, {1});", 3 + 2 * index, tracedPid));
+    traceLoop(loop, TraceAt::end);
   }
   return success();
 }
