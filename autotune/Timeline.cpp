@@ -7,13 +7,35 @@
 
 #include "autotune/Timeline.h"
 
+#include "runtime/Launch.h"
+
+#include <kite/kite.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 
 using namespace kite::autotune;
+
+void kite::autotune::clearTrace(const KernelPlan &plan, int device) {
+  runtime::zeroPlanGlobal(plan, "kite_trace_len", device);
+}
+
+Trace kite::autotune::readTrace(const KernelPlan &plan, int device) {
+  std::vector<uint8_t> len = runtime::readPlanGlobal(plan, "kite_trace_len", device);
+  std::vector<uint8_t> buf = runtime::readPlanGlobal(plan, "kite_trace", device);
+  uint32_t n = 0;
+  if (len.size() != sizeof n)
+    throw Error(fmt::format("the timeline of {}: kite_trace_len has {} bytes, not {}", plan.name,
+                            len.size(), sizeof n));
+  std::memcpy(&n, len.data(), sizeof n);
+  std::vector<uint64_t> words(buf.size() / 8);
+  std::memcpy(words.data(), buf.data(), words.size() * 8);
+  return {decodeTrace(words, n), n};
+}
 
 std::vector<TraceRecord> kite::autotune::decodeTrace(std::span<const uint64_t> words,
                                                      uint64_t count) {

@@ -14,6 +14,8 @@
 #ifndef KITE_AUTOTUNE_TIMELINE_H
 #define KITE_AUTOTUNE_TIMELINE_H
 
+#include <kite/runtime.hpp>
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -33,6 +35,17 @@ struct TraceRecord {
 /// start and end; between them 2 + 2i and 3 + 2i for the start and end of
 /// the program body's i-th loop and 64 + i for the top of its iterations.
 constexpr uint32_t kTraceEntry = 0, kTraceProgramStart = 1, kTraceProgramEnd = 31;
+
+/// A traced plan's records on `device`: clearTrace before the launch (the
+/// kernel's count of records back to 0), readTrace after it: the records
+/// kept, and how many the kernel made (more where it ran out of room).
+/// Throws kite::Error if the plan is not traced.
+struct Trace {
+  std::vector<TraceRecord> records;
+  uint64_t recorded = 0;
+};
+void clearTrace(const KernelPlan &plan, int device = 0);
+Trace readTrace(const KernelPlan &plan, int device = 0);
 
 /// Decodes `count` records from kite_trace's words (two a record).
 std::vector<TraceRecord> decodeTrace(std::span<const uint64_t> words, uint64_t count);

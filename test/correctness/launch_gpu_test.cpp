@@ -26,7 +26,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <map>
 #include <cstdio>
 #include <random>
@@ -99,21 +98,15 @@ TEST_F(LaunchGpu, TracedPlanRecordsEveryProgramOnce) {
     traced.trace = true;
     KernelPlan plan = compileToPlan(*k, specs, Options{{}, config}, traced);
     EXPECT_NE(plan.key, compileToPlan(*k, specs, Options{{}, config}).key);
-    runtime::zeroPlanGlobal(plan, "kite_trace_len");
+    autotune::clearTrace(plan);
     KernelArg args[] = {dx, dy};
     Tensor out;
     run_plan(plan, args, std::span<Tensor>(&out, 1));
     cuda::synchronize();
     EXPECT_TRUE(allClose(cuda::to_host(out), expected, toleranceFor(f32)));
-    std::vector<uint8_t> len = runtime::readPlanGlobal(plan, "kite_trace_len");
-    std::vector<uint8_t> buf = runtime::readPlanGlobal(plan, "kite_trace");
-    ASSERT_EQ(len.size(), 4u);
-    uint32_t n = 0;
-    std::memcpy(&n, len.data(), 4);
-    std::vector<uint64_t> words(buf.size() / 8);
-    std::memcpy(words.data(), buf.data(), words.size() * 8);
-    std::vector<autotune::TraceRecord> records = autotune::decodeTrace(words, n);
-    ASSERT_EQ(records.size(), n);
+    autotune::Trace trace = autotune::readTrace(plan);
+    const std::vector<autotune::TraceRecord> &records = trace.records;
+    ASSERT_EQ(records.size(), trace.recorded) << "records dropped";
     // 125 x 5 tiles of 8 x 32; one warpgroup a program.
     const int64_t programs = 125 * 5;
     std::map<int64_t, std::pair<uint64_t, uint64_t>> seen; // start, end clocks

@@ -32,7 +32,6 @@
 
 #include "autotune/Bench.h"
 #include "autotune/Timeline.h"
-#include "runtime/Launch.h"
 #include "lowering/Compiler.h"
 #include "lowering/Roofline.h"
 
@@ -64,7 +63,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -426,24 +424,18 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
           traced.trace = true;
           kite::KernelPlan tp = kite::compileToPlan(source, *specs, launch, traced);
           bench.time(tp, 2);
-          kite::runtime::zeroPlanGlobal(tp, "kite_trace_len");
+          kite::autotune::clearTrace(tp);
           double tracedMs = bench.runOnce(tp);
-          std::vector<uint8_t> len = kite::runtime::readPlanGlobal(tp, "kite_trace_len");
-          std::vector<uint8_t> buf = kite::runtime::readPlanGlobal(tp, "kite_trace");
-          uint32_t n = 0;
-          std::memcpy(&n, len.data(), std::min(len.size(), sizeof n));
-          std::vector<uint64_t> words(buf.size() / 8);
-          std::memcpy(words.data(), buf.data(), words.size() * 8);
-          std::vector<kite::autotune::TraceRecord> records =
-              kite::autotune::decodeTrace(words, n);
+          kite::autotune::Trace trace = kite::autotune::readTrace(tp);
+          const auto &records = trace.records;
           roof.timeline = kite::autotune::summarizeTrace(
               records, kite::autotune::estimateClockMHz(records, tracedMs));
           roof.timeline += llvm::formatv("the traced launch took {0:F4} ms; microseconds at the "
                                          "clock that implies\n",
                                          tracedMs);
-          if (n > records.size())
+          if (trace.recorded > records.size())
             roof.timeline += llvm::formatv("{0} records past the {1} kept were dropped\n",
-                                           n - records.size(), records.size());
+                                           trace.recorded - records.size(), records.size());
         }
       } catch (const std::exception &e) {
         if (opts.bench)
