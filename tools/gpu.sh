@@ -239,6 +239,11 @@ run_sanitizers() {
 
 # The bundle's bin/, unpacked from bin.tar.gz on first use; from inside
 # the bundle (bundle/gpu.sh) the bundle is $root.
+# The examples' captured IR: the bundle's, else a checkout's ir/.
+bundle_ir() {
+  if [ -d "$bundle/ir" ]; then echo "$bundle/ir"; else echo "$root/ir"; fi
+}
+
 bundle_bin() {
   local b="$bundle"
   [ -f "$b/bin.tar.gz" ] || [ -d "$b/bin" ] || b="$root"
@@ -298,8 +303,8 @@ run_bundle() {
     if run_difftest "$bin" "$out"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   fi
   if has_step sanitize; then
-    local ir="$bundle/ir"
-    [ -d "$ir" ] || ir="$root/ir"
+    local ir
+    ir="$(bundle_ir)"
     run_sanitizers "$bin" "$out" "$shards" "$ir"
   fi
   if has_step bench && [ "${KITE_SKIP_BENCH:-0}" != 1 ]; then
@@ -562,29 +567,25 @@ case "${1:-all}" in
   tune-table)
     out="${2:-$root/gpu-out}/tune"
     bin="$(bundle_bin)"
-    ir="$bundle/ir"
-    [ -d "$ir" ] || ir="$root/ir"
+    ir="$(bundle_ir)"
     run_tune_table "$bin" "$out" "$ir" ;;
   shapes)
     out="${2:-$root/gpu-out}/shapes"
     bin="$(bundle_bin)"
-    ir="$bundle/ir"
-    [ -d "$ir" ] || ir="$root/ir"
+    ir="$(bundle_ir)"
     run_shapes_table "$bin" "$out" "$ir"
     [ -n "${KITE_SHAPES_TUNED:-}" ] && run_shapes_tuned "$bin" "$out" "$ir"
     true ;;
   timeline)
     out="${2:-$root/gpu-out}/timeline"
     bin="$(bundle_bin)"
-    ir="$bundle/ir"
-    [ -d "$ir" ] || ir="$root/ir"
+    ir="$(bundle_ir)"
     run_timeline "$bin" "$out" "$ir" ;;
   all) build_bundle; run_bundle "${2:-}" ;;
   roundtrip)
     out="${2:-$root/gpu-out}/roundtrip"
     bin="$(bundle_bin)"
-    ir="$bundle/ir"
-    [ -d "$ir" ] || ir="$root/ir"
+    ir="$(bundle_ir)"
     run_roundtrip "$bin" "$out" "$ir" ;;
   *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]|shapes [OUT]|roundtrip [OUT]|timeline [OUT]]" >&2; exit 2 ;;
 esac

@@ -64,6 +64,11 @@ struct CountingCompiler {
   ~CountingCompiler() { runtime::setCompiler({}); }
 };
 
+/// Arguments of `add` at a size that is no multiple of a tile.
+std::vector<ArgSpec> addSpecs() {
+  return {ArgSpec::tensor("x", f32, {37, 70}), ArgSpec::tensor("y", f32, {37, 70})};
+}
+
 template <class F> std::string errorOf(F &&f) {
   try {
     f();
@@ -123,10 +128,8 @@ TEST(Registration, EmbeddedIRCompilesToAPlan) {
   // The registered IR goes through the whole compiler (NVRTC needs no GPU).
   const KernelSource *k = lookup_kernel(&add);
   ASSERT_NE(k, nullptr);
-  std::vector<ArgSpec> specs = {ArgSpec::tensor("x", f32, {37, 70}),
-                                ArgSpec::tensor("y", f32, {37, 70})};
-  CompileOptions target;
-  target.arch = "sm_90a";
+  std::vector<ArgSpec> specs = addSpecs();
+  const CompileOptions target{"sm_90a"};
   KernelPlan plan = compileToPlan(*k, specs, Options{}, target);
   EXPECT_EQ(plan.name, "add");
   EXPECT_EQ(plan.results.size(), 1u);
@@ -143,10 +146,8 @@ TEST(Registration, CudaOverrideCompilesTheEditedSource) {
   // source; without the file, or the variable, the generated one compiles.
   const KernelSource *k = lookup_kernel(&add);
   ASSERT_NE(k, nullptr);
-  std::vector<ArgSpec> specs = {ArgSpec::tensor("x", f32, {37, 70}),
-                                ArgSpec::tensor("y", f32, {37, 70})};
-  CompileOptions target;
-  target.arch = "sm_90a";
+  std::vector<ArgSpec> specs = addSpecs();
+  const CompileOptions target{"sm_90a"};
   CudaKernel cuda = lowerToCuda(k->ir, k->name, specs, "", target);
   std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "kite-override";
   std::filesystem::create_directories(dir);
