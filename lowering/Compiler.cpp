@@ -393,6 +393,7 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
       TensorMapSpec m;
       m.rank = uint8_t(p.box.size());
       m.swizzle = uint8_t(p.swizzle);
+      m.staged = p.staged;
       for (size_t d = 0; d < p.box.size(); ++d)
         m.box[d] = uint32_t(p.box[d]);
       ps.bytes = m.encode();

@@ -381,10 +381,9 @@ std::string kite::whyNotPlainProductLoop(TileForOp loop) {
   if (a->spans[rank - 1] != k || b->spans[rank - 2] != k)
     return "the loop's span is not the operands' K index";
   if (fp8) {
-    OperandCopies c = operandCopies(loop, *a, *b);
-    if (c.a != "async" || c.b != "async" || !c.wholeDims)
+    if (!operandCopies(loop, *a, *b).tma())
       return "8-bit float products run on the TMA main loop only, which needs both operands' "
-             "rows 16-byte aligned and the loops over whole dims";
+             "rows contiguous and the loops over whole dims";
   }
   return "";
 }
@@ -630,23 +629,6 @@ int64_t kite::computeThreads(const Config &config, func::FuncOp kernel) {
   return hasKeyLoopProducer(config, kernel) ? threads - 128 : threads;
 }
 
-/// True if the right operand of `loop`'s product (a plain product loop)
-/// has contiguous rows whose stride is not a multiple of 8 elements, which
-/// kite-matmul-mainloop copies by shifted loads.
-static bool shiftedRhs(TileForOp loop) {
-  Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
-  std::optional<ProductOperand> b = product ? productOperand(product->getOperand(2)) : std::nullopt;
-  if (!b || b->transposed)
-    return false;
-  auto func = loop->getParentOfType<func::FuncOp>();
-  auto strides =
-      func.getArgAttrOfType<DenseI64ArrayAttr>(b->tensor.getArgNumber(), "kite.strides");
-  if (!strides || strides.size() < 2)
-    return false;
-  ArrayRef<int64_t> st = strides.asArrayRef();
-  return st.back() == 1 && st[st.size() - 2] > 0 && st[st.size() - 2] % 8 != 0;
-}
-
 int64_t kite::registersPerThread(const Config &config, int64_t threads) {
   int64_t programs = std::max<int64_t>(config.min_programs_per_sm, 1);
   return std::min<int64_t>(255, 65536 / (programs * threads) / 8 * 8);
@@ -879,13 +861,6 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch, bool speculative
         setBlock(top.getBlockSizes()[dims - 1], 128);
         c.num_stages = 6;
         bm = 64;
-      } else if (dims >= 2 && bm == 128 && bn == 256 && stageK && shiftedRhs(loop)) {
-        // The right operand's rows are not 16-byte multiples (4097 x 4095
-        // x 4096): the producer copies its tiles through registers, so
-        // give it the narrower side, 256 x 128 tiles (on the H200 0.59 ms
-        // against 0.87).
-        setBlock(top.getBlockSizes()[dims - 2], 256);
-        setBlock(top.getBlockSizes()[dims - 1], 128);
       }
       // 8-bit products run only on the TMA main loop, whose consumers take
       // 64 or 128 rows: fewer rows (M = 1) still get a 64-row tile, its

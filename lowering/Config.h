@@ -189,12 +189,19 @@ std::string whyNotPlainProductLoop(TileForOp loop);
 /// How a plain product loop's operand tiles can be copied to shared memory
 /// (kite_gemm.cuh's GemmCopy): "async" (16-byte cp.async: contiguous rows,
 /// 16-byte aligned data, rows and tile starts), "shifted" (contiguous rows
-/// of static strides of at least 32 bytes) or "elements"; and whether the
-/// loops run over whole dims of both tensors (TMA boxes take the tensors'
-/// bounds as theirs). TMA copies need both "async" and whole dims.
+/// of static strides of at least 32 bytes) or "elements"; whether an
+/// operand that is not "async" has contiguous rows (a stride of 1 along
+/// its last dim), so that TMA can copy it from a padded copy made at
+/// launch (a staged tensor map); and whether the loops run over whole dims
+/// of both tensors (TMA boxes take the tensors' bounds as theirs). TMA
+/// copies (`tma()`) need whole dims and each operand "async" or stageable.
 struct OperandCopies {
   llvm::StringRef a, b;
+  bool stageA = false, stageB = false;
   bool wholeDims = false;
+  bool tma() const {
+    return wholeDims && (a == "async" || stageA) && (b == "async" || stageB);
+  }
 };
 OperandCopies operandCopies(TileForOp loop, const ProductOperand &a, const ProductOperand &b);
 

@@ -150,6 +150,9 @@ FailureOr<CudaKernel> Emitter::run() {
     os << "#define KITE_COMPUTE_THREADS " << numThreads << "\n";
   if (options.trace)
     os << "#define KITE_TRACE " << kTraceCapacity << "\n";
+  // A staged tensor map's launch first runs the module's kite_stage_rows.
+  if (llvm::any_of(result.params, [](const CudaKernel::Param &p) { return p.staged; }))
+    os << "#define KITE_STAGED_OPERANDS\n";
   os << "#include \"kite_device.cuh\"\n";
   if (usesGemm)
     os << "#include \"kite_gemm.cuh\"\n";

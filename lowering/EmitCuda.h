@@ -40,10 +40,13 @@ struct CudaKernel {
     enum class Kind { ArgData, OutputData, ArgScalar, ArgTensorMap, ArgSize } kind;
     unsigned index;
     /// ArgTensorMap: the parameter's name, the copy box (elements per dim,
-    /// outermost first) and the swizzle (0 none .. 3 128-byte).
+    /// outermost first), the swizzle (0 none .. 3 128-byte), and whether
+    /// it maps a padded copy of the tensor that the launch makes first
+    /// (TensorMapSpec::staged; the kernel's module holds kite_stage_rows).
     std::string name = {};
     std::vector<int64_t> box = {};
     int swizzle = 0;
+    bool staged = false;
     /// ArgSize: the dim of tensor argument `index` whose size (an i64) this
     /// is, named `name`.
     unsigned dim = 0;

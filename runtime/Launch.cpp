@@ -384,6 +384,8 @@ struct LoadedPlan {
   };
   Module module;
   CUfunction function = nullptr;
+  /// kite_stage_rows, where a tensor map is staged (TensorMapSpec::staged).
+  CUfunction stage = nullptr;
   std::vector<Slot> slots;
   /// The parameter buffer with constants in place; copied per launch.
   std::vector<uint8_t> image;
@@ -461,10 +463,11 @@ private:
   size_t next_ = 0;
 };
 
-/// Writes the CUtensorMap of `t` tiled by `spec` to `dst` (128 bytes):
-/// dims innermost first, zero fill past the tensor's bounds.
-void encodeTensorMap(uint8_t *dst, const Tensor &t, DType dtype, const TensorMapSpec &spec,
-                     const KernelPlan &plan) {
+/// Writes the CUtensorMap of the tensor at `data` with `sizes` and `strides`
+/// (elements, outermost first) tiled by `spec` to `dst` (128 bytes): dims
+/// innermost first, zero fill past the tensor's bounds.
+void encodeTensorMap(uint8_t *dst, void *data, const int64_t *sizes, const int64_t *strides,
+                     DType dtype, const TensorMapSpec &spec, const KernelPlan &plan) {
   CUtensorMapDataType type;
   switch (dtype) {
   case DType::bf16: type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
@@ -486,15 +489,15 @@ void encodeTensorMap(uint8_t *dst, const Tensor &t, DType dtype, const TensorMap
   k.type = type;
   k.rank = rank;
   k.swizzle = spec.swizzle & 3;
-  k.data = t.data_ptr();
+  k.data = data;
   cuuint32_t elementStrides[5];
   for (int d = 0; d < rank; ++d) {
     int src = rank - 1 - d; // CUDA lists dims innermost first
-    k.dims[d] = cuuint64_t(t.size(src));
+    k.dims[d] = cuuint64_t(sizes[src]);
     k.box[d] = spec.box[src];
     elementStrides[d] = 1;
     if (d > 0)
-      k.strides[d - 1] = cuuint64_t(t.stride(src)) * elem;
+      k.strides[d - 1] = cuuint64_t(strides[src]) * elem;
   }
   thread_local TensorMapCache cache;
   if (const CUtensorMap *hit = cache.find(k)) {
@@ -513,6 +516,56 @@ void encodeTensorMap(uint8_t *dst, const Tensor &t, DType dtype, const TensorMap
         plan.name);
   cache.insert(k, map);
   std::memcpy(dst, &map, sizeof(map));
+}
+
+/// kite_stage_rows's parameter (kite_gemm.cuh's KiteStageRows, field for
+/// field): the rows of a tensor (all dims but the last, `outer` of them,
+/// with their sizes and byte strides, outermost first) copied to `dst`, one
+/// every `pitch` bytes (a multiple of 16), the bytes past `rowBytes` zero.
+struct StageRowsParams {
+  const void *src;
+  void *dst;
+  int64_t rowBytes, pitch, rows;
+  int64_t sizes[4], strides[4];
+  int32_t outer;
+};
+
+/// A staged tensor map's tensor: `t` copied on `stream` into a buffer whose
+/// rows are padded to 16-byte multiples. Returns the buffer (which must
+/// live until the launch that reads it is enqueued) and writes the copy's
+/// strides, in elements, to `strides`.
+Tensor stageRows(DeviceContext &dc, const LoadedPlan &lp, const Tensor &t, DType dtype,
+                 Stream stream, int64_t *strides, const KernelPlan &plan) {
+  const int rank = int(t.dim());
+  const int64_t elem = element_size(dtype);
+  StageRowsParams p{};
+  p.outer = rank - 1;
+  p.rowBytes = t.size(rank - 1) * elem;
+  p.pitch = (p.rowBytes + 15) / 16 * 16;
+  p.rows = 1;
+  for (int d = 0; d < rank - 1; ++d) {
+    p.sizes[d] = t.size(d);
+    p.strides[d] = t.stride(d) * elem;
+    p.rows *= t.size(d);
+  }
+  strides[rank - 1] = 1;
+  for (int d = rank - 2; d >= 0; --d)
+    strides[d] = d == rank - 2 ? p.pitch / elem : strides[d + 1] * t.size(d + 1);
+  Tensor buffer = allocateDevice(dc, {p.rows * p.pitch}, DType::i8, stream, false,
+                                 "kite::launch: the padded copy of an operand");
+  p.src = t.data_ptr();
+  p.dst = buffer.data_ptr();
+  int64_t chunks = p.rows * (p.pitch / 16);
+  if (chunks > 0) {
+    int64_t blocks = std::min<int64_t>((chunks + 255) / 256,
+                                       int64_t(std::max(dc.properties().smCount, 1)) * 8);
+    void *params[] = {&p};
+    check(cu().cuLaunchKernel(lp.stage, uint32_t(blocks), 1, 1, 256, 1, 1, 0, toCU(stream), params,
+                              nullptr),
+          "launching kite_stage_rows of {} (a padded copy of {} rows of {} bytes)", plan.name,
+          p.rows, p.rowBytes);
+  }
+  return buffer;
 }
 
 size_t scalarBytes(DType t) {
@@ -631,6 +684,10 @@ std::unique_ptr<LoadedPlan> loadPlan(DeviceContext &dc, const KernelPlan &plan) 
     lp->slots.push_back(slot);
     offset += uint32_t((size + 7) / 8 * 8);
   }
+  if (std::any_of(lp->slots.begin(), lp->slots.end(), [](const LoadedPlan::Slot &s) {
+        return s.kind == ParamSpec::Kind::argTensorMap && s.map.staged;
+      }))
+    lp->stage = lp->module.function("kite_stage_rows");
   lp->image.assign(offset, 0);
   for (size_t i = 0; i < plan.params.size(); ++i)
     if (plan.params[i].kind == ParamSpec::Kind::constant)
@@ -859,6 +916,9 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
   }
 
   // Parameters: the template (constants in place), then the run-time values.
+  // Padded copies of the tensors of staged tensor maps, alive until the
+  // launch that reads them is enqueued (their blocks are stream-ordered).
+  SmallBuffer<Tensor, 2> staged(lp.stage ? lp.slots.size() : 0);
   alignas(16) SmallBuffer<uint8_t, 512> buffer(lp.image.size());
   SmallBuffer<void *, 64> pointers(lp.slots.size());
   if (!lp.image.empty())
@@ -907,9 +967,21 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
       std::memcpy(dst, &v, 8);
       break;
     }
-    case ParamSpec::Kind::argTensorMap:
-      encodeTensorMap(dst, *args[slot.index].tensor, slot.type, slot.map, plan);
+    case ParamSpec::Kind::argTensorMap: {
+      const Tensor &t = *args[slot.index].tensor;
+      int64_t sizes[5], strides[5]; // validate_plan: the map's rank (1 to 5) is the tensor's
+      for (int d = 0; d < slot.map.rank; ++d) {
+        sizes[d] = t.size(d);
+        strides[d] = t.stride(d);
+      }
+      void *data = t.data_ptr();
+      if (slot.map.staged) [[unlikely]] {
+        staged[i] = stageRows(dc, lp, t, slot.type, stream, strides, plan);
+        data = staged[i].data_ptr();
+      }
+      encodeTensorMap(dst, data, sizes, strides, slot.type, slot.map, plan);
       break;
+    }
     case ParamSpec::Kind::constant: break;
     }
   }

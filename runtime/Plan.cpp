@@ -555,7 +555,7 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
 }
 
 std::vector<uint8_t> kite::TensorMapSpec::encode() const {
-  std::vector<uint8_t> out = {rank, swizzle, 0, 0};
+  std::vector<uint8_t> out = {rank, swizzle, uint8_t(staged ? 1 : 0), 0};
   for (int d = 0; d < rank; ++d)
     for (int b = 0; b < 4; ++b)
       out.push_back(uint8_t(box[d] >> (8 * b)));
@@ -568,8 +568,13 @@ kite::TensorMapSpec kite::TensorMapSpec::decode(std::span<const uint8_t> bytes) 
     throw Error(fmt::format("a tensor-map parameter needs 4 + 4 x rank bytes with a rank of 1 to "
                             "5, got {} bytes",
                             bytes.size()));
+  if (bytes[2] > 1 || bytes[3] != 0)
+    throw Error(fmt::format("a tensor-map parameter's third and fourth bytes are its staged flag "
+                            "(0 or 1) and 0, got {} and {}",
+                            bytes[2], bytes[3]));
   m.rank = bytes[0];
   m.swizzle = bytes[1];
+  m.staged = bytes[2] == 1;
   for (int d = 0; d < m.rank; ++d)
     for (int b = 0; b < 4; ++b)
       m.box[d] |= uint32_t(bytes[4 + 4 * d + b]) << (8 * b);

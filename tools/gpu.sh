@@ -23,6 +23,7 @@
 #                           (OUT/shapes/shapes.md); KITE_SHAPES_TUNED=1: also
 #                           both tuned, and at untuned sizes (shapes-tuned.md;
 #                           KITE_SHAPES_TUNED=RE: the rows whose label matches)
+#   tools/gpu.sh shapes-tuned [OUT]  the tuned part of `shapes` alone
 #   tools/gpu.sh roundtrip [OUT]  on a GPU host: kite autotune --dynamic-shapes
 #                           over ranges of softmax, matmul and attention, a
 #                           cache export, and a fresh process that runs the
@@ -576,6 +577,9 @@ case "${1:-all}" in
     run_shapes_table "$bin" "$out" "$ir"
     [ -n "${KITE_SHAPES_TUNED:-}" ] && run_shapes_tuned "$bin" "$out" "$ir"
     true ;;
+  shapes-tuned)
+    out="${2:-$root/gpu-out}/shapes"
+    KITE_SHAPES_TUNED="${KITE_SHAPES_TUNED:-1}" run_shapes_tuned "$(bundle_bin)" "$out" "$(bundle_ir)" ;;
   timeline)
     out="${2:-$root/gpu-out}/timeline"
     bin="$(bundle_bin)"
@@ -587,5 +591,5 @@ case "${1:-all}" in
     bin="$(bundle_bin)"
     ir="$(bundle_ir)"
     run_roundtrip "$bin" "$out" "$ir" ;;
-  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]|shapes [OUT]|roundtrip [OUT]|timeline [OUT]]" >&2; exit 2 ;;
+  *) echo "usage: tools/gpu.sh [bundle|run [OUT]|bench [OUT]|tune-table [OUT]|shapes [OUT]|shapes-tuned [OUT]|roundtrip [OUT]|timeline [OUT]]" >&2; exit 2 ;;
 esac

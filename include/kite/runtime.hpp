@@ -307,13 +307,18 @@ struct ParamSpec {
 
 /// How an argTensorMap parameter tiles its tensor: the copy box (elements
 /// per dim, outermost first, as the tensor's dims) and the shared-memory
-/// swizzle (0 none, 1 32-byte, 2 64-byte, 3 128-byte). Stored in the
-/// parameter's `bytes` as: rank (u8), swizzle (u8), two zero bytes, then
-/// `rank` box sizes (u32, little-endian).
+/// swizzle (0 none, 1 32-byte, 2 64-byte, 3 128-byte). A staged map covers
+/// a copy of the tensor that each launch makes first (the module's
+/// `kite_stage_rows`), its rows padded to 16-byte multiples: TMA takes only
+/// 16-byte aligned addresses and strides, so a tensor whose rows are not
+/// (4097 x 4095 bf16) is copied by TMA from there. Stored in the
+/// parameter's `bytes` as: rank (u8), swizzle (u8), staged (u8, 0 or 1), a
+/// zero byte, then `rank` box sizes (u32, little-endian).
 struct TensorMapSpec {
   uint8_t rank = 0;
   uint8_t swizzle = 0;
   std::array<uint32_t, 5> box{};
+  bool staged = false;
   std::vector<uint8_t> encode() const;
   /// Throws kite::Error on a malformed buffer.
   static TensorMapSpec decode(std::span<const uint8_t> bytes);
@@ -377,8 +382,8 @@ std::vector<uint8_t> serialize(const KernelPlan &plan);
 KernelPlan deserialize(std::span<const uint8_t> bytes);
 /// The version serialize writes and deserialize reads (2: tensor-map
 /// parameters; 3: the persistent flag; 4: dynamic sizes and launch
-/// expressions; 5: bucketed dims).
-inline constexpr uint32_t kPlanFormatVersion = 5;
+/// expressions; 5: bucketed dims; 6: staged tensor maps).
+inline constexpr uint32_t kPlanFormatVersion = 6;
 
 //===----------------------------------------------------------------------===//
 // Launching

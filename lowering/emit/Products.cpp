@@ -88,6 +88,9 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                          {}, 3};
     CudaKernel::Param pb{CudaKernel::Param::Kind::ArgTensorMap, b.tensor.getArgNumber(), mapB,
                          {}, 3};
+    // Rows TMA cannot take in place are read from a padded copy.
+    pa.staged = plan.getAs<StringAttr>("copy_a").getValue() == "staged";
+    pb.staged = plan.getAs<StringAttr>("copy_b").getValue() == "staged";
     if (rank == 3) {
       pa.box.push_back(1);
       pb.box.push_back(1);

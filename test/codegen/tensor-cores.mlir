@@ -30,14 +30,20 @@
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=DEFFEW
 // DEFFEW: "block_sizes":[64,128,64],{{.*}}"num_stages":6,"num_warps":8,
 // DEFFEW: wgmma_tma_mainloop<64, 128, 1, 6, 2, bf16, bf16, false>(
-// y's rows (4095 elements) are copied through registers by the producer:
-// 256 x 128 tiles give it the narrower side.
+// y's rows (4095 elements) are not 16-byte multiples: TMA copies them from
+// a padded copy that the launch makes first (a staged map: the module holds
+// kite_stage_rows), x's in place.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4097,4096]' --arg 'y=bf16[4096,4095]' --emit=cuda | FileCheck %s --check-prefix=DEFSHIFT
-// DEFSHIFT: wgmma_ws_mainloop<256, 128, 2, 4, kCopyAsync, kCopyShifted, bf16>(
-// Rows that are not 16-byte multiples (odd sizes): the same tiles, each
-// operand's rows read by aligned 16-byte loads shifted into place.
+// DEFSHIFT: #define KITE_STAGED_OPERANDS
+// DEFSHIFT: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16, bf16, false>(
+// Rows that are not 16-byte multiples (odd sizes) both staged; with
+// indexing "pointer" the cp.async producer reads them in place by aligned
+// 16-byte loads shifted into place.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --emit=cuda | FileCheck %s --check-prefix=DEFODD
-// DEFODD: wgmma_ws_mainloop<128, 128, 2, 4, kCopyShifted, kCopyShifted, bf16>(
+// DEFODD: wgmma_tma_mainloop<128, 128, 2, 4, 2, bf16, bf16, false>(
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --config '{"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"pointer"}' --emit=cuda | FileCheck %s --check-prefix=PTRODD
+// PTRODD-NOT: KITE_STAGED_OPERANDS
+// PTRODD: wgmma_ws_mainloop<128, 128, 2, 4, kCopyShifted, kCopyShifted, bf16>(
 // Too few rows for two consumers: 8 warps, which the main loop turns down
 // for tiles it cannot take.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[7,64]' --arg 'y=bf16[64,40]' --emit=cuda | FileCheck %s --check-prefix=DEFSMALL
@@ -79,11 +85,23 @@
 // TMAPTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // TMAPTX-NOT: cp.async.cg.shared.global
 //
-// Rows that are not 16-byte multiples cannot be TMA boxes: the cp.async
-// producer instead, x's rows (300 elements) by shifted loads.
+// Rows that are not 16-byte multiples cannot be TMA boxes in place: x's
+// rows (300 elements) are staged (TMA from a padded copy), y's read in
+// place.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,300]' --arg 'y=bf16[300,200]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=NOTMA
-// NOTMA-NOT: KiteTensorMap
-// NOTMA: wgmma_ws_mainloop<128, 128, 1, 4, kCopyShifted, kCopyAsync, bf16>(
+// NOTMA: #define KITE_STAGED_OPERANDS
+// NOTMA: KiteTensorMap
+// NOTMA: wgmma_tma_mainloop<128, 128, 1, 4, 2, bf16, bf16, false>(
+// Rows of 16-byte multiples at an address that is not 16-byte aligned:
+// staged too.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,320]:align4' --arg 'y=bf16[320,200]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=MISALIGNED
+// MISALIGNED: #define KITE_STAGED_OPERANDS
+// MISALIGNED: wgmma_tma_mainloop<128, 128, 1, 4, 2, bf16, bf16, false>(
+// A right operand read with a stride along its rows is not staged: the
+// cp.async producer copies it element by element.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[500,320]' --arg 'y=bf16[320,200]:strides[1,320]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=NOSTAGE
+// NOSTAGE-NOT: KITE_STAGED_OPERANDS
+// NOSTAGE: wgmma_ws_mainloop<128, 128, 1, 4, kCopyAsync, kCopyElements, bf16>(
 //
 // 12 warps and warp_specialize on a K loop the main loop does not take
 // (BK = 32): a key loop's producer warpgroup copies its right operand

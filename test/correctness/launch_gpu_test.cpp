@@ -467,6 +467,50 @@ TEST_F(LaunchGpu, FrontDoorOverheadOverRunPlan) {
   EXPECT_LT(viaLaunch, viaRunPlan + 5.0) << "the front door should add well under 5 us";
 }
 
+TEST_F(LaunchGpu, StagedOperandsReadMisalignedAndStridedViews) {
+  // Operands TMA cannot read in place are staged: each launch first copies
+  // them into rows padded to 16 bytes (kite_stage_rows), and the main loop's
+  // tensor maps cover the copies. x is 2 bytes off a 16-byte boundary; y
+  // is columns 1 to 203 of a [264, 260] tensor, so its rows (406 bytes)
+  // start 520 bytes apart, 2 bytes off, with gaps between them that the
+  // copy must skip.
+  if (device_properties(0).arch() != "sm_90a")
+    GTEST_SKIP() << "TMA main loops need sm_90a";
+  runtime::setPoisonOutputs(true);
+  constexpr int64_t M = 300, K = 264, N = 203;
+  Tensor xBig = randn({M * K + 8}, bf16, 31), yBig = randn({K, 260}, bf16, 32);
+  auto view = [](const Tensor &t, int64_t offset, std::vector<int64_t> sizes,
+                 std::vector<int64_t> strides) {
+    return Tensor::from_blob(static_cast<char *>(t.data_ptr()) + offset * element_size(t.dtype()),
+                             std::move(sizes), std::move(strides), t.dtype(), t.device());
+  };
+  Tensor xd = cuda::to_device(xBig), yd = cuda::to_device(yBig);
+  Tensor x = view(xd, 1, {M, K}, {K, 1}), y = view(yd, 1, {K, N}, {260, 1});
+  Tensor expected = ::matmul(view(xBig, 1, {M, K}, {K, 1}).contiguous(),
+                             view(yBig, 1, {K, N}, {260, 1}).contiguous());
+  const KernelSource *k = lookup_kernel(&::matmul);
+  ASSERT_NE(k, nullptr);
+  std::vector<ArgSpec> specs = {ArgSpec::of("x", x), ArgSpec::of("y", y)};
+  for (const char *config :
+       {R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+        R"({"block_sizes":[64,256,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"}) {
+    Options o;
+    o.config = config;
+    KernelPlan plan = compileToPlan(*k, specs, o);
+    int stagedMaps = 0;
+    for (const ParamSpec &p : plan.params)
+      if (p.kind == ParamSpec::Kind::argTensorMap)
+        stagedMaps += TensorMapSpec::decode(p.bytes).staged;
+    EXPECT_EQ(stagedMaps, 2) << config;
+    KernelArg args[] = {x, y};
+    for (int rep = 0; rep < 2; ++rep) { // the second reuses the copies' blocks
+      Tensor c = run_plan(plan, args)[0];
+      EXPECT_TRUE(allClose(cuda::to_host(c), expected, toleranceFor(bf16, 64))) << config;
+    }
+  }
+  runtime::setPoisonOutputs(false);
+}
+
 TEST_F(LaunchGpu, TensorMapEncodingCostPerLaunch) {
   // The same tiny product with TMA copies (two tensor maps encoded by
   // run_plan at each launch) and with thread copies: the host time of

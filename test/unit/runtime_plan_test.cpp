@@ -236,6 +236,11 @@ TEST(RuntimePlan, TensorMapParameters) {
   EXPECT_EQ(back.box[0], 1u);
   EXPECT_EQ(back.box[1], 128u);
   EXPECT_EQ(back.box[2], 64u);
+  EXPECT_FALSE(back.staged);
+  // A staged map (a padded copy of the tensor) keeps its flag.
+  TensorMapSpec staged{2, 3, {128, 64}, true};
+  EXPECT_TRUE(TensorMapSpec::decode(staged.encode()).staged);
+  EXPECT_EQ(staged.encode()[2], 1);
 
   auto errorOfMap = [](std::vector<uint8_t> bytes) -> std::string {
     KernelPlan p = fullPlan();
@@ -259,6 +264,11 @@ TEST(RuntimePlan, TensorMapParameters) {
             "(1 to 256 allowed)");
   EXPECT_EQ(errorOfMap(TensorMapSpec{2, 7, {64, 64}}.encode()),
             "kite plan 'softmax' is invalid: parameter 9 has swizzle mode 7 (0 to 3 allowed)");
+  std::vector<uint8_t> flag = TensorMapSpec{2, 3, {64, 64}}.encode();
+  flag[2] = 2;
+  EXPECT_EQ(errorOfMap(flag),
+            "kite plan 'softmax' is invalid: parameter 9: a tensor-map parameter's third and "
+            "fourth bytes are its staged flag (0 or 1) and 0, got 2 and 0");
   std::vector<uint8_t> truncated = TensorMapSpec{2, 3, {64, 64}}.encode();
   truncated.pop_back();
   EXPECT_EQ(errorOfMap(truncated),
