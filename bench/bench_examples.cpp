@@ -362,6 +362,12 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
                std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + tma + "}",
                std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + ws + grouped + "}",
                std::string(pre) + R"(256,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true)" + grouped + "}"};
+  // Fewer 128 x 128 tiles than SMs (128 x 8192 x 8192): K split over 2
+  // programs a 128 x 128 tile, or 4 a 128 x 256 one.
+  if (B * ((M + 127) / 128) * ((N + 127) / 128) < 132) {
+    b.configs.push_back(std::string(pre) + R"(128,128,64],"num_warps":12,"num_stages":4,"split_k":2)" + tma + "}");
+    b.configs.push_back(std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4,"split_k":4)" + tma + "}");
+  }
   return b;
 }
 

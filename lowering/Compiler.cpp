@@ -388,6 +388,10 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
       ps.kind = ParamSpec::Kind::argSize;
       ps.dim = p.dim;
       break;
+    case CudaKernel::Param::Kind::Workspace:
+      ps.kind = ParamSpec::Kind::workspace;
+      ps.dim = p.zeroed ? 1 : 0;
+      break;
     case CudaKernel::Param::Kind::ArgTensorMap: {
       ps.kind = ParamSpec::Kind::argTensorMap;
       TensorMapSpec m;

@@ -57,6 +57,8 @@ std::string Config::toJson() const {
     j["pingpong"] = true;
   if (min_programs_per_sm != 1)
     j["min_programs_per_sm"] = min_programs_per_sm;
+  if (split_k != 1)
+    j["split_k"] = split_k;
   return j.dump();
 }
 
@@ -175,6 +177,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.pingpong = value.get<bool>();
       else if (key == "min_programs_per_sm")
         c.min_programs_per_sm = integer(value);
+      else if (key == "split_k")
+        c.split_k = integer(value);
       else if (key == "inner_threads")
         c.inner_threads = value.is_null() ? std::nullopt : std::optional(integer(value));
       else if (key == "reduction_loops") {
@@ -188,7 +192,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
                 "' (known: block_sizes, num_warps, num_stages, pid_type, "
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
                 "streaming, privatize_atomics, l2_hints, early_loads, tensor_cores, wgmma, "
-                "warp_specialize, overlap_products, pingpong, min_programs_per_sm)";
+                "warp_specialize, overlap_products, pingpong, min_programs_per_sm, split_k)";
         return failure();
       }
     } catch (const json::exception &e) {
@@ -199,7 +203,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
                               key == "loop_orders" || key == "reduction_loops"
                           ? "integers"
                       : key == "num_warps" || key == "num_stages" || key == "inner_threads" ||
-                              key == "min_programs_per_sm"
+                              key == "min_programs_per_sm" || key == "split_k"
                           ? "an integer"
                           : "a boolean") +
               " expected)";
@@ -448,6 +452,10 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
             " must be at least 1, and at most 2048 threads an SM (" +
             std::to_string(2048 / (32 * c.num_warps)) + " programs of " +
             std::to_string(c.num_warps) + " warps)";
+    return failure();
+  }
+  if (c.split_k < 1 || c.split_k > 16) {
+    error = "split_k = " + std::to_string(c.split_k) + " must be 1 to 16";
     return failure();
   }
   if (c.inner_threads &&

@@ -98,6 +98,13 @@ struct Config {
   /// under 65536 / (threads * N) (spilling past it). 1: no limit beyond
   /// the block size's.
   int64_t min_programs_per_sm = 1;
+  /// Splits a product's K loop (a kite_gemm.cuh main loop directly in the
+  /// kernel's only top-level loop) over this many programs per output
+  /// tile, for shapes with fewer tiles than SMs (128 x 8192 x 8192): each
+  /// program sums its share of K into a workspace, and the tile's last
+  /// program to finish adds the shares in split order (the same sums at
+  /// every run) and runs the rest of the body. 1: no split.
+  int64_t split_k = 1;
 
   std::string toJson() const;
 };

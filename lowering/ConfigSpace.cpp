@@ -256,6 +256,11 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch, bool speculati
                                "(pointer) or by the Tensor Memory Accelerator (tma; "
                                "16-byte aligned rows, else pointer)"));
   }
+  if (plainProduct)
+    params.push_back(parameter("split_k", std::nullopt, {1, 2, 4}, def.split_k,
+                               "programs a product tile's K loop is split over (partial sums "
+                               "in a workspace, added in split order by the tile's last "
+                               "program): for shapes with fewer tiles than SMs"));
   if (usesExp(kernel))
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,
                                "exp on f32 by the approximate hardware exp2, exp2 with results "

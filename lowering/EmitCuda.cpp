@@ -139,6 +139,9 @@ FailureOr<CudaKernel> Emitter::run() {
     case CudaKernel::Param::Kind::ArgSize:
       params += "const i64 " + p.name;
       break;
+    case CudaKernel::Param::Kind::Workspace:
+      params += "unsigned char* __restrict__ " + p.name;
+      break;
     }
   }
   result.sharedBytes = sharedBytes;

@@ -37,7 +37,7 @@ struct CudaKernel {
   /// value of scalar argument `index`, or a tensor map (for TMA copies)
   /// over tensor argument `index`, which the runtime encodes at launch.
   struct Param {
-    enum class Kind { ArgData, OutputData, ArgScalar, ArgTensorMap, ArgSize } kind;
+    enum class Kind { ArgData, OutputData, ArgScalar, ArgTensorMap, ArgSize, Workspace } kind;
     unsigned index;
     /// ArgTensorMap: the parameter's name, the copy box (elements per dim,
     /// outermost first), the swizzle (0 none .. 3 128-byte), and whether
@@ -50,6 +50,9 @@ struct CudaKernel {
     /// ArgSize: the dim of tensor argument `index` whose size (an i64) this
     /// is, named `name`.
     unsigned dim = 0;
+    /// Workspace: `index` bytes of device memory per program, zeroed at
+    /// each launch where `zeroed`, named `name` (an `unsigned char*`).
+    bool zeroed = false;
   };
   /// A returned tensor: argument or output `index`.
   struct Result {

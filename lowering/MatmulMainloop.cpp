@@ -262,8 +262,18 @@ struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPas
       return signalPassFailure();
     }
     const Config &config = *found->config;
-    if (!config.tensor_cores)
-      return;
+    if (config.tensor_cores)
+      markMainloops(func, config);
+    if (config.split_k > 1) {
+      if (std::string why = splitK(func, config); !why.empty()) {
+        emitConfigRejection(func) << "the config does not fit: split_k = " << config.split_k
+                                  << " needs " << why;
+        return signalPassFailure();
+      }
+    }
+  }
+
+  void markMainloops(func::FuncOp func, const Config &config) {
     func.walk([&](TileForOp loop) {
       SmallVector<NamedAttribute> attrs;
       std::string why = analyze(loop, config, hasWgmma(arch), attrs);
@@ -277,6 +287,42 @@ struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPas
       if (explain && hasProduct)
         loop.emitRemark() << "not a pipelined main loop: " << why;
     });
+  }
+
+  /// Marks the main loop whose K split_k splits (`split_k` in its
+  /// kite.mainloop), or says why none can be: the kernel's one main loop,
+  /// directly in its only top-level loop, with nothing stored before it in
+  /// that loop's body (each of a tile's programs runs the body up to the
+  /// main loop; only the last runs the rest), on flat program ids.
+  std::string splitK(func::FuncOp func, const Config &config) {
+    if (config.pid_type != "flat")
+      return "flat program ids (a persistent program would stop at its first tile)";
+    SmallVector<TileForOp> mainloops;
+    func.walk([&](TileForOp loop) {
+      if (loop->hasAttr("kite.mainloop"))
+        mainloops.push_back(loop);
+    });
+    if (mainloops.size() != 1)
+      return "exactly one product K loop that runs as a pipelined main loop (this kernel has " +
+             std::to_string(mainloops.size()) + ")";
+    TileForOp loop = mainloops.front();
+    int topLevel = 0;
+    for (Operation &op : func.getBody().front())
+      topLevel += isa<TileForOp, GridForOp>(op);
+    auto parent = dyn_cast<TileForOp>(loop->getParentOp());
+    if (topLevel != 1 || !parent || !parent.isTopLevel())
+      return "the main loop directly in the kernel's only top-level loop";
+    for (Operation *op = &loop->getBlock()->front(); op != loop; op = op->getNextNode()) {
+      bool stores = false;
+      op->walk([&](Operation *inner) { stores |= isa<StoreOp, AtomicOp>(inner); });
+      if (stores)
+        return "nothing stored before the main loop (each split would store it)";
+    }
+    auto attrs = llvm::to_vector(loop->getAttrOfType<DictionaryAttr>("kite.mainloop").getValue());
+    Builder builder(func.getContext());
+    attrs.push_back(builder.getNamedAttr("split_k", builder.getI64IntegerAttr(config.split_k)));
+    loop->setAttr("kite.mainloop", DictionaryAttr::get(func.getContext(), attrs));
+    return "";
   }
 };
 

@@ -338,7 +338,15 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
       for one or two consumers of 64 or 128 rows each;
     - `wgmma_tma` (and `indexing` `tma`): `wgmma_tma_mainloop`, the copies
       by TMA; only where both operands can be TMA boxes (16-byte aligned
-      rows, positive strides, loops over whole dimensions), else `wgmma_ws`.
+      rows, positive strides, loops over whole dimensions) or staged
+      (contiguous rows: `copy_a`/`copy_b` `staged`, a padded copy made at
+      launch), else `wgmma_ws`.
+
+    With `split_k` > 1 in the config, the kernel's one main loop, directly
+    in its only top-level loop with nothing stored before it, on flat
+    program ids, also gets `split_k` (emission runs each tile as that many
+    programs over shares of K); a kernel where that does not hold is
+    rejected (the config does not fit).
 
     Every kind keeps a thread's f32 sums within 128 and within the
     registers a thread gets (65536 over the threads of `min_programs_per_sm`

@@ -386,6 +386,9 @@ struct LoadedPlan {
   CUfunction function = nullptr;
   /// kite_stage_rows, where a tensor map is staged (TensorMapSpec::staged).
   CUfunction stage = nullptr;
+  /// Whether a launch allocates memory for its parameters: staged tensor
+  /// maps' copies or workspaces.
+  bool scratch = false;
   std::vector<Slot> slots;
   /// The parameter buffer with constants in place; copied per launch.
   std::vector<uint8_t> image;
@@ -688,6 +691,9 @@ std::unique_ptr<LoadedPlan> loadPlan(DeviceContext &dc, const KernelPlan &plan) 
         return s.kind == ParamSpec::Kind::argTensorMap && s.map.staged;
       }))
     lp->stage = lp->module.function("kite_stage_rows");
+  lp->scratch = lp->stage || std::any_of(lp->slots.begin(), lp->slots.end(), [](const auto &s) {
+                  return s.kind == ParamSpec::Kind::workspace;
+                });
   lp->image.assign(offset, 0);
   for (size_t i = 0; i < plan.params.size(); ++i)
     if (plan.params[i].kind == ParamSpec::Kind::constant)
@@ -916,9 +922,22 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
   }
 
   // Parameters: the template (constants in place), then the run-time values.
-  // Padded copies of the tensors of staged tensor maps, alive until the
-  // launch that reads them is enqueued (their blocks are stream-ordered).
-  SmallBuffer<Tensor, 2> staged(lp.stage ? lp.slots.size() : 0);
+  std::array<uint32_t, 3> grid = lp.grid;
+  bool empty = lp.emptyGrid;
+  if (!plan.gridExpr.empty()) {
+    int64_t programs = evaluate(plan.gridExpr[0], args);
+    if (programs > int64_t(INT32_MAX))
+      throw Error(fmt::format("kite::launch({}): {} programs ({}) are more than a grid holds",
+                              plan.name, programs, plan.gridExpr[0].str(argNames(plan))));
+    programs = std::min<int64_t>(programs, int64_t(lp.residentPrograms));
+    grid[0] = uint32_t(std::max<int64_t>(programs, 0));
+    empty = programs <= 0;
+  }
+
+  // Padded copies of the tensors of staged tensor maps, and workspaces,
+  // alive until the launch that reads them is enqueued (their blocks are
+  // stream-ordered).
+  SmallBuffer<Tensor, 2> scratch(lp.scratch ? lp.slots.size() : 0);
   alignas(16) SmallBuffer<uint8_t, 512> buffer(lp.image.size());
   SmallBuffer<void *, 64> pointers(lp.slots.size());
   if (!lp.image.empty())
@@ -976,27 +995,24 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
       }
       void *data = t.data_ptr();
       if (slot.map.staged) [[unlikely]] {
-        staged[i] = stageRows(dc, lp, t, slot.type, stream, strides, plan);
-        data = staged[i].data_ptr();
+        scratch[i] = stageRows(dc, lp, t, slot.type, stream, strides, plan);
+        data = scratch[i].data_ptr();
       }
       encodeTensorMap(dst, data, sizes, strides, slot.type, slot.map, plan);
+      break;
+    }
+    case ParamSpec::Kind::workspace: {
+      uint64_t programs = uint64_t(grid[0]) * grid[1] * grid[2];
+      scratch[i] = allocateDevice(dc, {int64_t(programs * slot.index)}, DType::i8, stream,
+                                  slot.dim != 0, "kite::launch: a workspace");
+      void *p = scratch[i].data_ptr();
+      std::memcpy(dst, &p, sizeof(p));
       break;
     }
     case ParamSpec::Kind::constant: break;
     }
   }
 
-  std::array<uint32_t, 3> grid = lp.grid;
-  bool empty = lp.emptyGrid;
-  if (!plan.gridExpr.empty()) {
-    int64_t programs = evaluate(plan.gridExpr[0], args);
-    if (programs > int64_t(INT32_MAX))
-      throw Error(fmt::format("kite::launch({}): {} programs ({}) are more than a grid holds",
-                              plan.name, programs, plan.gridExpr[0].str(argNames(plan))));
-    programs = std::min<int64_t>(programs, int64_t(lp.residentPrograms));
-    grid[0] = uint32_t(std::max<int64_t>(programs, 0));
-    empty = programs <= 0;
-  }
   if (!empty) [[likely]]
     check(cu().cuLaunchKernel(lp.function, grid[0], grid[1], grid[2], plan.block[0],
                               plan.block[1], plan.block[2], plan.dynamicSharedBytes, toCU(stream),

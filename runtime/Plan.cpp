@@ -205,6 +205,9 @@ bool isScalarType(DType t) {
 /// The largest constant parameter kite accepts (CUDA's whole parameter
 /// space is 32 KB on Volta and newer).
 constexpr size_t kMaxConstantBytes = 4096;
+/// A workspace parameter's bytes a program (a split K loop's partial sums of a
+/// 256 x 256 f32 tile take 256 KiB).
+constexpr uint32_t kMaxWorkspaceBytes = 1u << 20;
 
 } // namespace
 
@@ -353,6 +356,12 @@ void kite::validate_plan(const KernelPlan &plan) {
                            i, m.box[d], d));
       break;
     }
+    case ParamSpec::Kind::workspace:
+      if (p.index == 0 || p.index > kMaxWorkspaceBytes || p.dim > 1)
+        fail(fmt::format("workspace parameter {} has {} bytes a program (1 to {} allowed) and "
+                         "zeroed flag {} (0 or 1)",
+                         i, p.index, kMaxWorkspaceBytes, p.dim));
+      break;
     case ParamSpec::Kind::constant:
       if (p.bytes.empty() || p.bytes.size() > kMaxConstantBytes)
         fail(fmt::format("constant parameter {} has {} bytes (1 to {} allowed)", i,
@@ -522,7 +531,7 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
   }
   plan.params.resize(r.count("parameters", 17));
   for (ParamSpec &p : plan.params) {
-    p.kind = r.enumeration<ParamSpec::Kind>("parameter kind", uint8_t(ParamSpec::Kind::argTensorMap));
+    p.kind = r.enumeration<ParamSpec::Kind>("parameter kind", uint8_t(ParamSpec::Kind::workspace));
     p.index = r.u32("parameter index");
     p.dim = r.u32("parameter dim");
     p.bytes = r.bytes("parameter bytes");

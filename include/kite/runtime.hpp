@@ -297,6 +297,9 @@ struct ParamSpec {
     constant,  // the bytes in `bytes` (a value folded at compile time)
     argTensorMap, // a CUtensorMap (128 bytes) over argument `index` (a tensor), for
                   // TMA copies of tiles; `bytes` holds its TensorMapSpec
+    workspace,    // the pointer to `index` bytes of device memory per program
+                  // launched, allocated per launch on its stream, zeroed where
+                  // `dim` is 1 (a split K loop's partial sums and counters)
   };
   Kind kind = Kind::argData;
   uint32_t index = 0;
@@ -382,7 +385,7 @@ std::vector<uint8_t> serialize(const KernelPlan &plan);
 KernelPlan deserialize(std::span<const uint8_t> bytes);
 /// The version serialize writes and deserialize reads (2: tensor-map
 /// parameters; 3: the persistent flag; 4: dynamic sizes and launch
-/// expressions; 5: bucketed dims; 6: staged tensor maps).
+/// expressions; 5: bucketed dims; 6: staged tensor maps and workspaces).
 inline constexpr uint32_t kPlanFormatVersion = 6;
 
 //===----------------------------------------------------------------------===//

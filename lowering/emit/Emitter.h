@@ -338,6 +338,9 @@ private:
   int64_t minPrograms = 1;
   /// A K loop runs as one of kite_gemm.cuh's main loops.
   bool usesGemm = false;
+  /// The programs a main loop's K is split over (its kite.mainloop's
+  /// split_k): program ids are blockIdx.x / splitK, kite_split the rest.
+  int64_t splitK = 1;
   /// One of them is warp-specialized (the only code that may run with a
   /// thread count that is not a power of two: 12 warps).
   bool specializedLoop = false;

@@ -297,6 +297,17 @@ LogicalResult Emitter::emitTopLevelLoops() {
                << "pid_type 'xyz' needs a grid known at compile time, and this plan takes "
                   "sizes at launch; use 'flat'",
            failure();
+  // A split main loop's tile runs as splitK programs (kite_split).
+  kernel.walk([&](TileForOp loop) {
+    if (auto plan = loop->getAttrOfType<DictionaryAttr>("kite.mainloop"))
+      if (auto s = plan.getAs<IntegerAttr>("split_k"))
+        splitK = s.getInt();
+  });
+  if (splitK > 1) {
+    if (totalConst)
+      totalConst = *totalConst * splitK;
+    totalExpr = combine(totalExpr, LaunchExpr::constant(splitK), LaunchExpr::Op::mul);
+  }
   planPrivateAtomics();
   if (producer) {
     SmallVector<Operation *> loads;
@@ -411,6 +422,11 @@ FailureOr<int> Emitter::openProgramLoop(StringRef pidType, StringRef totalProgra
       return kernel.emitError() << "pid_type 'xyz' needs at most 65535 tiles along "
                                    "the y and z dims; use 'flat'";
     line("const i64 kite_pid = 0;");
+    return 0;
+  }
+  if (splitK > 1) {
+    line(llvm::formatv("const i64 kite_pid = blockIdx.x / {0};", splitK));
+    line(llvm::formatv("const int kite_split = blockIdx.x % {0};", splitK));
     return 0;
   }
   line("const i64 kite_pid = blockIdx.x;");

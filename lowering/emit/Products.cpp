@@ -55,6 +55,20 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
   ArrayRef<Value> sa = a.spans, sb = b.spans;
   TensorRef A = tensors[a.tensor], B = tensors[b.tensor];
   std::string lo = scalar(loop.getLowerBounds()[0]), hi = scalar(loop.getUpperBounds()[0]);
+  // A split K loop: this program's share, kite_split's of split_k chunks of
+  // whole K tiles (TMA boxes then never cross into another's share); a
+  // share past K is empty (zero sums).
+  int64_t split = plan.get("split_k") ? get("split_k") : 1;
+  if (split > 1) {
+    std::string chunk = fresh("kchunk"), klo = fresh("klo"), khi = fresh("khi");
+    line(llvm::formatv("const i64 {0} = ((i64)({1}) - (i64)({2}) + {3} - 1) / {3} * {4};", chunk,
+                       hi, lo, split * BK, BK));
+    line(llvm::formatv("const i64 {0} = (i64)({1}) + kite_split * {2};", klo, lo, chunk));
+    line(llvm::formatv("const i64 {0} = max({1}, min((i64)({2}), {1} + {3}));", khi, klo, hi,
+                       chunk));
+    lo = klo;
+    hi = khi;
+  }
   const SpanVars &m = spans[sa[rank - 2]], &n = spans[sb[rank - 1]];
   int64_t ldc = BN + 8; // kGemmPad in kite_gemm.cuh
   // wgmma's swizzled buffers start at a 1024-byte boundary.
@@ -133,6 +147,21 @@ LogicalResult Emitter::emitMainloop(TileForOp loop, DictionaryAttr plan) {
                        shape, stages, copy("copy_a"), copy("copy_b"), elem, smem, A.ptr, offA,
                        A.stride(rank - 2), A.stride(rank - 1), B.ptr, offB,
                        B.stride(rank - 2), B.stride(rank - 1), m.valid, n.valid, hi, lo));
+  }
+  if (split > 1) {
+    // Each program's sums go to the workspace; the tile's last program
+    // adds them all up in split order and goes on, the others stop here.
+    CudaKernel::Param partials{CudaKernel::Param::Kind::Workspace, unsigned(BM * BN * 4),
+                               "kite_partials"};
+    CudaKernel::Param counters{CudaKernel::Param::Kind::Workspace, 4u, "kite_counters"};
+    counters.zeroed = true;
+    result.params.push_back(partials);
+    result.params.push_back(counters);
+    line(llvm::formatv("if (!split_k_reduce<{0}, {1}, {2}>(reinterpret_cast<float*>({3}), "
+                       "reinterpret_cast<float*>(kite_partials), "
+                       "reinterpret_cast<unsigned*>(kite_counters), kite_pid, kite_split, {4}))",
+                       BM, BN, ldc, smem, split));
+    line("  return;");
   }
   // The sums, at gemm_sum_index's swizzled places: 16 bytes at a time
   // where this thread's columns come in runs of 4 or more.

@@ -963,6 +963,50 @@ __device__ __forceinline__ void wgmma_tma_mainloop(unsigned char *smem, const Ki
 #endif
 }
 
+/// A split K loop's reduction, after its main loop left this program's
+/// sums of a BM x BN tile in `sums` (rows of LDC floats, gemm_sum_index's
+/// places): the program stores them as split `split` of tile `tile` in
+/// `partials` (`splits` BM x BN blocks a tile) and counts itself on the
+/// tile's counter (zero at launch). The tile's last program to count gets
+/// true, with every split's sums added in split order in `sums` (the same
+/// sums whichever program is last); the others get false. Every thread of
+/// the block calls it.
+template <int BM, int BN, int LDC>
+__device__ __noinline__ bool split_k_reduce(float *sums, float *partials, unsigned *counters,
+                                            i64 tile, int split, int splits) {
+  __shared__ int last;
+  constexpr int Quads = BM * BN / 4;
+  float *mine = partials + (tile * splits + split) * (i64)(BM * BN);
+  for (int i = threadIdx.x; i < Quads; i += blockDim.x) {
+    const int r = i / (BN / 4), c = i % (BN / 4) * 4;
+    __stcg(reinterpret_cast<float4 *>(mine) + i,
+           *reinterpret_cast<const float4 *>(sums + gemm_sum_index<LDC>(r, c)));
+  }
+  __threadfence(); // this program's sums are visible before it counts
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(counters + tile, 1u) == unsigned(splits - 1);
+  __syncthreads();
+  if (!last)
+    return false;
+  __threadfence(); // the other programs' sums, counted before, are visible
+  const float4 *all = reinterpret_cast<const float4 *>(partials + tile * splits * (i64)(BM * BN));
+  for (int i = threadIdx.x; i < Quads; i += blockDim.x) {
+    float4 a = __ldcg(all + i);
+    for (int s = 1; s < splits; ++s) {
+      const float4 b = __ldcg(all + (i64)s * Quads + i);
+      a.x += b.x;
+      a.y += b.y;
+      a.z += b.z;
+      a.w += b.w;
+    }
+    const int r = i / (BN / 4), c = i % (BN / 4) * 4;
+    *reinterpret_cast<float4 *>(sums + gemm_sum_index<LDC>(r, c)) = a;
+  }
+  __syncthreads();
+  return true;
+}
+
 } // namespace kite_device
 
 #ifdef KITE_STAGED_OPERANDS

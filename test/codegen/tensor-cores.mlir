@@ -263,3 +263,24 @@
 // SPACE: "key":"tensor_cores","values":[false,true]
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=f32[500,300]' --arg 'y=f32[300,200]' --emit=config-space | FileCheck %s --check-prefix=F32
 // F32-NOT: tensor_cores
+//
+// split_k: a tile's K loop over 2 programs (kite_split), each its share of
+// whole K tiles; the sums go through split_k_reduce, after which only the
+// tile's last program stores. The launch runs twice the tiles.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[128,8192]' --arg 'y=bf16[8192,8192]' --config '{"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","split_k":2}' --emit=cuda | FileCheck %s --check-prefix=SPLITK
+// SPLITK: // launch: 128 programs of 384 threads
+// SPLITK: unsigned char* __restrict__ kite_partials, unsigned char* __restrict__ kite_counters)
+// SPLITK: const i64 kite_pid = blockIdx.x / 2;
+// SPLITK-NEXT: const int kite_split = blockIdx.x % 2;
+// SPLITK: const i64 [[CHUNK:kchunk[0-9]+]] = ((i64)(8192LL) - (i64)(0LL) + 128 - 1) / 128 * 64;
+// SPLITK: const i64 [[LO:klo[0-9]+]] = (i64)(0LL) + kite_split * [[CHUNK]];
+// SPLITK: wgmma_tma_mainloop<128, 128, 2, 4, 2, bf16, bf16, false>({{.*}}, (int)([[LO]]), 0,
+// SPLITK-NEXT: if (!split_k_reduce<128, 128, 136>(
+// SPLITK-NEXT: return;
+// SPLITK: store_vec<8>(&o0[
+// A persistent program runs several tiles: split_k is refused for it, and
+// for kernels without a main loop.
+// RUN: not kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[128,8192]' --arg 'y=bf16[8192,8192]' --config '{"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"split_k":2,"pid_type":"persistent_interleaved"}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=SPLITPERSISTENT
+// SPLITPERSISTENT: error: the config does not fit: split_k = 2 needs flat program ids
+// RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=bf16[128,1024]' --config '{"block_sizes":[1],"split_k":2}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=SPLITNONE
+// SPLITNONE: error: the config does not fit: split_k = 2 needs exactly one product K loop that runs as a pipelined main loop (this kernel has 0)

@@ -318,6 +318,23 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
                 R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})"},
                10.0, "matmul_unaligned_rhs"});
+  // K split over 2, 3 or 4 programs a tile (split_k): K = 1000 is 16 tiles
+  // of 64 with a partial last one, so the shares are uneven and, split 3
+  // ways, the last is short; the tile's last program adds the shares and
+  // runs the epilogue (bias and relu), on TMA and cp.async main loops.
+  c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 1000}, bf, s)), T("y", randn({1000, 264}, bf, s + 1)),
+                                         T("bias", randn({264}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(matmul_bias_relu(*a[0].tensor, *a[1].tensor, *a[2].tensor));
+               },
+               {R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","split_k":2})",
+                R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","split_k":4})",
+                R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"split_k":3})",
+                R"({"block_sizes":[128,128,32],"num_warps":8,"num_stages":3,"tensor_cores":true,"split_k":2})"},
+               30.0, "matmul_bias_relu_split_k"});
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 136}, bf, s + 1)),

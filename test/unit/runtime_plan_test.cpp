@@ -274,6 +274,28 @@ TEST(RuntimePlan, TensorMapParameters) {
   EXPECT_EQ(errorOfMap(truncated),
             "kite plan 'softmax' is invalid: parameter 9: a tensor-map parameter needs 4 + 4 x "
             "rank bytes with a rank of 1 to 5, got 11 bytes");
+  // Workspaces: 1 byte to 1 MiB a program, zeroed or not.
+  auto errorOfWorkspace = [](uint32_t bytes, uint32_t zeroed) -> std::string {
+    KernelPlan p = fullPlan();
+    p.params.push_back(ParamSpec{ParamSpec::Kind::workspace, bytes, zeroed, {}});
+    try {
+      validate_plan(p);
+    } catch (const Error &e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(errorOfWorkspace(65536, 0), "");
+  EXPECT_EQ(errorOfWorkspace(4, 1), "");
+  EXPECT_EQ(errorOfWorkspace(0, 0),
+            "kite plan 'softmax' is invalid: workspace parameter 9 has 0 bytes a program (1 to "
+            "1048576 allowed) and zeroed flag 0 (0 or 1)");
+  EXPECT_NE(errorOfWorkspace(4, 2), "");
+  {
+    KernelPlan p = fullPlan();
+    p.params.push_back(ParamSpec{ParamSpec::Kind::workspace, 4, 1, {}});
+    EXPECT_EQ(deserialize(serialize(p)), p);
+  }
   // A tensor map of a scalar argument.
   KernelPlan p = fullPlan();
   p.params.push_back(
