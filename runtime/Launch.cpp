@@ -558,10 +558,9 @@ Tensor stageRows(DeviceContext &dc, const LoadedPlan &lp, const Tensor &t, DType
                                  "kite::launch: the padded copy of an operand");
   p.src = t.data_ptr();
   p.dst = buffer.data_ptr();
-  int64_t chunks = p.rows * (p.pitch / 16);
-  if (chunks > 0) {
-    int64_t blocks = std::min<int64_t>((chunks + 255) / 256,
-                                       int64_t(std::max(dc.properties().smCount, 1)) * 8);
+  if (p.rows > 0 && p.pitch > 0) {
+    // A block a row, at most 8 blocks an SM, each looping over rows.
+    int64_t blocks = std::min<int64_t>(p.rows, int64_t(std::max(dc.properties().smCount, 1)) * 8);
     void *params[] = {&p};
     check(cu().cuLaunchKernel(lp.stage, uint32_t(blocks), 1, 1, 256, 1, 1, 0, toCU(stream), params,
                               nullptr),

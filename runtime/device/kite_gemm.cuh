@@ -1039,38 +1039,41 @@ __device__ __forceinline__ unsigned stage_word(const unsigned char *lo, const un
 
 /// The copy a launch makes of an operand whose rows TMA cannot take (not
 /// 16-byte multiples, or not 16-byte aligned): row r of the tensor goes to
-/// dst + r * pitch, the bytes past its end zero. A thread writes 16 bytes at
-/// a time, assembled from the aligned 4-byte words around them (or one
-/// 16-byte load where the source is aligned); only bytes inside the row are
-/// read.
+/// dst + r * pitch, the bytes past its end zero. A block copies whole rows
+/// (no division per element); a thread writes 16 bytes at a time,
+/// assembled from the aligned 4-byte words around them (or one 16-byte load
+/// where the source is aligned); only bytes inside the row are read.
 extern "C" __global__ void __launch_bounds__(256) kite_stage_rows(const KiteStageRows p) {
-  const long long chunks = p.pitch >> 4;
-  const long long total = p.rows * chunks;
-  for (long long i = blockIdx.x * 256LL + threadIdx.x; i < total; i += gridDim.x * 256LL) {
-    const long long r = i / chunks, c = (i - r * chunks) << 4;
+  const int chunks = int(p.pitch >> 4);
+  for (long long r = blockIdx.x; r < p.rows; r += gridDim.x) {
     long long offset = 0, q = r;
     for (int d = p.outer - 1; d >= 0; --d) {
       offset += (q % p.sizes[d]) * p.strides[d];
       q /= p.sizes[d];
     }
-    const unsigned char *row = p.src + offset, *end = row + p.row_bytes, *at = row + c;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (c + 16 <= p.row_bytes && (reinterpret_cast<unsigned long long>(at) & 15) == 0) {
-      v = *reinterpret_cast<const uint4 *>(at);
-    } else if (c < p.row_bytes) {
-      const unsigned char *w =
-          reinterpret_cast<const unsigned char *>(reinterpret_cast<unsigned long long>(at) & ~3ull);
-      const unsigned shift = unsigned(at - w) * 8;
-      unsigned x[5];
+    const unsigned char *row = p.src + offset, *end = row + p.row_bytes;
+    unsigned char *out = p.dst + r * p.pitch;
+    for (int j = threadIdx.x; j < chunks; j += 256) {
+      const long long c = (long long)j << 4;
+      const unsigned char *at = row + c;
+      uint4 v = make_uint4(0, 0, 0, 0);
+      if (c + 16 <= p.row_bytes && (reinterpret_cast<unsigned long long>(at) & 15) == 0) {
+        v = *reinterpret_cast<const uint4 *>(at);
+      } else if (c < p.row_bytes) {
+        const unsigned char *w = reinterpret_cast<const unsigned char *>(
+            reinterpret_cast<unsigned long long>(at) & ~3ull);
+        const unsigned shift = unsigned(at - w) * 8;
+        unsigned x[5];
 #pragma unroll
-      for (int k = 0; k < 5; ++k)
-        x[k] = kite_device::stage_word(row, end, w + 4 * k);
-      v.x = __funnelshift_r(x[0], x[1], shift);
-      v.y = __funnelshift_r(x[1], x[2], shift);
-      v.z = __funnelshift_r(x[2], x[3], shift);
-      v.w = __funnelshift_r(x[3], x[4], shift);
+        for (int k = 0; k < 5; ++k)
+          x[k] = kite_device::stage_word(row, end, w + 4 * k);
+        v.x = __funnelshift_r(x[0], x[1], shift);
+        v.y = __funnelshift_r(x[1], x[2], shift);
+        v.z = __funnelshift_r(x[2], x[3], shift);
+        v.w = __funnelshift_r(x[3], x[4], shift);
+      }
+      *reinterpret_cast<uint4 *>(out + c) = v;
     }
-    *reinterpret_cast<uint4 *>(p.dst + r * p.pitch + c) = v;
   }
 }
 #endif
