@@ -920,7 +920,7 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
       poison(outputs[j], stream);
   }
 
-  // Parameters: the template (constants in place), then the run-time values.
+  // The programs launched (a workspace is sized by them).
   std::array<uint32_t, 3> grid = lp.grid;
   bool empty = lp.emptyGrid;
   if (!plan.gridExpr.empty()) {
@@ -937,6 +937,7 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
   // alive until the launch that reads them is enqueued (their blocks are
   // stream-ordered).
   SmallBuffer<Tensor, 2> scratch(lp.scratch ? lp.slots.size() : 0);
+  // Parameters: the template (constants in place), then the run-time values.
   alignas(16) SmallBuffer<uint8_t, 512> buffer(lp.image.size());
   SmallBuffer<void *, 64> pointers(lp.slots.size());
   if (!lp.image.empty())
