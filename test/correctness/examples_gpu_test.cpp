@@ -284,8 +284,7 @@ std::vector<Case> cases() {
   // Rows of 203 and 301 elements (odd: every 2-byte shift occurs) on the
   // main loops: aligned 16-byte loads shifted into place, partial chunks at
   // the rows' ends and the last row's end read element by element; with
-  // indexing "tma" (and by default), TMA from staged copies padded to
-  // 16-byte rows.
+  // indexing "tma", TMA from staged copies padded to 16-byte rows.
   c.push_back({"matmul", "matmul", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 203}, bf, s)), T("y", randn({203, 301}, bf, s + 1))};
@@ -306,8 +305,7 @@ std::vector<Case> cases() {
                10.0, "matmul_unaligned"});
   // Only the right operand's rows (203 elements) are not 16-byte multiples:
   // the warp-specialized producer copies A by cp.async and B by shifted
-  // loads, with odd and even counts of K steps (by default: A by TMA in
-  // place, B by TMA from a staged copy).
+  // loads, with odd and even counts of K steps.
   c.push_back({"matmul", "matmul", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 203}, bf, s + 1))};
@@ -425,8 +423,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
                 R"({"block_sizes":[1,64,128,64],"num_warps":8,"num_stages":5,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
                10.0, "bmm_aligned"});
-  // Rows of 77 elements on both sides (the right operand's 99 too): the
-  // TMA main loop reads staged, padded copies of both 3-D operands.
+  // Rows of 77 elements on both sides (the right operand's 99 too): with
+  // indexing "tma" the TMA main loop reads staged, padded copies of both
+  // 3-D operands (by default and with "pointer", shifted loads).
   c.push_back({"bmm", "bmm", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("a", randn({3, n, 77}, bf, s)), T("b", randn({3, 77, 99}, bf, s + 1))};
