@@ -634,6 +634,11 @@ bool kite::hasKeyLoopProducer(const Config &config, func::FuncOp kernel) {
   return !mainloop && !hasPlainProductLoop(kernel);
 }
 
+int64_t kite::computeThreads(const Config &config, func::FuncOp kernel) {
+  int64_t threads = 32 * config.num_warps;
+  return hasKeyLoopProducer(config, kernel) ? threads - 128 : threads;
+}
+
 /// True if the right operand of `loop`'s product (a plain product loop)
 /// has contiguous rows whose stride is not a multiple of 8 elements, which
 /// kite-matmul-mainloop copies by shifted loads.
@@ -661,14 +666,9 @@ static bool stagedOperands(func::FuncOp kernel) {
     Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
     OperandCopies c = operandCopies(loop, *productOperand(product->getOperand(1)),
                                     *productOperand(product->getOperand(2)));
-    staged |= (c.a != "async" && c.stageA) || (c.b != "async" && c.stageB);
+    staged |= c.stageA || c.stageB;
   });
   return staged;
-}
-
-int64_t kite::computeThreads(const Config &config, func::FuncOp kernel) {
-  int64_t threads = 32 * config.num_warps;
-  return hasKeyLoopProducer(config, kernel) ? threads - 128 : threads;
 }
 
 int64_t kite::registersPerThread(const Config &config, int64_t threads) {
