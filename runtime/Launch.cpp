@@ -938,11 +938,13 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
   // stream-ordered).
   SmallBuffer<Tensor, 2> scratch(lp.scratch ? lp.slots.size() : 0);
   // Parameters: the template (constants in place), then the run-time values.
+  // An empty grid launches nothing, so it needs none (no staging copy, no
+  // tensor map over a tensor with no elements).
   alignas(16) SmallBuffer<uint8_t, 512> buffer(lp.image.size());
   SmallBuffer<void *, 64> pointers(lp.slots.size());
   if (!lp.image.empty())
     std::memcpy(buffer.data(), lp.image.data(), lp.image.size());
-  for (size_t i = 0; i < lp.slots.size(); ++i) {
+  for (size_t i = 0; i < (empty ? 0 : lp.slots.size()); ++i) {
     const LoadedPlan::Slot &slot = lp.slots[i];
     uint8_t *dst = buffer.data() + slot.offset;
     pointers[i] = dst;

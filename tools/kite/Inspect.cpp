@@ -68,6 +68,16 @@
 
 namespace {
 
+/// FNV-1a (64 bits) of a device tensor's bytes in row-major order, as hex.
+std::string checksumOf(const kite::Tensor &t) {
+  kite::Tensor host = kite::cuda::to_host(t).contiguous();
+  const auto *p = static_cast<const unsigned char *>(host.data_ptr());
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0, n = size_t(host.numel()) * kite::element_size(host.dtype()); i < n; ++i)
+    h = (h ^ p[i]) * 0x100000001b3ull;
+  return llvm::formatv("{0:x16}", h).str();
+}
+
 struct InspectOptions {
   std::string file;
   std::string kernel;
@@ -85,6 +95,7 @@ struct InspectOptions {
   int runs = 100;
   bool json = false;
   bool timeline = false; // --timeline: also run a traced plan once and summarize it
+  bool checksum = false; // --checksum: a hash of each result's bytes
   std::vector<std::string> fills; // NAME=LO..HI for integer inputs
   std::map<std::string, std::pair<int64_t, int64_t>> intRanges; // parsed fills
 };
@@ -416,6 +427,9 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
         bench.setReference(plan);
         roof.measuredMs = bench.time(plan, opts.bench ? opts.runs : 50);
         roof.peakGBs = kite::autotune::copyBandwidthGBs(0);
+        if (opts.checksum)
+          for (const kite::Tensor &t : bench.referenceResults())
+            roof.checksums.push_back(checksumOf(t));
         if (opts.timeline) {
           // The same plan with timeline events, warmed up, then one launch's
           // records.
@@ -570,6 +584,8 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
                           {"persistent", r.benchPersistent}};
       if (!f.timeline.empty())
         j["timeline"] = f.timeline;
+      if (opts.checksum)
+        j["checksums"] = f.checksums;
       os << j.dump(2) << "\n";
       return kite::cli::kSuccess;
     }
@@ -590,6 +606,8 @@ int runInspect(const InspectOptions &opts, const kite::cli::Context &context) {
        << llvm::formatv("{0:F0}", f.peakTFlops) << "\n";
     os << "roofline  " << llvm::formatv("{0:F1}", 100 * fraction) << "% of the attainable ("
        << llvm::formatv("{0:F4}", best * 1e3) << " ms), " << f.bound << "-bound\n";
+    for (size_t i = 0; i < f.checksums.size(); ++i)
+      os << "checksum  result " << i << ": " << f.checksums[i] << "\n";
     if (!f.timeline.empty())
       os << "timeline  one launch of the plan with timeline events, in SM clock cycles:\n"
          << f.timeline;
@@ -692,6 +710,10 @@ void kite::cli::addBenchCommand(CLI::App &app, Context &context) {
   cmd->add_flag("--timeline", opts->timeline,
                 "Also run the plan once with timeline events (program starts and ends, the "
                 "loops in a program) and show where a program's cycles go");
+  cmd->add_flag("--checksum", opts->checksum,
+                "Also print a hash of each result's bytes (the inputs are the same at every "
+                "run), to check that a hand-edited kernel (KITE_CUDA_OVERRIDE) computes what "
+                "the generated one does");
   cmd->add_option("--arch", opts->arch, "The GPU target")->capture_default_str();
   cmd->add_flag("--dynamic-shapes", opts->dynamicShapes,
                 "Time the plan a launch with static_shapes = false runs (sizes taken at "

@@ -68,6 +68,8 @@ struct InspectReport {
     double peakGBs = 0, peakTFlops = 0;
     std::optional<double> measuredMs; // with a GPU
     std::string timeline;             // kite bench --timeline: the traced plan's summary
+    /// kite bench --checksum: per result, FNV-1a (64 bits) of its bytes.
+    std::vector<std::string> checksums;
     std::string bound; // "memory" or "compute" (from the ceilings), or ""
     std::string note;  // what is missing and why
   } roofline;
