@@ -4,7 +4,8 @@
 // `#kite.blocked` layout in its type, each store and atomic the layout it
 // iterates in (`kite.layout`), and a `kite.convert_layout` goes wherever a
 // value's layout is not one its user can read. CUDA emission reads these and
-// decides none.
+// decides none. With bulk_stores (sm_90+), unmasked stores are also marked
+// `kite.bulk_store`.
 //
 // The rules (the ones emission has always followed):
 // - Each top-level loop has a main context, the thread arrangement of its
@@ -61,6 +62,7 @@ public:
     numThreads = (int64_t)llvm::bit_floor((uint64_t)std::max<int64_t>(computeThreads(config, kernel), 32));
     tensorCores = config.tensor_cores;
     wgmma = tensorCores && config.wgmma && hasWgmma(arch) && numThreads % 128 == 0;
+    bulkStores = config.bulk_stores && hasBulkCopies(arch);
     innerThreads = config.inner_threads.value_or(0);
     int64_t narrowest = 0;
     kernel.walk([&](Operation *op) {
@@ -90,6 +92,7 @@ private:
   int64_t narrowestBytes = 4; // of the kernel's tensors' elements
   bool tensorCores = false;
   bool wgmma = false; // products may run on wgmma (sm_90a, whole warpgroups)
+  bool bulkStores = false; // unmasked stores marked kite.bulk_store (bulk_stores, sm_90+)
   BlockedLayoutAttr main; // the current top-level loop's context
 
   // Layouts -----------------------------------------------------------------
@@ -854,6 +857,8 @@ LogicalResult Assigner::assignOp(Operation *op) {
         return assignAccess(l, l.getTensor(), l.getSubscripts(), l.getMask(), {}, l.getResult());
       })
       .Case([&](StoreOp s) {
+        if (bulkStores && !s.getMask())
+          s->setAttr(kBulkStoreAttrName, UnitAttr::get(s.getContext()));
         return assignAccess(s, s.getTensor(), s.getSubscripts(), s.getMask(), s.getValue(), {});
       })
       .Case([&](AtomicOp a) {

@@ -105,6 +105,13 @@ struct Config {
   /// program to finish adds the shares in split order (the same sums at
   /// every run) and runs the rest of the body. 1: no split.
   int64_t split_k = 1;
+  /// On sm_90: a store of a tile whose rows are whole rows of its tensor
+  /// (the last subscript `all`, contiguous, 16-byte multiples) writes the
+  /// tile into shared memory and copies each row with one bulk copy
+  /// (cp.async.bulk), which the copy engine writes out while the program
+  /// goes on, instead of each thread storing its elements (a product's
+  /// accumulator layout stores 4 bytes a thread at a time).
+  bool bulk_stores = false;
 
   std::string toJson() const;
 };
@@ -232,6 +239,10 @@ mlir::Value matrixProductLhs(mlir::Operation *op);
 /// mbarrier transactions and TMA, which the wgmma, warp-specialized and TMA
 /// main loops need.
 bool hasWgmma(llvm::StringRef arch);
+
+/// True if `arch` has bulk copies between shared and global memory
+/// (cp.async.bulk: sm_90 and later), which bulk_stores needs.
+bool hasBulkCopies(llvm::StringRef arch);
 
 /// True if `config` gives `kernel` a producer warpgroup for its key loops:
 /// warp_specialize with wgmma in a kernel that kite-matmul-mainloop left no

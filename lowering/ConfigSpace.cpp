@@ -232,6 +232,12 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch, bool speculati
     params.push_back(parameter("pingpong", std::nullopt, {false, true}, def.pingpong,
                                "with warp_specialize, overlap_products and 12 warps: the two "
                                "computing warpgroups take turns issuing their products"));
+    // A key loop's result leaves in the products' accumulator layout, a
+    // few bytes a thread per row.
+    params.push_back(parameter("bulk_stores", std::nullopt, {false, true}, def.bulk_stores,
+                               "stores of whole tensor rows through shared memory, a bulk "
+                               "copy (cp.async.bulk) a row, instead of each thread's "
+                               "elements"));
   }
   if (plainProduct)
     params.push_back(parameter("num_stages", std::nullopt, {2, 3, 4, 5}, def.num_stages,

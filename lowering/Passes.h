@@ -24,6 +24,13 @@ constexpr llvm::StringLiteral kCheckedAttrName = "kite.checked";
 /// main context, the layout of its largest tile.
 constexpr llvm::StringLiteral kLayoutAttrName = "kite.layout";
 
+/// kite-assign-layouts' mark on an unmasked store (config bulk_stores, on
+/// sm_90 and later): where its tile's rows are whole rows of the tensor
+/// (the last subscript `all`, contiguous, 16-byte multiples and
+/// alignment), emission writes the tile into shared memory and copies each
+/// row with one bulk copy; elsewhere it stores as without the mark.
+constexpr llvm::StringLiteral kBulkStoreAttrName = "kite.bulk_store";
+
 /// kite-assign-layouts' mark on a matrix product that runs on the tensor
 /// cores from registers: its left operand and result lie in the tensor
 /// cores' layout (`mmaLayout`), its right operand is staged in shared

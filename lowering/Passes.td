@@ -268,7 +268,10 @@ def KiteAssignLayouts : Pass<"kite-assign-layouts", "::mlir::ModuleOp"> {
     allow it takes the tensor cores' layout (its left operand and result in
     registers) and a `kite.mma` mark naming the instruction: `wgmma` on
     sm_90a with `wgmma` in the config and whole warpgroups, else
-    `mma_sync`. lowering/AssignLayouts.cpp has the rules.
+    `mma_sync`. With `bulk_stores` on sm_90 and later, unmasked stores get
+    `kite.bulk_store` (emission copies their tiles' rows by
+    `cp.async.bulk` where they are whole tensor rows). lowering/AssignLayouts.cpp
+    has the rules.
 
     Assumes: a configured kernel with static tile shapes (kite-apply-config
     and the passes before emission). Guarantees: every tile type has a

@@ -990,6 +990,11 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
     }
     case ParamSpec::Kind::argTensorMap: {
       const Tensor &t = *args[slot.index].tensor;
+      // A tensor with no elements has no tiles to copy (a loop over its
+      // rows runs no iteration, one over K adds nothing), and TMA refuses
+      // a map over a zero-size dim: the map stays unencoded.
+      if (t.numel() == 0) [[unlikely]]
+        break;
       int64_t sizes[5], strides[5]; // validate_plan: the map's rank (1 to 5) is the tensor's
       for (int d = 0; d < slot.map.rank; ++d) {
         sizes[d] = t.size(d);

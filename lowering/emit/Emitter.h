@@ -747,6 +747,10 @@ private:
                            Value mask, Value value, Value result,
                            std::optional<AtomicKind> atomic);
   void readGathers(Access &a);
+  /// A store marked kite.bulk_store whose tile rows are whole, aligned rows
+  /// of its tensor: the tile into shared memory, then a bulk copy per row.
+  /// False (nothing emitted) where the rows do not qualify.
+  bool emitBulkStore(const Access &a, ArrayRef<int64_t> shape);
   std::string elementOffset(const Access &a, ArrayRef<std::string> k,
                             SmallVector<std::string> &bounds);
   void emitAccessElement(const Access &a, ArrayRef<std::string> k, const std::string &offset,

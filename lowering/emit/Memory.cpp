@@ -342,6 +342,9 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   a.own = own;
   a.width = width;
   a.narrow = narrow;
+  if (!isLoad && !atomic && !copyTarget && !maskTile && valueTile &&
+      op->hasAttr(kBulkStoreAttrName) && emitBulkStore(a, shape))
+    return success();
   forEach(t, [&](ArrayRef<std::string> k) {
     SmallVector<std::string> bounds;
     std::string offset = elementOffset(a, k, bounds);
@@ -350,6 +353,142 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   if (toRegisters)
     tiles[resultValue] = t;
   return success();
+}
+
+/// Bulk stores: the rows of the tile (all but its last dim) are rows of
+/// the tensor (its contiguous last dim, subscripted `all` or by a tile
+/// loop's span whose begins are 16-byte aligned), each `rowBytes` long, a
+/// multiple of 16, at 16-byte aligned addresses. Each thread writes its
+/// elements into a shared-memory copy of the tile in the scratch space, once
+/// every thread is done with it (rows padded by 16 bytes,
+/// so that the threads along a product's accumulator rows hit different
+/// banks); after a proxy fence and a barrier, the thread holding a row's
+/// first element copies it with one cp.async.bulk, skipping rows past the
+/// tile's extents, then waits until its copies have read shared memory and
+/// the threads meet again, so the space can be reused.
+bool Emitter::emitBulkStore(const Access &a, ArrayRef<int64_t> shape) {
+  const TensorRef &ref = *a.ref;
+  const Tile &t = a.t;
+  int64_t rank = t.rank(), L = rank - 1, eb = elementBytes(a.ref->elem);
+  if (rank == 0 || eb <= 0 || !a.gathers.empty() || !a.checked.empty())
+    return false;
+  // The tensor dim the tile's last dim runs along, and how it is indexed.
+  int64_t rd = 0, tdim = 0, lastTensorDim = -1;
+  std::optional<Subscript> lastSub;
+  for (const Subscript &sub : a.subs) {
+    switch (sub.kind) {
+    case Subscript::Kind::NewAxis: ++rd; continue;
+    case Subscript::Kind::Scalar: ++tdim; continue;
+    case Subscript::Kind::Gather: return false;
+    case Subscript::Kind::All:
+    case Subscript::Kind::Span:
+      if (rd == L) {
+        lastTensorDim = tdim;
+        lastSub = sub;
+      }
+      ++rd;
+      ++tdim;
+      continue;
+    }
+  }
+  int64_t tensorRank = ref.sizes.size();
+  if (tdim < tensorRank) { // the dims not subscripted follow, whole
+    if (rd + (tensorRank - tdim) - 1 != L)
+      return false;
+    lastTensorDim = tensorRank - 1;
+    lastSub = Subscript{Subscript::Kind::All, {}};
+  }
+  if (lastTensorDim != tensorRank - 1 || !lastSub)
+    return false;
+  // Whole 16-byte rows, contiguous, every row start 16-byte aligned.
+  if (ref.isDynamicStride(tensorRank - 1) || ref.strides[tensorRank - 1] != 1 ||
+      ref.align % 16 != 0)
+    return false;
+  for (int64_t d = 0; d + 1 < tensorRank; ++d)
+    if ((ref.strideDivisor(d) * eb) % 16 != 0)
+      return false;
+  int64_t cols = shape[L];
+  if (!t.dims[L].extent.empty() || cols != t.dims[L].padded || (cols * eb) % 16 != 0)
+    return false;
+  if (lastSub->kind == Subscript::Kind::All) {
+    if (ref.isDynamic(tensorRank - 1) || ref.sizes[tensorRank - 1] != cols)
+      return false;
+  } else {
+    const SpanVars &sv = spans[lastSub->value];
+    if ((sv.alignElems * eb) % 16 != 0)
+      return false;
+  }
+  int64_t rows = 1;
+  for (int64_t i = 0; i < L; ++i)
+    rows *= t.dims[i].padded;
+  int64_t rowBytes = cols * eb, pitch = cols + 16 / eb; // in elements
+  // Where the copy would not fit beside what the program already keeps in
+  // shared memory, the store stays direct (the config still fits).
+  if (rows * pitch * eb > 64 * 1024 || scratchBase() + rows * pitch * eb > kMaxSharedBytes)
+    return false;
+
+  // The row of element k in the shared copy.
+  auto rowOf = [&](ArrayRef<std::string> k) {
+    std::string r = "0";
+    int64_t stride = 1;
+    for (int64_t i = L - 1; i >= 0; --i) {
+      std::string c = coord(t, i, k[i]);
+      if (c != "0")
+        r = r == "0" ? llvm::formatv("{0} * {1}", c, stride).str()
+                     : llvm::formatv("{0} + {1} * {2}", r, c, stride).str();
+      stride *= t.dims[i].padded;
+    }
+    return r;
+  };
+  std::string T = cType(ref.elem), sb = fresh("sb");
+  line("{");
+  ++indent;
+  line(llvm::formatv("{0}* {1} = {2}; // the tile's rows, {3} bytes apart, for bulk copies", T,
+                     sb, smem(T, rows * pitch, eb), pitch * eb));
+  line(sync() + " // the scratch space is free");
+  forEach(t, [&](ArrayRef<std::string> k) {
+    std::string dst = llvm::formatv("{0}[({1}) * {2} + {3}]", sb, rowOf(k), pitch,
+                                    coord(t, L, k[L]));
+    SmallVector<std::string> elems;
+    SmallVector<std::string> ki(k.begin(), k.end());
+    for (int64_t e = 0; e < a.width; ++e) {
+      ki.back() = plus(k.back(), e);
+      elems.push_back(llvm::formatv("cvt<{0}>({1})", T,
+                                    at(*a.valueTile, ki, t.rank() - a.valueTile->rank())));
+    }
+    std::string store =
+        a.width > 1 ? llvm::formatv("store_vec<{0}>(&{1}, Vec<{2}, {0}>{{{{{3}}});", a.width,
+                                    dst, T, llvm::join(elems, ", "))
+                          .str()
+                    : llvm::formatv("{0} = {1};", dst, elems[0]).str();
+    line(a.own.empty() ? store : llvm::formatv("if ({0}) {1}", a.own, store).str());
+  }, a.width);
+  line("fence_proxy_async();");
+  line(sync());
+  // A row's copy, by the thread that holds its first element.
+  Tile firsts = t;
+  firsts.dims[L].regExtent = 1;
+  forEach(firsts, [&](ArrayRef<std::string> k) {
+    SmallVector<std::string> bounds;
+    std::string offset = elementOffset(a, k, bounds);
+    SmallVector<std::string> conds;
+    if (std::string c = coord(t, L, k[L]); c != "0")
+      conds.push_back(c + " == 0");
+    if (!a.own.empty())
+      conds.push_back(a.own);
+    for (int64_t i = 0; i < L; ++i)
+      if (!t.dims[i].extent.empty())
+        conds.push_back(inExtent(t, i, k[i]));
+    std::string copy = llvm::formatv("bulk_store<{0}>(&{1}[{2}], &{3}[({4}) * {5}]);", rowBytes,
+                                     ref.ptr, offset, sb, rowOf(k), pitch);
+    line(conds.empty() ? copy
+                       : llvm::formatv("if ({0}) {1}", llvm::join(conds, " && "), copy).str());
+  });
+  line("bulk_store_wait();");
+  line(sync() + " // the copies have read the tile's rows");
+  --indent;
+  line("}");
+  return true;
 }
 
 /// The gather operands of access `a`, read where their group's dims are

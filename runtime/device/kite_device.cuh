@@ -1282,6 +1282,36 @@ __device__ __forceinline__ unsigned smem_addr(const void *p) {
   return (unsigned)__cvta_generic_to_shared(p);
 }
 
+/// Bulk stores (bulk_stores, sm_90): `Bytes` (a multiple of 16) from shared
+/// memory at `src` to global memory at `dst`, both 16-byte aligned, copied
+/// by the SM's copy engine while the thread goes on. The shared-memory
+/// writes before it must be made visible to the copy engine
+/// (fence_proxy_async) and to the issuing thread (a barrier).
+template <int Bytes> __device__ __forceinline__ void bulk_store(void *dst, const void *src) {
+  static_assert(Bytes > 0 && Bytes % 16 == 0, "bulk_store: a multiple of 16 bytes");
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst),
+               "r"(smem_addr(src)), "n"(Bytes)
+               : "memory");
+#endif
+}
+/// Waits until the thread's bulk stores have read their shared memory (so
+/// that it can be written again); their global writes may still be in
+/// flight, and complete before the kernel's end is visible to the host.
+__device__ __forceinline__ void bulk_store_wait() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#endif
+}
+/// Orders this thread's shared-memory writes before later reads of them by
+/// the asynchronous proxy (TMA, bulk copies, wgmma).
+__device__ __forceinline__ void fence_proxy_async() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
 /// Four (x4) or two (x2) 8x8 matrices of 16-bit elements from shared
 /// memory in mma fragment order: lane l gives the address of row l % 8 of
 /// matrix l / 8 (16-byte aligned); `trans` transposes each matrix.

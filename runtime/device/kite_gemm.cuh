@@ -403,11 +403,9 @@ __device__ __forceinline__ void wgmma_commit() {
 template <int Pending> __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
 }
-/// Makes this thread's generic-proxy shared-memory writes (cp.async
-/// included) visible to the async proxy that wgmma reads through.
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
+// fence_proxy_async (kite_device.cuh) makes this thread's generic-proxy
+// shared-memory writes (cp.async included) visible to the async proxy that
+// wgmma reads through.
 
 /// Keeps the compiler from moving accumulator reads and writes across a
 /// wgmma that is still in flight.

@@ -30,26 +30,27 @@
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=DEFFEW
 // DEFFEW: "block_sizes":[64,128,64],{{.*}}"num_stages":6,"num_warps":8,
 // DEFFEW: wgmma_tma_mainloop<64, 128, 1, 6, 2, bf16, bf16, false>(
-// y's rows (4095 elements) are copied through registers by the producer
-// by default: 256 x 128 tiles give it the narrower side.
+// y's rows (4095 elements) are not 16-byte multiples: by default TMA
+// copies them from a padded copy that the launch makes first (a staged map:
+// the module holds kite_stage_rows), x's in place, on the usual 128 x 256
+// tiles.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4097,4096]' --arg 'y=bf16[4096,4095]' --emit=cuda | FileCheck %s --check-prefix=DEFSHIFT
-// DEFSHIFT: "indexing":"pointer"
-// DEFSHIFT-NOT: KITE_STAGED_OPERANDS
-// DEFSHIFT: wgmma_ws_mainloop<256, 128, 2, 4, kCopyAsync, kCopyShifted, bf16>(
-// With indexing "tma", TMA copies them from a padded copy that the launch
-// makes first (a staged map: the module holds kite_stage_rows), x's in
-// place.
-// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4097,4096]' --arg 'y=bf16[4096,4095]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=TMASHIFT
-// TMASHIFT: #define KITE_STAGED_OPERANDS
-// TMASHIFT: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16, bf16, false>(
-// Rows that are not 16-byte multiples (odd sizes): the same tiles, each
-// operand's rows read by aligned 16-byte loads shifted into place; with
-// indexing "tma", both staged.
+// DEFSHIFT: "block_sizes":[128,256,64],"indexing":"tma"
+// DEFSHIFT: #define KITE_STAGED_OPERANDS
+// DEFSHIFT: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16, bf16, false>(
+// With indexing "pointer", the producer's threads copy y's rows by aligned
+// 16-byte loads shifted into place.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4097,4096]' --arg 'y=bf16[4096,4095]' --config '{"block_sizes":[256,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"pointer"}' --emit=cuda | FileCheck %s --check-prefix=PTRSHIFT
+// PTRSHIFT-NOT: KITE_STAGED_OPERANDS
+// PTRSHIFT: wgmma_ws_mainloop<256, 128, 2, 4, kCopyAsync, kCopyShifted, bf16>(
+// Rows that are not 16-byte multiples (odd sizes): by default both
+// operands staged; with indexing "pointer", the same tiles, each operand's
+// rows read by aligned 16-byte loads shifted into place.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --emit=cuda | FileCheck %s --check-prefix=DEFODD
-// DEFODD: wgmma_ws_mainloop<128, 128, 2, 4, kCopyShifted, kCopyShifted, bf16>(
-// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --config '{"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=TMAODD
-// TMAODD: #define KITE_STAGED_OPERANDS
-// TMAODD: wgmma_tma_mainloop<128, 128, 2, 4, 2, bf16, bf16, false>(
+// DEFODD: #define KITE_STAGED_OPERANDS
+// DEFODD: wgmma_tma_mainloop<128, 128, 2, 4, 2, bf16, bf16, false>(
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --config '{"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"pointer"}' --emit=cuda | FileCheck %s --check-prefix=PTRODD
+// PTRODD: wgmma_ws_mainloop<128, 128, 2, 4, kCopyShifted, kCopyShifted, bf16>(
 // Too few rows for two consumers: 8 warps, which the main loop turns down
 // for tiles it cannot take.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[7,64]' --arg 'y=bf16[64,40]' --emit=cuda | FileCheck %s --check-prefix=DEFSMALL

@@ -503,7 +503,12 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})",
                 R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":3,"warp_specialize":true,"overlap_products":true,"pingpong":true,"pid_type":"persistent_interleaved"})",
                 // Two programs an SM, one computing warpgroup each.
-                R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2})"},
+                R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2})",
+                // The output's rows through shared memory, a bulk copy a
+                // row (bulk_stores), partial query tiles' rows skipped.
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"bulk_stores":true})",
+                R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_interleaved","bulk_stores":true})",
+                R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"bulk_stores":true})"},
                1.0, "attention_d128"});
   // Causal: key loops that end at the query tile's end, the mask an index
   // comparison made in the scores' layout; query and key tiles of equal and
@@ -535,7 +540,10 @@ std::vector<Case> cases() {
                 // Two programs an SM, one computing warpgroup each.
                 R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2})",
                 // Groups of 2 heads, each group's query tiles longest first.
-                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"l2_groupings":[2]})"},
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"l2_groupings":[2]})",
+                // The output by bulk copies (bulk_stores).
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"bulk_stores":true})",
+                R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_interleaved","bulk_stores":true})"},
                1.0, "causal_attention_d128"});
   // Key loops split where an index condition holds on whole tiles
   // (kite-split-masked-loops): a band over every column (three loops), a
@@ -598,7 +606,9 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true})",
                 R"({"block_sizes":[128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})",
                 // Persistent: the producer copies x too (a ring of two stages).
-                R"({"block_sizes":[64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"pid_type":"persistent_interleaved"})"},
+                R"({"block_sizes":[64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"pid_type":"persistent_interleaved"})",
+                // The output by bulk copies (bulk_stores).
+                R"({"block_sizes":[128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"bulk_stores":true})"},
                40.0, "mlp_producer"});
   // Scans: whole rows (shuffles within a warp with inner_threads 32 or one
   // warp, shared memory across warps otherwise), column tiles with a carry,

@@ -507,8 +507,8 @@ TEST_F(LaunchGpu, StagedOperandsReadMisalignedAndStridedViews) {
       Tensor c = run_plan(plan, args)[0];
       EXPECT_TRUE(allClose(cuda::to_host(c), expected, toleranceFor(bf16, 64))) << config;
     }
-    // No rows: the grid is empty, so nothing is staged or encoded (a map
-    // over no rows would be refused) and the result is [0, N].
+    // No rows: no tile to copy, so nothing is staged or encoded (TMA
+    // refuses a map over a zero-size dim) and the result is [0, N].
     Tensor none = view(xd, 1, {0, K}, {K, 1});
     std::vector<ArgSpec> noneSpecs = {ArgSpec::of("x", none), ArgSpec::of("y", y)};
     KernelPlan empty = compileToPlan(*k, noneSpecs, o);
