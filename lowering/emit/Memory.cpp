@@ -424,7 +424,7 @@ bool Emitter::emitBulkStore(const Access &a, ArrayRef<int64_t> shape) {
   int64_t rowBytes = cols * eb, pitch = cols + 16 / eb; // in elements
   // Where the copy would not fit beside what the program already keeps in
   // shared memory, the store stays direct (the config still fits).
-  if (rows * pitch * eb > 64 * 1024 || scratchBase() + rows * pitch * eb > kMaxSharedBytes)
+  if (scratchBase() + rows * pitch * eb > kMaxSharedBytes)
     return false;
 
   // The row of element k in the shared copy.

@@ -269,7 +269,12 @@ TEST_F(LaunchGpu, DynamicShapesServeEverySizeWithAPlanPerClass) {
               std::string::npos)
         << e.what();
   }
-  EXPECT_NE(events.front().find("first launch of softmax"), std::string::npos) << events.front();
+  // The first compile says why: the kernel's first launch in this process,
+  // or (where a test before this one in the same process launched softmax)
+  // the nearest plan already held.
+  EXPECT_TRUE(events.front().find("first launch of softmax") != std::string::npos ||
+              events.front().find("nearest held plan") != std::string::npos)
+      << events.front();
 }
 
 TEST_F(LaunchGpu, DynamicShapesTakeSizesInsideATensor) {
