@@ -358,11 +358,11 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
 /// Bulk stores: the rows of the tile (all but its last dim) are rows of
 /// the tensor (its contiguous last dim, subscripted `all` or by a tile
 /// loop's span whose begins are 16-byte aligned), each `rowBytes` long, a
-/// multiple of 16, at 16-byte aligned addresses. Each thread writes its
-/// elements into a shared-memory copy of the tile in the scratch space, once
-/// every thread is done with it (rows padded by 16 bytes,
-/// so that the threads along a product's accumulator rows hit different
-/// banks); after a proxy fence and a barrier, the thread holding a row's
+/// multiple of 16, at 16-byte aligned addresses. Once every thread is done
+/// with the scratch space, each writes its elements into a copy of the tile
+/// there (rows padded by 16 bytes, so that the 8 rows a product's
+/// accumulator layout stores at once hit different banks); after a proxy
+/// fence and a barrier, the thread holding a row's
 /// first element copies it with one cp.async.bulk, skipping rows past the
 /// tile's extents, then waits until its copies have read shared memory and
 /// the threads meet again, so the space can be reused.

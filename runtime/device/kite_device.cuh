@@ -1293,6 +1293,8 @@ template <int Bytes> __device__ __forceinline__ void bulk_store(void *dst, const
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst),
                "r"(smem_addr(src)), "n"(Bytes)
                : "memory");
+#else
+  __trap(); // emitted only for sm_90 and later (kite.bulk_store)
 #endif
 }
 /// Waits until the thread's bulk stores have read their shared memory (so
