@@ -251,6 +251,14 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   // store, another layout), and __syncthreads() makes their global writes
   // visible to the block.
   if (resultValue && storedSinceBarrier.count(ref.ptr)) {
+    // Bulk stores' writes land asynchronously: wait for them first.
+    bool bulk = false;
+    op->getParentOfType<func::FuncOp>().walk([&](StoreOp s) {
+      bulk |= s->hasAttr(kBulkStoreAttrName) && tensors.count(s.getTensor()) &&
+              tensors[s.getTensor()].ptr == ref.ptr;
+    });
+    if (bulk)
+      line("bulk_store_drain();");
     line(sync() + " // this program wrote " + ref.ptr + " above");
     storedSinceBarrier.clear();
   }

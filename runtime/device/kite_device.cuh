@@ -1306,6 +1306,16 @@ __device__ __forceinline__ void bulk_store_wait() {
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 #endif
 }
+/// Waits until the thread's bulk stores have completed and orders their
+/// global writes before its later reads of them (a barrier then extends
+/// that to the block): for a program that reads back what it bulk-stored.
+__device__ __forceinline__ void bulk_store_drain() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+#endif
+}
 /// Orders this thread's shared-memory writes before later reads of them by
 /// the asynchronous proxy (TMA, bulk copies, wgmma).
 __device__ __forceinline__ void fence_proxy_async() {

@@ -40,3 +40,21 @@
 // The tuner offers it for kernels with key-loop products on sm_90a.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --emit=config-space | FileCheck %s --check-prefix=SPACE
 // SPACE: bulk_stores
+//
+// A program that reads back rows it bulk-stored waits for the copies'
+// global writes (cp.async.bulk.wait_group 0 and a proxy fence) before the
+// barrier that a read after a write already takes.
+// RUN: kite inspect %S/Inputs/store_then_load.kite.cpp --arg 'x=bf16[64,256]' --arg 'y=bf16[64,256]' --config '{"block_sizes":[4],"num_warps":4,"bulk_stores":true}' --emit=cuda | FileCheck %s --check-prefix=READBACK
+// READBACK: bulk_store<512>(&a1[
+// READBACK: bulk_store_wait();
+// READBACK: bulk_store_drain();
+// READBACK-NEXT: __syncthreads(); // this program wrote a1 above
+// READBACK-NEXT: bf16 v{{[0-9]+}}[8];
+// READBACK-NEXT: load_vec<8>(&v{{[0-9]+}}[0], &a1[
+// RUN: kite inspect %S/Inputs/store_then_load.kite.cpp --arg 'x=bf16[64,256]' --arg 'y=bf16[64,256]' --config '{"block_sizes":[4],"num_warps":4,"bulk_stores":true}' --emit=ptx | FileCheck %s --check-prefix=DRAIN
+// DRAIN: cp.async.bulk.wait_group 0;
+// DRAIN: fence.proxy.async.global;
+// Without bulk stores, the barrier alone.
+// RUN: kite inspect %S/Inputs/store_then_load.kite.cpp --arg 'x=bf16[64,256]' --arg 'y=bf16[64,256]' --config '{"block_sizes":[4],"num_warps":4}' --emit=cuda | FileCheck %s --check-prefix=PLAIN
+// PLAIN-NOT: bulk_store_drain
+// PLAIN: __syncthreads(); // this program wrote a1 above
