@@ -370,10 +370,10 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
 /// with the scratch space, each writes its elements into a copy of the tile
 /// there (rows padded by 16 bytes, so that the 8 rows a product's
 /// accumulator layout stores at once hit different banks); after a proxy
-/// fence and a barrier, the thread holding a row's
-/// first element copies it with one cp.async.bulk, skipping rows past the
-/// tile's extents, then waits until its copies have read shared memory and
-/// the threads meet again, so the space can be reused.
+/// fence and a barrier, the thread holding a row's first element copies it
+/// with one cp.async.bulk, skipping rows past the tile's extents, then
+/// waits until its copies have read shared memory and the threads meet
+/// again, so the space can be reused.
 bool Emitter::emitBulkStore(const Access &a, ArrayRef<int64_t> shape) {
   const TensorRef &ref = *a.ref;
   const Tile &t = a.t;
