@@ -390,12 +390,11 @@ std::string kite::whyNotPlainProductLoop(TileForOp loop) {
   if (a->spans[rank - 1] != k || b->spans[rank - 2] != k)
     return "the loop's span is not the operands' K index";
   if (fp8) {
-    // (8-bit operands are not staged yet: the 16-bit staged path has run on
-    // a GPU, the 8-bit one not; scaled_matmul_unaligned would check it.)
-    OperandCopies c = operandCopies(loop, *a, *b);
-    if (c.a != "async" || c.b != "async" || !c.wholeDims)
+    // Rows that are not 16-byte multiples are staged (copied into padded
+    // rows at launch), as 16-bit ones are.
+    if (!operandCopies(loop, *a, *b).tma())
       return "8-bit float products run on the TMA main loop only, which needs both operands' "
-             "rows 16-byte aligned and the loops over whole dims";
+             "rows contiguous and the loops over whole dims";
   }
   return "";
 }
