@@ -741,8 +741,12 @@ private:
                                  ArrayRef<Subscript> subs, Type resultElem,
                                  SmallVector<int64_t> &shape,
                                  SmallVector<std::string> &extents);
+  /// The elements an access in layout `t` can move with one instruction
+  /// along the tensor's contiguous dim: at most the layout's chunk (or
+  /// `cap`, where given), and as many as the alignment of the data, the
+  /// strides, the tile's begins and sizes allow.
   int64_t vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs, const Tile &t,
-                      const llvm::SmallDenseSet<int32_t> &checked);
+                      const llvm::SmallDenseSet<int32_t> &checked, int64_t cap = 0);
   LogicalResult emitAccess(Operation *op, Value tensor, ArrayRef<Subscript> subs,
                            Value mask, Value value, Value result,
                            std::optional<AtomicKind> atomic);
@@ -751,6 +755,12 @@ private:
   /// of its tensor: the tile into shared memory, then a bulk copy per row.
   /// False (nothing emitted) where the rows do not qualify.
   bool emitBulkStore(const Access &a, ArrayRef<int64_t> shape);
+  /// A store whose threads hold 4- or 8-byte chunks along the contiguous
+  /// dim, consecutive lanes holding consecutive chunks: lanes exchange
+  /// their chunks by shuffles (exchange_segments) so that each stores 16
+  /// bytes at once. False (nothing emitted) where the layout or the
+  /// alignment does not allow it.
+  bool emitExchangeStore(const Access &a);
   std::string elementOffset(const Access &a, ArrayRef<std::string> k,
                             SmallVector<std::string> &bounds);
   void emitAccessElement(const Access &a, ArrayRef<std::string> k, const std::string &offset,

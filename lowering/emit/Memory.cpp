@@ -149,7 +149,8 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
 /// strides), and a valid extent that is a multiple of it, so that a mask is
 /// the same for the whole vector.
 int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
-                             const Tile &t, const llvm::SmallDenseSet<int32_t> &checked) {
+                             const Tile &t, const llvm::SmallDenseSet<int32_t> &checked,
+                             int64_t cap) {
   int64_t bytes = elementBytes(ref.elem);
   if (t.rank() == 0 || !bytes)
     return 1;
@@ -157,7 +158,7 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
   const Dim &d = t.dims[last];
   if (d.ctxDim < 0)
     return 1;
-  int64_t w = std::min(t.ctx->vec[d.ctxDim], std::max<int64_t>(1, 16 / bytes));
+  int64_t w = std::min(cap > 0 ? cap : t.ctx->vec[d.ctxDim], std::max<int64_t>(1, 16 / bytes));
   auto divides = [&](int64_t m) {
     while (w > 1 && m % w != 0)
       w /= 2;
@@ -353,6 +354,8 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   if (!isLoad && !atomic && !copyTarget && !maskTile && valueTile &&
       op->hasAttr(kBulkStoreAttrName) && emitBulkStore(a, shape))
     return success();
+  if (!isLoad && !atomic && !copyTarget && !maskTile && valueTile && emitExchangeStore(a))
+    return success();
   forEach(t, [&](ArrayRef<std::string> k) {
     SmallVector<std::string> bounds;
     std::string offset = elementOffset(a, k, bounds);
@@ -496,6 +499,82 @@ bool Emitter::emitBulkStore(const Access &a, ArrayRef<int64_t> shape) {
   line(sync() + " // the copies have read the tile's rows");
   --indent;
   line("}");
+  return true;
+}
+
+/// Exchange stores. A thread's elements along the tile's last dim come in
+/// chunks of V (4 or 8 bytes); the T threads along that dim are
+/// consecutive lanes, chunk c of thread t at column c * V * T + t * V. So
+/// the G = 16 / (V bytes) lanes of a group (thread g * G + r) together hold
+/// 16 contiguous bytes of each chunk, and G chunks (c = a * G + j) make G
+/// such segments: lane r takes segment a * G + r from the others
+/// (exchange_segments) and stores it whole, at column (a * G + r) * V * T +
+/// g * G * V, which is its own column for chunk a * G plus r * V * T - r * V.
+/// The shuffles run on every lane; masks, rows past the tile's extents and
+/// the owner condition guard only the store (a group's lanes share their
+/// rows).
+bool Emitter::emitExchangeStore(const Access &a) {
+  const TensorRef &ref = *a.ref;
+  const Tile &t = a.t;
+  int64_t rank = t.rank(), L = rank - 1, eb = elementBytes(ref.elem);
+  if (rank == 0 || eb <= 0 || !a.gathers.empty() || a.width <= 1)
+    return false;
+  const Dim &d = t.dims[L];
+  if (d.ctxDim < 0 || !d.extent.empty())
+    return false;
+  Context *ctx = t.ctx;
+  int64_t V = ctx->vec[d.ctxDim], T = ctx->tpd[d.ctxDim];
+  if (a.width != V || (V * eb != 4 && V * eb != 8))
+    return false;
+  int64_t G = 16 / (V * eb);
+  if (ctx->tstride[d.ctxDim] != 1 || T % G != 0 || T > 32 || (d.regExtent / V) % G != 0)
+    return false;
+  // The tile's last dim must be the contiguous one, its columns checked by
+  // no mask, and 16-byte segments aligned.
+  for (int32_t p : a.checked)
+    if (p >= 0 && p < (int32_t)a.subs.size() && a.subs[p].kind == Subscript::Kind::Span)
+      return false; // (conservative: a checked span may be the last dim)
+  if (vectorWidth(ref, a.subs, t, a.checked, G * V) != G * V)
+    return false;
+
+  std::string T_ = cType(ref.elem), r = fresh("xr"), seg = fresh("xs");
+  line(llvm::formatv("const int {0} = {1} % {2}; // this lane's place in its group of {2}", r,
+                     ctx->t(d.ctxDim), G));
+  forEach(t, [&](ArrayRef<std::string> k) {
+    // k[L]: the first element of chunk a * G.
+    SmallVector<std::string> pieces;
+    SmallVector<std::string> ki(k.begin(), k.end());
+    for (int64_t j = 0; j < G; ++j) {
+      SmallVector<std::string> elems;
+      for (int64_t e = 0; e < V; ++e) {
+        ki.back() = plus(k.back(), j * V + e);
+        elems.push_back(llvm::formatv("cvt<{0}>({1})", T_,
+                                      at(*a.valueTile, ki, rank - a.valueTile->rank())));
+      }
+      pieces.push_back(llvm::formatv("Vec<{0}, {1}>{{{{{2}}}", T_, V, llvm::join(elems, ", ")));
+    }
+    SmallVector<std::string> bounds;
+    std::string offset = elementOffset(a, k, bounds);
+    SmallVector<std::string> conds;
+    for (int64_t i = 0; i < L; ++i)
+      if (!t.dims[i].extent.empty())
+        conds.push_back(inExtent(t, i, k[i]));
+    conds.append(bounds.begin(), bounds.end());
+    if (!a.own.empty())
+      conds.push_back(a.own);
+    line("{");
+    ++indent;
+    line(llvm::formatv("const Vec<{0}, {1}> {2}p[{3}] = {{{4}};", T_, V, seg, G,
+                       llvm::join(pieces, ", ")));
+    line(llvm::formatv("const uint4 {0} = exchange_segments<{1}>({0}p, {2});", seg, G, r));
+    std::string store =
+        llvm::formatv("store_16{0}(&{1}[{2} + {3} * {4}], {5});", streaming ? "<true>" : "",
+                      ref.ptr, offset, r, V * (T - 1), seg);
+    line(conds.empty() ? store
+                       : llvm::formatv("if ({0}) {1}", llvm::join(conds, " && "), store).str());
+    --indent;
+    line("}");
+  }, G * V);
   return true;
 }
 

@@ -313,6 +313,54 @@ __device__ __forceinline__ void store_vec(T *dst, Vec<T, N> v) {
     *reinterpret_cast<V *>(dst) = *reinterpret_cast<const V *>(&v);
 }
 
+/// Exchange stores: consecutive lanes in groups of `G` (a lane's place in
+/// its group: `r`) hold, for each of `G` 16-byte segments of memory, a
+/// piece of 16 / G bytes each (lane r's piece of segment j is `p[j]`, at
+/// bytes [r * 16 / G, (r + 1) * 16 / G) of it). Returns segment r whole,
+/// after G - 1 shuffles of each piece word (the other lanes' pieces of it),
+/// so that each lane stores 16 bytes at once. Every lane of the warp must
+/// call it. (Words are picked by selects among scalars: a select among the
+/// elements of an array becomes an index into it at run time, which puts
+/// the array in local memory.)
+__device__ __forceinline__ unsigned select_of_4(unsigned a, unsigned b, unsigned c, unsigned d,
+                                                int i) {
+  return i == 0 ? a : i == 1 ? b : i == 2 ? c : d;
+}
+template <int G, class P>
+__device__ __forceinline__ uint4 exchange_segments(const P (&p)[G], int r) {
+  static_assert(G * sizeof(P) == 16 && (G == 2 || G == 4), "exchange_segments: 4- or 8-byte pieces");
+  if constexpr (G == 4) {
+    const unsigned x0 = reinterpret_cast<const unsigned &>(p[0]);
+    const unsigned x1 = reinterpret_cast<const unsigned &>(p[1]);
+    const unsigned x2 = reinterpret_cast<const unsigned &>(p[2]);
+    const unsigned x3 = reinterpret_cast<const unsigned &>(p[3]);
+    // From lane r ^ m: its piece of segment r.
+    const unsigned own = select_of_4(x0, x1, x2, x3, r);
+    const unsigned m1 = __shfl_xor_sync(0xffffffffu, select_of_4(x0, x1, x2, x3, r ^ 1), 1);
+    const unsigned m2 = __shfl_xor_sync(0xffffffffu, select_of_4(x0, x1, x2, x3, r ^ 2), 2);
+    const unsigned m3 = __shfl_xor_sync(0xffffffffu, select_of_4(x0, x1, x2, x3, r ^ 3), 3);
+    // Piece s of segment r is lane s's: from lane r ^ (s ^ r).
+    return make_uint4(select_of_4(own, m1, m2, m3, r), select_of_4(own, m1, m2, m3, 1 ^ r),
+                      select_of_4(own, m1, m2, m3, 2 ^ r), select_of_4(own, m1, m2, m3, 3 ^ r));
+  } else {
+    const uint2 a = reinterpret_cast<const uint2 &>(p[0]);
+    const uint2 b = reinterpret_cast<const uint2 &>(p[1]);
+    const unsigned s0 = __shfl_xor_sync(0xffffffffu, r ? a.x : b.x, 1);
+    const unsigned s1 = __shfl_xor_sync(0xffffffffu, r ? a.y : b.y, 1);
+    return r ? make_uint4(s0, s1, b.x, b.y) : make_uint4(a.x, a.y, s0, s1);
+  }
+}
+
+/// Stores 16 bytes at `dst` (16-byte aligned); with `Stream`, a streaming
+/// store.
+template <bool Stream = false, class T>
+__device__ __forceinline__ void store_16(T *dst, uint4 v) {
+  if constexpr (Stream)
+    __stcs(reinterpret_cast<uint4 *>(dst), v);
+  else
+    *reinterpret_cast<uint4 *>(dst) = v;
+}
+
 //===----------------------------------------------------------------------===//
 // Math with PyTorch's semantics (on the compute type)
 //===----------------------------------------------------------------------===//

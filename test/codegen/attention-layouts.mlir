@@ -82,7 +82,7 @@
 // CUDA: mma_b_x4<136, false>({{bf[0-9]+}}, [[VS]],
 // CUDA-NOT: kite_smem
 // CUDA-NOT: __syncthreads
-// CUDA: store_vec<2>(&o
+// CUDA: store_16(&o
 //
 // On wgmma (the default tiles with "wgmma": true) the same, in 128-byte
 // swizzled buffers (1024-byte aligned),
@@ -110,7 +110,7 @@
 // WGCUDA: WgmmaRegA<128, bf16>::run<1>(
 // WGCUDA-NOT: kite_smem
 // WGCUDA-NOT: __syncthreads
-// WGCUDA: store_vec<2>(&o
+// WGCUDA: store_16(&o
 //
 // Causal (examples/causal_attention.kite.cpp): the key loop ends at the
 // query tile's end, and the mask, an index comparison of the two tiles,

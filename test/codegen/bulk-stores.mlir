@@ -20,10 +20,11 @@
 // PTX: cp.async.bulk.global.shared::cta.bulk_group [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 256;
 // PTX: cp.async.bulk.wait_group.read 0;
 //
-// Without bulk copies (sm_80) the store is not marked and stores directly.
+// Without bulk copies (sm_80) the store is not marked: lanes exchange their
+// pairs and store 16 bytes each (exchange-stores.mlir).
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --arch sm_80 --config '{"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"bulk_stores":true}' --emit=cuda | FileCheck %s --check-prefix=SM80
 // SM80-NOT: bulk_store<
-// SM80: store_vec<2>(&o0[
+// SM80: store_16(&o0[
 //
 // Rows that are not whole 16-byte rows keep the direct store: a tile of
 // 32 columns of 129 (the last tile partial), and f32 rows of 33 elements.

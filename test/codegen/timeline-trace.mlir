@@ -33,7 +33,7 @@
 // TRACE: trace_event(3, kite_pid);
 // TRACE-NEXT: trace_event(4, kite_pid);
 // TRACE: trace_event(5, kite_pid);
-// TRACE: store_vec
+// TRACE: store_16
 // TRACE: trace_event(31, kite_pid);
 // TRACE-NOT: trace_event
 //

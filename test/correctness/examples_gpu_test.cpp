@@ -49,6 +49,7 @@
 #include "kernels/sorts.kite.cpp"
 #include "kernels/atomics.kite.cpp"
 #include "kernels/fp8.kite.cpp"
+#include "kernels/stores.kite.cpp"
 #include "../../examples/topk.kite.cpp"
 #include "../../examples/welford.kite.cpp"
 
@@ -553,6 +554,31 @@ std::vector<Case> cases() {
       "", R"({"block_sizes":[16,16]})", R"({"block_sizes":[32,64],"num_warps":2})",
       R"({"block_sizes":[64,32]})", R"({"block_sizes":[128,16],"num_warps":8})",
       R"({"block_sizes":[8,128]})"};
+  // Products stored from the accumulator layout: lanes exchange pairs of
+  // columns (groups of 4 lanes for bf16, of 2 for f32) and store 16 bytes
+  // each, rows past M masked; with N not a multiple of the tile, partial
+  // column tiles keep the direct store.
+  const std::vector<std::string> storeConfigs = {
+      "", R"({"block_sizes":[16,64],"num_warps":2,"tensor_cores":true})",
+      R"({"block_sizes":[64,128],"num_warps":4,"tensor_cores":true})",
+      R"({"block_sizes":[64,128],"num_warps":4,"tensor_cores":true,"wgmma":true})",
+      R"({"block_sizes":[128,64],"num_warps":8,"tensor_cores":true,"wgmma":true})"};
+  for (const char *kernel : {"product_f32", "product_bf16"}) {
+    for (bool partialN : {false, true}) {
+      c.push_back({"stores", kernel, {1, 7, 129, 300},
+                   [=](int64_t n, uint64_t s) {
+                     return std::vector<Arg>{T("x", randn({n, 64}, bf, s)),
+                                             T("y", randn({64, partialN ? n + 8 : 128}, bf, s + 1))};
+                   },
+                   [=](const std::vector<Arg> &a) {
+                     return one(std::string(kernel) == "product_f32"
+                                    ? product_f32(*a[0].tensor, *a[1].tensor)
+                                    : product_bf16(*a[0].tensor, *a[1].tensor));
+                   },
+                   storeConfigs, 8.0,
+                   std::string(kernel) + (partialN ? "_partial_n" : "")});
+    }
+  }
   c.push_back({"masked_loops", "band_sum", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, n + 5}, bf, s)), S("window", 40, DType::i64)};
