@@ -268,7 +268,7 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch, bool speculati
                                "in a workspace, added in split order by the tile's last "
                                "program): for shapes with fewer tiles than SMs"));
   if (usesExp(kernel))
-    params.push_back(parameter("fast_math", std::nullopt, {false, true}, false,
+    params.push_back(parameter("fast_math", std::nullopt, {false, true}, def.fast_math,
                                "exp on f32 by the approximate hardware exp2, exp2 with results "
                                "below 2^-126 flushed to zero (the tuner keeps it only if the "
                                "outputs match the default config's)"));

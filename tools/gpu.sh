@@ -288,12 +288,12 @@ run_bundle() {
     done
     failed=$((failed + crashed))
     cat "$out/$t".*.log > "$out/$t.log"
-    grep -E '^\[ +(OK|FAILED) +\]|Failure|error:' "$out/$t.log" | head -150
+    grep -E '^\[ +(OK|FAILED) +\]|Failure|error:' "$out/$t.log" | head -150 || true # (head closes the pipe early)
     # Past the first 150 lines too: every failed test, and what failed.
     if grep -qE '^\[  FAILED  \].* \([0-9]+ ms\)$' "$out/$t.log"; then
       echo "-- $t: failed tests"
       grep -E '^\[  FAILED  \].* \([0-9]+ ms\)$' "$out/$t.log"
-      grep -A8 ': Failure$' "$out/$t.log" | head -80
+      grep -A8 ': Failure$' "$out/$t.log" | head -80 || true
     fi
     local p f
     p=$(grep -c '^\[       OK \]' "$out/$t.log" || true)

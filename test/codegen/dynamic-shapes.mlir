@@ -115,7 +115,7 @@
 // ATTN-NOT: 0 < n
 // ATTN: tma_load<3>({{.*}}, 0, (int)(b{{[0-9]+}}), (int)(b
 // ATTN: cp_async16({{.*}}&a0[(int)(b{{[0-9]+}}) * (int)(128LL * a0_n1) + (int)(b
-// ATTN: bulk_store<256>(&o0[(int)(b{{[0-9]+}}) * (int)(128LL * a0_n1) + (int)(b
+// ATTN: store_16(&o0[(int)(b{{[0-9]+}}) * (int)(128LL * a0_n1) + (int)(b
 // A tensor too large for 32-bit offsets keeps 64-bit ones.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --arg 'q=bf16[?*,?*,128]' --arg 'k=bf16[?*,?*,128]' --arg 'v=bf16[?*,?*,128]' --emit=cuda | FileCheck %s --check-prefix=ATTN64
 // ATTN64: cp_async16({{.*}}&a0[(i64)(b{{[0-9]+}}) * (128LL * a0_n1) + (i64)(b

@@ -23,8 +23,17 @@
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,128,64]' --arg 'k=bf16[2,128,64]' --arg 'v=bf16[2,128,64]' --config '{"fast_math":true}' --emit=cuda | FileCheck %s --check-prefix=EXP2FAST
 // EXP2FAST: k_exp2_ftz(
 // EXP2FAST-NOT: k_exp2(
-// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,128,64]' --arg 'k=bf16[2,128,64]' --arg 'v=bf16[2,128,64]' --emit=cuda | FileCheck %s --check-prefix=EXP2
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,128,64]' --arg 'k=bf16[2,128,64]' --arg 'v=bf16[2,128,64]' --config '{"fast_math":false}' --emit=cuda | FileCheck %s --check-prefix=EXP2
 // EXP2: k_exp2(
 // EXP2-NOT: k_exp2_ftz(
+// Where the key-loop producer is the default (sm_90a), so is fast_math, as
+// SDPA's kernels and Triton's tl.exp compute exp; before sm_90a it is not.
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,128,64]' --arg 'k=bf16[2,128,64]' --arg 'v=bf16[2,128,64]' --emit=cuda | FileCheck %s --check-prefix=EXP2DEF
+// EXP2DEF: "fast_math":true
+// EXP2DEF: k_exp2_ftz(
+// RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,128,64]' --arg 'k=bf16[2,128,64]' --arg 'v=bf16[2,128,64]' --arch sm_80 --emit=cuda | FileCheck %s --check-prefix=EXP2SM80
+// EXP2SM80-NOT: "fast_math"
+// EXP2SM80: k_exp2(
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,128,64]' --arg 'k=bf16[2,128,64]' --arg 'v=bf16[2,128,64]' --emit=config-space | FileCheck %s --check-prefix=EXP2SPACE
-// EXP2SPACE: "key":"fast_math","values":[false,true]
+// EXP2SPACE: "fast_math":true
+// EXP2SPACE: {"default":1,"doc":"exp on f32 {{.*}}","key":"fast_math","values":[false,true]}
