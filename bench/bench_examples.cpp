@@ -778,10 +778,13 @@ int main(int argc, char **argv) {
             kargs.emplace_back(*a.tensor);
           } else {
             specs.push_back(ArgSpec::scalar(a.name, a.scalarType, a.scalar));
-            if (a.scalarType == DType::f64)
-              kargs.emplace_back(a.scalar);
-            else
-              kargs.emplace_back((int64_t)a.scalar);
+            switch (a.scalarType) {
+            case DType::f64: kargs.emplace_back(a.scalar); break;
+            case DType::f32: kargs.emplace_back(float(a.scalar)); break;
+            case DType::i32: kargs.emplace_back(int(a.scalar)); break;
+            case DType::boolean: kargs.emplace_back(a.scalar != 0); break;
+            default: kargs.emplace_back((int64_t)a.scalar); break;
+            }
           }
         }
         KernelSource source{nullptr, b.kernel, ir, "bench", b.file};
