@@ -91,11 +91,13 @@ WorkEstimate kite::estimateWork(func::FuncOp kernel) {
     if (!elem || !isa<FloatType>(elem))
       return;
     double per = 0, matmul = 0;
+    bool eightBit = false;
     if (Value lhsValue = matrixProductLhs(op)) {
       auto lhs = dyn_cast<TileType>(lhsValue.getType());
       double k = lhs && lhs.hasStaticShape() && lhs.getRank() ? (double)lhs.getShape().back() : 1;
       matmul = 2 * numel(result) * k;
       per = matmul;
+      eightBit = lhs && lhs.hasElementType() && isFloat8(lhs.getElementType());
     } else if (auto r = dyn_cast<ReduceOp>(op)) {
       per = numel(r.getOperand().getType());
     } else if (isa<UnaryOp, BinaryOp, WhereOp>(op)) {
@@ -106,6 +108,8 @@ WorkEstimate kite::estimateWork(func::FuncOp kernel) {
     double n = trips(op);
     w.flops += per * n;
     w.matmulFlops += matmul * n;
+    if (eightBit)
+      w.matmul8Flops += matmul * n;
   });
   if (dynamic) // explains the loop caveat too
     w.caveat = "sizes taken at launch count as 1 (and a loop over one as one tile)";

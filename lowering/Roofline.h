@@ -22,6 +22,7 @@ struct WorkEstimate {
   double bytes = 0;       // tensor arguments read once + outputs written once
   double flops = 0;       // all floating-point operations
   double matmulFlops = 0; // the part in matrix products (tensor-core work)
+  double matmul8Flops = 0; // the part of that with 8-bit float operands
   /// Why the count may be off ("" if exact up to padding): a loop whose
   /// bounds are not constants counts once.
   std::string caveat;

@@ -71,3 +71,9 @@
 // RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[1,272]' --arg 'w=e4m3[200,272]' --arg scale_x=f32 --arg scale_w=f32 --emit=cuda | FileCheck %s --check-prefix=DECODE
 // DECODE: launch: 1 programs of 256 threads, 164928 bytes of dynamic shared memory
 // DECODE: "block_sizes":[64,256,128]
+//
+// The roofline of an 8-bit product takes the tensor cores' 8-bit peak.
+// RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[512,256]' --arg 'w=e4m3[384,256]' --arg scale_x=f32 --arg scale_w=f32 --emit=roofline | FileCheck %s --check-prefix=ROOF
+// ROOF: peak math 1979 TFLOP/s (sm_90a)
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=roofline | FileCheck %s --check-prefix=ROOF16
+// ROOF16: peak math 989 TFLOP/s (sm_90a)
