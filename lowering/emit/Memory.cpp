@@ -529,6 +529,11 @@ bool Emitter::emitExchangeStore(const Access &a) {
   int64_t G = 16 / (V * eb);
   if (ctx->tstride[d.ctxDim] != 1 || T % G != 0 || T > 32 || (d.regExtent / V) % G != 0)
     return false;
+  // Only where a warp's direct store spans less than a 128-byte line of a
+  // row (the accumulator layout: 16 or 32 bytes): lanes along whole lines
+  // already store coalesced.
+  if (T * V * eb >= 128)
+    return false;
   // The tile's last dim must be the contiguous one, its columns checked by
   // no mask, and 16-byte segments aligned.
   for (int32_t p : a.checked)
