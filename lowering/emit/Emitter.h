@@ -755,6 +755,9 @@ private:
   /// of its tensor: the tile into shared memory, then a bulk copy per row.
   /// False (nothing emitted) where the rows do not qualify.
   bool emitBulkStore(const Access &a, ArrayRef<int64_t> shape);
+  /// Store `a`'s value at `e` elements past `k` along the tile's last dim,
+  /// converted to the tensor's dtype.
+  std::string storedElement(const Access &a, ArrayRef<std::string> k, int64_t e);
   /// A store whose threads hold 4- or 8-byte chunks along the contiguous
   /// dim, consecutive lanes holding consecutive chunks: lanes exchange
   /// their chunks by shuffles (exchange_segments) so that each stores 16

@@ -351,10 +351,10 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   a.own = own;
   a.width = width;
   a.narrow = narrow;
+  // A plain store of a tile: by bulk copies where marked, else by lanes
+  // exchanging their chunks, where the layout allows.
   if (!isLoad && !atomic && !copyTarget && !maskTile && valueTile &&
-      op->hasAttr(kBulkStoreAttrName) && emitBulkStore(a, shape))
-    return success();
-  if (!isLoad && !atomic && !copyTarget && !maskTile && valueTile && emitExchangeStore(a))
+      ((op->hasAttr(kBulkStoreAttrName) && emitBulkStore(a, shape)) || emitExchangeStore(a)))
     return success();
   forEach(t, [&](ArrayRef<std::string> k) {
     SmallVector<std::string> bounds;
@@ -364,6 +364,15 @@ LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
   if (toRegisters)
     tiles[resultValue] = t;
   return success();
+}
+
+std::string Emitter::storedElement(const Access &a, ArrayRef<std::string> k, int64_t e) {
+  SmallVector<std::string> ki(k.begin(), k.end());
+  ki.back() = plus(k.back(), e);
+  return llvm::formatv("cvt<{0}>({1})", cType(a.ref->elem),
+                       a.valueTile ? at(*a.valueTile, ki, a.t.rank() - a.valueTile->rank())
+                                   : scalar(a.value))
+      .str();
 }
 
 /// Bulk stores: the rows of the tile (all but its last dim) are rows of
@@ -461,12 +470,8 @@ bool Emitter::emitBulkStore(const Access &a, ArrayRef<int64_t> shape) {
     std::string dst = llvm::formatv("{0}[({1}) * {2} + {3}]", sb, rowOf(k), pitch,
                                     coord(t, L, k[L]));
     SmallVector<std::string> elems;
-    SmallVector<std::string> ki(k.begin(), k.end());
-    for (int64_t e = 0; e < a.width; ++e) {
-      ki.back() = plus(k.back(), e);
-      elems.push_back(llvm::formatv("cvt<{0}>({1})", T,
-                                    at(*a.valueTile, ki, t.rank() - a.valueTile->rank())));
-    }
+    for (int64_t e = 0; e < a.width; ++e)
+      elems.push_back(storedElement(a, k, e));
     std::string store =
         a.width > 1 ? llvm::formatv("store_vec<{0}>(&{1}, Vec<{2}, {0}>{{{{{3}}});", a.width,
                                     dst, T, llvm::join(elems, ", "))
@@ -548,14 +553,10 @@ bool Emitter::emitExchangeStore(const Access &a) {
   forEach(t, [&](ArrayRef<std::string> k) {
     // k[L]: the first element of chunk a * G.
     SmallVector<std::string> pieces;
-    SmallVector<std::string> ki(k.begin(), k.end());
     for (int64_t j = 0; j < G; ++j) {
       SmallVector<std::string> elems;
-      for (int64_t e = 0; e < V; ++e) {
-        ki.back() = plus(k.back(), j * V + e);
-        elems.push_back(llvm::formatv("cvt<{0}>({1})", T_,
-                                      at(*a.valueTile, ki, rank - a.valueTile->rank())));
-      }
+      for (int64_t e = 0; e < V; ++e)
+        elems.push_back(storedElement(a, k, j * V + e));
       pieces.push_back(llvm::formatv("Vec<{0}, {1}>{{{{{2}}}", T_, V, llvm::join(elems, ", ")));
     }
     SmallVector<std::string> bounds;
@@ -753,13 +754,8 @@ void Emitter::emitAccessElement(const Access &a, ArrayRef<std::string> k,
     if (!own.empty())
       cond = cond.empty() ? own : own + " && " + cond;
     SmallVector<std::string> elems;
-    SmallVector<std::string> ki(k.begin(), k.end());
-    for (int64_t e = 0; e < width; ++e) {
-      ki.back() = plus(k.back(), e);
-      elems.push_back(llvm::formatv(
-          "cvt<{0}>({1})", cType(ref.elem),
-          valueTile ? at(*valueTile, ki, t.rank() - valueTile->rank()) : scalar(value)));
-    }
+    for (int64_t e = 0; e < width; ++e)
+      elems.push_back(storedElement(a, k, e));
     std::string store =
         llvm::formatv("store_vec<{0}{4}>(&{1}, Vec<{2}, {0}>{{{{{3}}});", width, ptr,
                       cType(ref.elem), llvm::join(elems, ", "), streaming ? ", true" : "");
