@@ -441,6 +441,9 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
   // S4096, and for causal, whose static assignment of programs to SMs is
   // unbalanced).
   const std::string persistent = R"(,"pid_type":"persistent_interleaved")";
+  // Persistent programs that take the next program id as they finish one:
+  // no static assignment to unbalance causal attention's programs.
+  const std::string dynamic = R"(,"pid_type":"persistent_dynamic")";
   // Two programs an SM, one computing warpgroup each: one program's start
   // and end run under the other's products.
   const std::string twoPerSm =
@@ -452,13 +455,16 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
   if (sweep) {
     b.configs = {"", "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true})",
                  "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true)" + persistent + "}",
+                 "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true)" + dynamic + "}",
                  twoPerSm, grouped,
-                 "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})"};
+                 "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1})",
+                 "{" + wg + R"(,"block_sizes":[1,64,128],"num_warps":4,"num_stages":1)" + dynamic + "}"};
     return b;
   }
   b.configs = {"",
                "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true})",
                "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true)" + persistent + "}",
+               "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true)" + dynamic + "}",
                "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2})",
                "{" + ws + R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":3,"pingpong":true})",
                "{" + ws + R"(,"block_sizes":[1,128,64],"num_warps":12,"num_stages":3,"pingpong":true})",

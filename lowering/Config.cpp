@@ -476,10 +476,11 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
     return failure();
   }
   static const char *pidTypes[] = {"flat", "xyz", "persistent_blocked",
-                                   "persistent_interleaved"};
+                                   "persistent_interleaved", "persistent_dynamic"};
   if (llvm::find(pidTypes, c.pid_type) == std::end(pidTypes)) {
     error = "pid_type = '" + c.pid_type +
-            "' must be flat, xyz, persistent_blocked or persistent_interleaved";
+            "' must be flat, xyz, persistent_blocked, persistent_interleaved or "
+            "persistent_dynamic";
     return failure();
   }
   if (c.l2_hints != "none" && c.l2_hints != "reuse" && c.l2_hints != "keep_loads") {

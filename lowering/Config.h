@@ -28,7 +28,8 @@ struct Config {
   /// Threads per program are 32 * num_warps.
   int64_t num_warps = 4;
   int64_t num_stages = 1;
-  /// flat, xyz, persistent_blocked, persistent_interleaved.
+  /// flat, xyz, persistent_blocked, persistent_interleaved,
+  /// persistent_dynamic (each program takes the next id as it finishes one).
   std::string pid_type = "flat";
   /// Per top-level loop: the order in which its dims map onto program ids
   /// (the first varies fastest). Empty: the source order, last dim fastest.

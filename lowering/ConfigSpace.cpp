@@ -301,7 +301,8 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch, bool speculati
                                "(null: as many as it has 16-byte vectors)"));
 
   SmallVector<TileForOp> loops = topLevelLoops(kernel);
-  std::vector<json> pids = {"flat", "persistent_blocked", "persistent_interleaved"};
+  std::vector<json> pids = {"flat", "persistent_blocked", "persistent_interleaved",
+                            "persistent_dynamic"};
   if (loops.size() == 1 && loops[0].getNumDims() <= 3)
     pids.push_back("xyz");
   params.push_back(parameter("pid_type", std::nullopt, pids, def.pid_type,

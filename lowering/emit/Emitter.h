@@ -348,6 +348,9 @@ private:
   int indent = 1;
   int nextName = 0;
   int64_t sharedBytes = 0;
+  /// Bytes of statically declared shared memory (persistent_dynamic's
+  /// program-id slots), which count against the same limit.
+  int64_t staticSharedBytes = 0;
   /// Shared memory below this offset holds the private staging buffers of
   /// kite.mma products (planStagingBuffers) and privatized atomic targets;
   /// every other use starts here, or at 0 where none of those is live

@@ -309,6 +309,15 @@ LogicalResult Emitter::emitTopLevelLoops() {
     totalExpr = combine(totalExpr, LaunchExpr::constant(splitK), LaunchExpr::Op::mul);
   }
   planPrivateAtomics();
+  if (pidType == "persistent_dynamic") {
+    // The launch's ticket counter (zeroed at each launch) and the slots the
+    // program ids pass through.
+    CudaKernel::Param tickets{CudaKernel::Param::Kind::Workspace, 4u, "kite_tickets"};
+    tickets.zeroed = true;
+    result.params.push_back(tickets);
+    line("__shared__ i64 kite_next[2]; // the program ids taken, in turn");
+    staticSharedBytes += 16;
+  }
   if (producer) {
     SmallVector<Operation *> loads;
     kernel.walk([&](LoadOp l) {
@@ -393,6 +402,31 @@ FailureOr<int> Emitter::openProgramLoop(StringRef pidType, StringRef totalProgra
     return kernel.emitError() << "pid_type 'xyz' needs a single top-level loop of "
                                  "at most 3 dims; use 'flat'";
   result.grid = {std::max<int64_t>(totalConst, 1), 1, 1};
+  if (pidType == "persistent_dynamic") {
+    // Each program takes the next program id as it finishes one: its
+    // block's id first, then a ticket from the launch's counter. Without a
+    // producer, one thread takes it and the others read it after a
+    // barrier (two slots, so that the next write never meets a late read);
+    // with one, the producer's thread takes it and passes it on through
+    // kite_pids, a ring of two slots the computing threads read in the
+    // same order.
+    result.persistent = true;
+    line("for (unsigned kite_turn = 0;; ++kite_turn) {");
+    ++indent;
+    if (!producer) {
+      line("if (threadIdx.x == 0) kite_next[kite_turn % 2] = kite_next_program(kite_tickets, "
+           "kite_turn);");
+      line(sync());
+      line("const i64 kite_pid = kite_next[kite_turn % 2];");
+    } else if (producing) {
+      line("const i64 kite_pid = kite_next_program(kite_tickets, kite_turn);");
+      line("kite_pids.put(kite_next, kite_turn, kite_pid);");
+    } else {
+      line("const i64 kite_pid = kite_pids.take(kite_next, kite_turn);");
+    }
+    line(llvm::formatv("if (kite_pid >= {0}) break;", totalPrograms));
+    return 1;
+  }
   if (pidType == "persistent_interleaved" || pidType == "persistent_blocked") {
     // Each program loops over the program ids; the plan launches as many
     // programs as the SMs hold at once.

@@ -344,10 +344,19 @@ void Emitter::emitRings() {
                        r.stages, r.name, r.barriers));
     line(llvm::formatv("unsigned {0} = 0, {1} = 0;", r.consumed, r.produced));
   }
+  // persistent_dynamic: the program ids the producer takes, passed on.
+  bool dynamicPids = config.pid_type == "persistent_dynamic";
+  if (dynamicPids) {
+    line("__shared__ unsigned long long kite_pid_bars[4];");
+    line("const PidRing kite_pids{kite_pid_bars};");
+    staticSharedBytes += 32;
+  }
   line("if (threadIdx.x == 0) {");
   ++indent;
   for (const Ring &r : rings)
     line(llvm::formatv("{0}.init({1});", r.name, numThreads));
+  if (dynamicPids)
+    line(llvm::formatv("kite_pids.init({0});", numThreads));
   line("mbar_fence_init();");
   --indent;
   line("}");

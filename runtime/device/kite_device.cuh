@@ -80,6 +80,16 @@ __device__ __forceinline__ void kite_sync() {
 #endif
 }
 
+/// persistent_dynamic's next program id for a block's `turn`-th program:
+/// the block's own id first, then past the grid's first ids, a ticket from
+/// the launch's counter (`tickets`: 4 bytes, zero at launch). Programs that
+/// finish early take more, so work is shared out as it completes.
+__device__ __forceinline__ long long kite_next_program(unsigned char *tickets, unsigned turn) {
+  if (turn == 0)
+    return (long long)blockIdx.x;
+  return (long long)gridDim.x + atomicAdd(reinterpret_cast<unsigned *>(tickets), 1u);
+}
+
 /// The number of a program's computing threads (see kite_sync).
 __device__ __forceinline__ int kite_block_threads() {
 #ifdef KITE_COMPUTE_THREADS

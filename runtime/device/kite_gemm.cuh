@@ -914,6 +914,37 @@ template <int Stages> struct TmaRing {
   __device__ __forceinline__ void release(unsigned n) const { mbar_arrive(empty(n % Stages)); }
 };
 
+/// persistent_dynamic's program ids, from the producer's thread (which
+/// takes them) to the computing threads, through two slots (`slots`, in
+/// shared memory) in turn: `full` and `empty` mbarriers per slot, as
+/// TmaRing's, with the id written before its `full` arrival (release) and
+/// read after the wait (acquire).
+struct PidRing {
+  unsigned long long *bars; // full[2], then empty[2]
+  __device__ __forceinline__ void init(unsigned consumers) const {
+    for (int s = 0; s < 2; ++s) {
+      mbar_init(bars + s, 1);
+      mbar_init(bars + 2 + s, consumers);
+    }
+  }
+  /// Producer: the id of turn n into its slot, once the slot's last
+  /// reader is done.
+  __device__ __forceinline__ void put(long long *slots, unsigned n, long long pid) const {
+    const int s = n % 2;
+    mbar_wait(bars + 2 + s, ((n / 2) & 1) ^ 1);
+    slots[s] = pid;
+    mbar_arrive(bars + s);
+  }
+  /// Computing threads: turn n's id.
+  __device__ __forceinline__ long long take(const long long *slots, unsigned n) const {
+    const int s = n % 2;
+    mbar_wait(bars + s, (n / 2) & 1);
+    const long long pid = *(volatile const long long *)(slots + s);
+    mbar_arrive(bars + 2 + s);
+    return pid;
+  }
+};
+
 /// wgmma_ws_mainloop's contract with TMA copies: one producer thread (the
 /// producer warpgroup's first) issues, per stage of 128 bytes of K, one box
 /// of A (BM rows x 128 bytes of K, 128-byte swizzled) and B's boxes, which

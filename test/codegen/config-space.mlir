@@ -10,7 +10,7 @@
 // SOFTMAX: {"default":0,{{.*}}"key":"block_sizes","values":[1,2,4,8,16,32,64]}
 // SOFTMAX: "key":"num_warps","values":[1,2,4,8,16,32]}
 // SOFTMAX: "key":"streaming","values":[false,true]}
-// SOFTMAX: "key":"pid_type","values":["flat","persistent_blocked","persistent_interleaved","xyz"]}
+// SOFTMAX: "key":"pid_type","values":["flat","persistent_blocked","persistent_interleaved","persistent_dynamic","xyz"]}
 // SOFTMAX-NOT: "key":"early_loads"
 // SOFTMAX: {"default":4,"doc":"chunk of the reduction over the dimension of size 65536 (null: the whole row at once)","index":0,"key":"reduction_loops","values":[256,512,1024,2048,4096,8192,16384,32768,null]}
 

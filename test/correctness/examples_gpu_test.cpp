@@ -124,7 +124,8 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[16,64],"num_warps":8})", R"({"block_sizes":[4,128],"loop_orders":[[0,1]]})",
                 R"({"block_sizes":[32,16],"num_warps":1})", R"({"block_sizes":[8,32],"pid_type":"xyz"})",
                 R"({"block_sizes":[8,32],"pid_type":"persistent_interleaved"})",
-                R"({"block_sizes":[8,32],"pid_type":"persistent_blocked"})"}});
+                R"({"block_sizes":[8,32],"pid_type":"persistent_blocked"})",
+                R"({"block_sizes":[8,32],"pid_type":"persistent_dynamic"})"}});
   // Any rank (tile(x.sizes())): n picks the rank, 1 to 6, and the sizes.
   auto anyRankShape = [](int64_t n) -> std::vector<int64_t> {
     switch (n) {
@@ -254,6 +255,7 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[16,16,16],"num_warps":1,"tensor_cores":true})",
                 R"({"block_sizes":[128,64,32],"num_warps":8,"tensor_cores":true,"pid_type":"persistent_interleaved"})",
                 R"({"block_sizes":[64,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[64,128,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true,"pid_type":"persistent_dynamic"})",
                 R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
                 R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"}, 10.0});
   // Rows of 264 and 136 elements: the pipelined main loop copies 16 bytes
@@ -503,6 +505,9 @@ std::vector<Case> cases() {
                 // The two computing warpgroups taking turns (pingpong).
                 R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})",
                 R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":3,"warp_specialize":true,"overlap_products":true,"pingpong":true,"pid_type":"persistent_interleaved"})",
+                // Programs taking the next id as they finish one, passed
+                // from the producer to the computing threads.
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_dynamic"})",
                 // Two programs an SM, one computing warpgroup each.
                 R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2})",
                 // The output's rows through shared memory, a bulk copy a
@@ -538,6 +543,10 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true})",
                 // Persistent: the producer copies q too (a ring of two stages).
                 R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_interleaved"})",
+                // Persistent programs taking the next id as they finish one
+                // (with a producer, and without).
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_dynamic"})",
+                R"({"block_sizes":[1,64,128],"num_warps":4,"tensor_cores":true,"wgmma":true,"fast_math":true,"pid_type":"persistent_dynamic"})",
                 // Two programs an SM, one computing warpgroup each.
                 R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2})",
                 // Groups of 2 heads, each group's query tiles longest first.
@@ -739,7 +748,8 @@ std::vector<Case> cases() {
       "", R"({"block_sizes":[1024],"privatize_atomics":false})",
       R"({"block_sizes":[64],"num_warps":1})",
       R"({"block_sizes":[4096],"num_warps":8,"pid_type":"persistent_interleaved"})",
-      R"({"block_sizes":[256],"num_warps":2,"pid_type":"persistent_blocked"})"};
+      R"({"block_sizes":[256],"num_warps":2,"pid_type":"persistent_blocked"})",
+      R"({"block_sizes":[512],"num_warps":4,"pid_type":"persistent_dynamic"})"};
   c.push_back({"histogram", "histogram", {1, 7, 1000, 40097},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randint(-3, 259, {n}, DType::i32, s)),
@@ -953,7 +963,8 @@ std::vector<std::string> generatedConfigs(const std::string &defaultConfig, uint
       if (!v.empty())
         base.push_back(std::stoll(v));
   }
-  static const char *pids[] = {"flat", "persistent_interleaved", "persistent_blocked"};
+  static const char *pids[] = {"flat", "persistent_interleaved", "persistent_blocked",
+                               "persistent_dynamic"};
   std::vector<std::string> out;
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   auto next = [&] {
@@ -971,7 +982,7 @@ std::vector<std::string> generatedConfigs(const std::string &defaultConfig, uint
     }
     int warps = 1 << int(next() % 5);
     out.push_back("{\"block_sizes\":[" + bs + "],\"num_warps\":" + std::to_string(warps) +
-                  ",\"pid_type\":\"" + pids[next() % 3] + "\"}");
+                  ",\"pid_type\":\"" + pids[next() % 4] + "\"}");
   }
   return out;
 }
