@@ -560,8 +560,10 @@ private:
   /// last barrier; a load of one needs a barrier first (emitAccess).
   std::set<std::string> storedSinceBarrier;
 
-  /// Fills in register extents and strides, names and declares the array.
-  Tile declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix = "v");
+  /// Fills in register extents and strides, names and declares the array
+  /// (`zeroed`: with every element zero, see Overlap.cpp's loopSpanning).
+  Tile declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix = "v",
+               bool zeroed = false);
   /// A tile's shape and layout with no registers of its own (a value that
   /// lives in shared memory only).
   Tile undeclared(Type elem, Context *ctx, SmallVector<Dim> dims);
@@ -680,6 +682,7 @@ private:
   /// Before it: the late product's sums, A fragments and result, which
   /// live from one iteration to the next.
   void declareLateProduct();
+  bool loopSpanning() const;
   /// The late stage of the iteration before `iv`'s, in its own block: the
   /// loop's span and iteration redefined (shadowed) for it, its ring's slot
   /// awaited and refilled, then `ops` (none: only the ring's copies) with

@@ -81,7 +81,8 @@ Tile Emitter::undeclared(Type elem, Context *ctx, SmallVector<Dim> dims) {
   return t;
 }
 
-Tile Emitter::declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix) {
+Tile Emitter::declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix,
+                      bool zeroed) {
   Tile t = undeclared(elem, ctx, std::move(dims));
   t.name = fresh(prefix);
   t.regCount = 1;
@@ -95,8 +96,8 @@ Tile Emitter::declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef 
                            "with {2} threads (at most {3}); use smaller block "
                            "sizes, more warps, or a looped reduction",
                            shape, t.regCount, numThreads, kMaxRegistersPerTile);
-  line(llvm::formatv("{0} {1}[{2}]; // ({3}) in context {4}", cType(elem),
-                     t.name, t.regCount, shape, ctx->id));
+  line(llvm::formatv("{0} {1}[{2}]{5}; // ({3}) in context {4}", cType(elem), t.name,
+                     t.regCount, shape, ctx->id, zeroed ? " = {}" : ""));
   return t;
 }
 

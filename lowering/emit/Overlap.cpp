@@ -84,6 +84,16 @@ LogicalResult Emitter::emitLateStage(TileForOp loop, ArrayRef<Operation *> ops,
   return success();
 }
 
+/// Whether the registers an overlapped loop carries need a value at their
+/// declaration: in a persistent program they are declared in the program
+/// loop, and on the paths that skip the key loop (no key tiles) they are
+/// never written, so that without one the compiler keeps the previous
+/// program's values alive across the program loop, all of them through
+/// every key loop of the body (causal attention's two: 336 bytes a thread
+/// spilled at [1,128,128] D128 with pingpong). Zeroed, they start there;
+/// where a write follows on every path the zeroing is dead and removed.
+bool Emitter::loopSpanning() const { return result.persistent; }
+
 void Emitter::declareLateProduct() {
   Operation *late = overlap->late;
   auto resultType = cast<TileType>(late->getResult(0).getType());
@@ -92,13 +102,15 @@ void Emitter::declareLateProduct() {
   auto [ctx, dims] = layoutOf(late->getResult(0));
   auto [lctx, ldims] = layoutOf(lhs);
   Tile &r = overlap->result;
-  r = declare(resultType.getElementType(), ctx, dims, "late");
+  bool zeroed = loopSpanning();
+  r = declare(resultType.getElementType(), ctx, dims, "late", zeroed);
   int64_t MT = r.dims[rank - 2].regExtent / 2, PN = r.dims[rank - 1].padded;
   int64_t PK = ldims[rank - 1].padded;
   overlap->sums = fresh("lc");
   overlap->af = fresh("laf");
-  line(llvm::formatv("float {0}[{1}][{2}];", overlap->sums, MT, PN / 2));
-  line(llvm::formatv("unsigned {0}[{1}][{2}][4];", overlap->af, PK / 16, MT));
+  StringRef init = zeroed ? " = {}" : "";
+  line(llvm::formatv("float {0}[{1}][{2}]{3};", overlap->sums, MT, PN / 2, init));
+  line(llvm::formatv("unsigned {0}[{1}][{2}][4]{3};", overlap->af, PK / 16, MT, init));
 }
 
 LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
@@ -158,7 +170,7 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
     if (!type)
       return loop.emitError() << "internal error: an overlapped loop carries a scalar";
     auto [ctx, dims] = layoutOf(v);
-    carries[v] = declare(type.getElementType(), ctx, dims, "late");
+    carries[v] = declare(type.getElementType(), ctx, dims, "late", loopSpanning());
   }
   declareLateProduct();
 

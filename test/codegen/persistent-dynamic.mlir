@@ -37,6 +37,16 @@
 // The query tiles still start longest first (reversed ids).
 // PRODUCER: const i64 [[R:i[0-9]+]] = 8 - 1 - {{i[0-9]+}};
 //
+// The registers an overlapped key loop carries start zeroed inside the
+// program loop (else the previous program's stay alive through it and
+// spill; Overlap.cpp's loopSpanning). A flat program leaves them as they are.
+// PRODUCER: float [[LATE:late[0-9]+]][64] = {};
+// PRODUCER: float lc{{[0-9]+}}[1][64] = {};
+// PRODUCER-NEXT: unsigned laf{{[0-9]+}}[8][1][4] = {};
+// RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --kernel causal_attention --arg 'q=bf16[32,1024,128]' --arg 'k=bf16[32,1024,128]' --arg 'v=bf16[32,1024,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}' --emit=cuda | FileCheck %s --check-prefix=FLAT
+// FLAT: float lc{{[0-9]+}}[1][64];
+// FLAT-NEXT: unsigned laf{{[0-9]+}}[8][1][4];
+//
 // An unknown pid_type is turned down with the list.
 // RUN: not kite inspect %kite_src/examples/softmax.kite.cpp --kernel softmax --arg 'x=f32[64,1000]' --config '{"pid_type":"persistent_greedy"}' 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: pid_type = 'persistent_greedy' must be flat, xyz, persistent_blocked, persistent_interleaved or persistent_dynamic
