@@ -105,9 +105,9 @@ FailureOr<CudaKernel> Emitter::run() {
                               << " is only for a warp-specialized matrix-product K loop, "
                                  "and the kernel has none that kite-matmul-mainloop took",
            failure();
-  if (sharedBytes + staticSharedBytes > kMaxSharedBytes)
-    return emitConfigRejection(kernel) << "the config does not fit: it needs "
-                              << sharedBytes + staticSharedBytes << " bytes of shared memory (at most " << kMaxSharedBytes
+  if (int64_t needed = sharedBytes + staticSharedBytes; needed > kMaxSharedBytes)
+    return emitConfigRejection(kernel) << "the config does not fit: it needs " << needed
+                              << " bytes of shared memory (at most " << kMaxSharedBytes
                               << " on sm_90); use smaller block sizes",
            failure();
 

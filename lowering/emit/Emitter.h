@@ -561,7 +561,7 @@ private:
   std::set<std::string> storedSinceBarrier;
 
   /// Fills in register extents and strides, names and declares the array
-  /// (`zeroed`: with every element zero, see Overlap.cpp's loopSpanning).
+  /// (`zeroed`: with every element zero, see emitOverlappedLoop).
   Tile declare(Type elem, Context *ctx, SmallVector<Dim> dims, StringRef prefix = "v",
                bool zeroed = false);
   /// A tile's shape and layout with no registers of its own (a value that
@@ -680,9 +680,9 @@ private:
   /// behind the early one (Overlap.cpp).
   LogicalResult emitOverlappedLoop(TileForOp loop);
   /// Before it: the late product's sums, A fragments and result, which
-  /// live from one iteration to the next.
-  void declareLateProduct();
-  bool loopSpanning() const;
+  /// live from one iteration to the next (`zeroed`: with a value, in a
+  /// persistent program).
+  void declareLateProduct(bool zeroed);
   /// The late stage of the iteration before `iv`'s, in its own block: the
   /// loop's span and iteration redefined (shadowed) for it, its ring's slot
   /// awaited and refilled, then `ops` (none: only the ring's copies) with

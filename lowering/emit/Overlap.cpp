@@ -84,17 +84,7 @@ LogicalResult Emitter::emitLateStage(TileForOp loop, ArrayRef<Operation *> ops,
   return success();
 }
 
-/// Whether the registers an overlapped loop carries need a value at their
-/// declaration: in a persistent program they are declared in the program
-/// loop, and on the paths that skip the key loop (no key tiles) they are
-/// never written, so that without one the compiler keeps the previous
-/// program's values alive across the program loop, all of them through
-/// every key loop of the body (causal attention's two: 336 bytes a thread
-/// spilled at [1,128,128] D128 with pingpong). Zeroed, they start there;
-/// where a write follows on every path the zeroing is dead and removed.
-bool Emitter::loopSpanning() const { return result.persistent; }
-
-void Emitter::declareLateProduct() {
+void Emitter::declareLateProduct(bool zeroed) {
   Operation *late = overlap->late;
   auto resultType = cast<TileType>(late->getResult(0).getType());
   Value lhs = late->getOperand(late->getNumOperands() - 2);
@@ -102,7 +92,6 @@ void Emitter::declareLateProduct() {
   auto [ctx, dims] = layoutOf(late->getResult(0));
   auto [lctx, ldims] = layoutOf(lhs);
   Tile &r = overlap->result;
-  bool zeroed = loopSpanning();
   r = declare(resultType.getElementType(), ctx, dims, "late", zeroed);
   int64_t MT = r.dims[rank - 2].regExtent / 2, PN = r.dims[rank - 1].padded;
   int64_t PK = ldims[rank - 1].padded;
@@ -163,16 +152,23 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
     return failure();
 
   // Registers that live from one iteration to the next: the carries and
-  // the late product's.
+  // the late product's. In a persistent program they are declared inside
+  // the program loop and never written on a path that skips the key loop
+  // (no key tiles), so that without a value the compiler keeps the previous
+  // program's alive through the whole program loop, every key loop of the
+  // body included (causal attention's two: 336 bytes a thread spilled at
+  // [1,128,128] D128 with pingpong). Zeroed, they start at the declaration;
+  // where a write follows on every path the zeroing is dead and removed.
+  bool zeroed = result.persistent;
   DenseMap<Value, Tile> carries;
   for (Value v : cuts) {
     auto type = dyn_cast<TileType>(v.getType());
     if (!type)
       return loop.emitError() << "internal error: an overlapped loop carries a scalar";
     auto [ctx, dims] = layoutOf(v);
-    carries[v] = declare(type.getElementType(), ctx, dims, "late", loopSpanning());
+    carries[v] = declare(type.getElementType(), ctx, dims, "late", zeroed);
   }
-  declareLateProduct();
+  declareLateProduct(zeroed);
 
   // One iteration: tile `iv`'s early stage, with tile iv - 1's late stage
   // (`withLate`; else only its ring's copies) spliced in after the first

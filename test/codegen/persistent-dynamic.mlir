@@ -39,7 +39,7 @@
 //
 // The registers an overlapped key loop carries start zeroed inside the
 // program loop (else the previous program's stay alive through it and
-// spill; Overlap.cpp's loopSpanning). A flat program leaves them as they are.
+// spill; Overlap.cpp's emitOverlappedLoop). A flat program leaves them as they are.
 // PRODUCER: float [[LATE:late[0-9]+]][64] = {};
 // PRODUCER: float lc{{[0-9]+}}[1][64] = {};
 // PRODUCER-NEXT: unsigned laf{{[0-9]+}}[8][1][4] = {};
