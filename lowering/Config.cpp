@@ -61,6 +61,8 @@ std::string Config::toJson() const {
     j["split_k"] = split_k;
   if (bulk_stores)
     j["bulk_stores"] = true;
+  if (generic_mainloop)
+    j["generic_mainloop"] = true;
   return j.dump();
 }
 
@@ -183,6 +185,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.split_k = integer(value);
       else if (key == "bulk_stores")
         c.bulk_stores = value.get<bool>();
+      else if (key == "generic_mainloop")
+        c.generic_mainloop = value.get<bool>();
       else if (key == "inner_threads")
         c.inner_threads = value.is_null() ? std::nullopt : std::optional(integer(value));
       else if (key == "reduction_loops") {
@@ -197,7 +201,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
                 "streaming, privatize_atomics, l2_hints, early_loads, tensor_cores, wgmma, "
                 "warp_specialize, overlap_products, pingpong, min_programs_per_sm, split_k, "
-                "bulk_stores)";
+                "bulk_stores, generic_mainloop)";
         return failure();
       }
     } catch (const json::exception &e) {
@@ -646,7 +650,7 @@ bool kite::hasKeyLoopProducer(const Config &config, func::FuncOp kernel) {
     return false;
   bool mainloop = false;
   kernel.walk([&](TileForOp loop) { mainloop |= loop->hasAttr("kite.mainloop"); });
-  return !mainloop && !hasPlainProductLoop(kernel);
+  return !mainloop && (config.generic_mainloop || !hasPlainProductLoop(kernel));
 }
 
 int64_t kite::computeThreads(const Config &config, func::FuncOp kernel) {

@@ -113,6 +113,14 @@ struct Config {
   /// goes on, instead of each thread storing its elements (a product's
   /// accumulator layout stores 4 bytes a thread at a time).
   bool bulk_stores = false;
+  /// A plain product K loop (`acc = addmm(acc, x[tm, tk], y[tk, tn])`)
+  /// runs as ordinary kernel code instead of kite_gemm.cuh's main loop: on
+  /// wgmma with the sums in registers (the epilogue reads them there, no
+  /// round trip through shared memory), with warp_specialize both
+  /// operands copied by the producer's TMA into rings, and with any
+  /// pid_type (a persistent program's producer fills the next tile's
+  /// stages while this one's epilogue runs).
+  bool generic_mainloop = false;
 
   std::string toJson() const;
 };

@@ -118,6 +118,8 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
                     SmallVectorImpl<NamedAttribute> &attrs) {
   if (std::string why = whyNotPlainProductLoop(loop); !why.empty())
     return why;
+  if (config.generic_mainloop)
+    return "the config asks for it as ordinary kernel code (generic_mainloop)";
   Block *body = loop.getBodyBlock();
   Value acc = loop.getRegionIterArgs()[0];
   Operation *product = body->getTerminator()->getOperand(0).getDefiningOp();

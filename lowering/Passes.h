@@ -127,6 +127,12 @@ inline mlir::Value writtenTensor(mlir::Operation *op) {
 /// marked load's product.
 mlir::Operation *stagedProduct(LoadOp load, TransposeOp *transpose = nullptr);
 
+/// True if `load`, in the body of `loop`, reads a tile that depends on the
+/// loop only through its span: every subscript a span of `loop` or a value
+/// defined outside it (no gathers), no mask, a kernel parameter never
+/// written. What a load needs for its tiles to be copied ahead.
+bool prefetchable(LoadOp load, TileForOp loop, mlir::func::FuncOp kernel);
+
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"
 

@@ -67,11 +67,9 @@ bool written(func::FuncOp kernel, Value tensor) {
       .wasInterrupted();
 }
 
-/// True if `load`, in the body of `loop`, reads a tile that depends on the
-/// loop only through its span: every subscript a span of `loop` or a value
-/// defined outside it (no gathers), no mask, a kernel parameter never
-/// written.
-bool prefetchable(LoadOp load, TileForOp loop, func::FuncOp kernel) {
+} // namespace
+
+bool kite::prefetchable(LoadOp load, TileForOp loop, func::FuncOp kernel) {
   if (load.getMask())
     return false;
   // A kernel parameter itself (not a view of one).
@@ -94,6 +92,8 @@ bool prefetchable(LoadOp load, TileForOp loop, func::FuncOp kernel) {
   }
   return usesSpan;
 }
+
+namespace {
 
 struct KitePrefetchOperandsPass
     : public kite::impl::KitePrefetchOperandsBase<KitePrefetchOperandsPass> {

@@ -28,9 +28,10 @@ using namespace kite::emit;
 LogicalResult Emitter::emitOp(Operation *op) {
   if (isa<DTypeConstOp, DTypeOfOp, BlockSizeOp>(op))
     return success(); // compile-time only
-  if (directLhs.contains(op)) {
+  if (directLhs.contains(op) || streamedConverts.contains(op)) {
     // A shared left operand copied straight into shared memory
-    // (planDirectLhs): its shape and layout, no registers.
+    // (planDirectLhs), or a streamed one's conversion (planStreamedLhs):
+    // its shape and layout, no registers.
     Value v = op->getResult(0);
     auto [ctx, dims] = layoutOf(v);
     if (auto load = dyn_cast<LoadOp>(op)) {

@@ -444,7 +444,7 @@ private:
   std::string sync() const { return producer ? "kite_sync();" : "__syncthreads();"; }
   /// With a producer: the rings, TMA copies and producer slice of the
   /// prefetched loads (after planStagingBuffers), or producerRejection.
-  void planProducer(ArrayRef<Operation *> loads);
+  void planProducer(SmallVector<Operation *> loads);
   /// With a producer in persistent programs: a shared left operand loaded
   /// in a top-level loop's body (a direct copy, planDirectLhs) becomes the
   /// producer's TMA copy into a ring of its own (two stages), where its
@@ -457,6 +457,12 @@ private:
   /// fills `c` (its boxes, rows and panels). From the IR alone, so that
   /// planStagingBuffers sizes the buffer; planProducerLhs checks the tensor.
   bool lhsBoxes(Value lhs, TmaCopy &c);
+  /// Whether a TMA copy of 8-row boxes can put the tile of `lhs` (a
+  /// product's left operand, 16-bit, in 128-byte panels, unit dims besides
+  /// its rows and columns) in the wgmma A fragments' row order: its layout
+  /// puts 8 consecutive tile rows on the 8 row groups of a warp's fragment
+  /// rows. Fills `c`'s boxes, rows, columns, panels and row mapping.
+  bool fragmentBoxes(Value lhs, TmaCopy &c);
   /// Whether `load`'s tensor can be read by TMA with its tile's `colDim`
   /// as the boxes' 128-byte panels: fills `c`'s rank and tileDimOf, or
   /// says why not.
@@ -487,13 +493,37 @@ private:
   /// holds: the wait for its stage (returned, as the buffer's name), the
   /// elements past a partial tile's extents zeroed.
   FailureOr<std::string> awaitRing(Operation *product, Type elem);
-  /// ... and after it: the stage given back to the producer.
+  /// ... and after it: the stages of the rings it read (its right
+  /// operand's, its streamed left operand's) given back to the producer.
   void releaseRing(Operation *product);
   /// Computing threads, before the first loop that reads a producer-copied
   /// shared left operand (`load`, its buffer at `offset`): the wait for its
   /// stage, the rows past a partial tile's extent zeroed. The stage is
   /// given back at the program's end (programRings).
   LogicalResult awaitLhsRing(Operation *load, int64_t offset);
+  /// The elements of a stage `buf` of a producer-copied left operand
+  /// (`load`, copied as `c` says, in the A fragments' row order) that lie
+  /// past its tile's extents inside the tensor, zeroed.
+  LogicalResult zeroLhsPastExtents(Operation *load, const TmaCopy &c, StringRef buf);
+  /// Streamed left operands: with a producer, a wgmma product whose left
+  /// operand is loaded in the body of its key loop (a plain product loop's
+  /// `x[tm, tk]`), by tile indices alone, reads it by descriptor from a
+  /// ring the producer fills by TMA a stage per iteration, in the A
+  /// fragments' row order (fragmentBoxes), instead of from registers. Per
+  /// product its load (also in `prefetches`, so that it is emitted without
+  /// registers), the conversion between load and product if any (a
+  /// relabeling then), and the load's planned copy (its boxes).
+  DenseMap<Operation *, Operation *> streamedLhs;
+  DenseSet<Operation *> streamedConverts;
+  DenseMap<Operation *, TmaCopy> streamedCopyPlans;
+  /// In planStagingBuffers: whether `product`'s left operand can stream
+  /// (see streamedLhs); if so records it, its ring to be placed as a
+  /// prefetched load's of `stages` stages.
+  bool planStreamedLhs(Operation *product, int64_t stages);
+  /// Computing threads, before a product with a streamed left operand: the
+  /// wait for its stage (returned, as the buffer's name), the elements past
+  /// a partial tile's extents zeroed.
+  FailureOr<std::string> awaitStreamedLhs(Operation *product, StringRef type);
   /// Computing threads, after such a wait, where `partial` holds: every
   /// element i of a staged tile of `rows` x `cols` (row r, column c) that
   /// `element` zeroes if it lies past the tile, then the zeros made
@@ -502,6 +532,28 @@ private:
                   llvm::function_ref<void()> element);
   /// The loop kite-overlap-products split, while it is emitted.
   std::optional<Overlap> overlap;
+  /// A key loop whose carried value (`arg`) only one wgmma product
+  /// accumulates into (`acc = baddbmm(acc, a, b)`: the value read by
+  /// nothing else, the product's result by nothing but the loop's yield),
+  /// with both operands in producer-filled rings or shared memory
+  /// (accumulatingProduct): the sums live in registers declared before the
+  /// loop (`sums`), and each iteration's wgmmas are waited for in the next,
+  /// which then gives back their stages, so that the tensor cores always
+  /// have the next iteration's work queued; the last wait and the copy into
+  /// the loop's result follow the loop. Set while the loop is emitted.
+  struct CarriedProduct {
+    Operation *op = nullptr;
+    unsigned arg = 0;
+    std::string sums, iv, count;
+  };
+  std::optional<CarriedProduct> carriedProduct;
+  /// The product of `loop` that carriedProduct can take, with its carried
+  /// value's index in `arg`; else null.
+  Operation *accumulatingProduct(TileForOp loop, unsigned &arg);
+  /// Where the sum of register `k` (of the product's result layout) lies in
+  /// a wgmma accumulator array `sums` of m64 blocks: register (row 2i + h,
+  /// column 2j + e) at [i][4j + 2h + e].
+  static std::string wgmmaSumAt(StringRef sums, ArrayRef<std::string> k, int64_t rank);
   /// Set while a prefetched load's copy is emitted.
   std::optional<CopyTarget> copyTarget;
   std::vector<std::unique_ptr<Context>> contexts;

@@ -711,6 +711,26 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
       declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
   if (failed(emitSharedLhs(loop)))
     return failure();
+  // A product that alone accumulates into a carried value: its sums in
+  // registers of its own across the loop (see carriedProduct).
+  std::optional<CarriedProduct> outer = carriedProduct;
+  carriedProduct.reset();
+  unsigned arg = 0;
+  Operation *accumulating = accumulatingProduct(loop, arg);
+  Tile acc = accumulating ? carried[arg] : Tile();
+  int64_t rank = accumulating ? acc.rank() : 0;
+  if (accumulating) {
+    CarriedProduct c;
+    c.op = accumulating;
+    c.arg = arg;
+    c.sums = fresh("c");
+    line(llvm::formatv("float {0}[{1}][{2}];", c.sums, acc.dims[rank - 2].regExtent / 2,
+                       acc.dims[rank - 1].padded / 2));
+    forEach(acc, [&](ArrayRef<std::string> k) {
+      line(llvm::formatv("{0} = {1}[{2}];", wgmmaSumAt(c.sums, k, rank), acc.name, flat(acc, k)));
+    });
+    carriedProduct = c;
+  }
   int opened = 0;
   for (unsigned d = 0; d < loop.getNumDims(); ++d) {
     FailureOr<LoopVars> lv = emitLoopCount(loop, d);
@@ -722,11 +742,34 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
       if (failed(emitPrefetchPrologue(prefetchLoops.at(loop), loopVars[loop])))
         return failure();
     }
+    if (accumulating) {
+      carriedProduct->iv = lv->iv;
+      carriedProduct->count = lv->count;
+    }
     openTileLoop(loop, d, *lv);
     ++opened;
   }
-  return finishLoop(*loop.getBodyBlock(), carried, loop.getRegionIterArgs(),
-                    loop.getResults(), opened);
+  if (failed(finishLoop(*loop.getBodyBlock(), carried, loop.getRegionIterArgs(),
+                        loop.getResults(), opened)))
+    return failure();
+  if (accumulating) {
+    // The last iteration's wgmmas, waited for; their stages given back.
+    const CarriedProduct &c = *carriedProduct;
+    line(llvm::formatv("wgmma_drain<0, {0}, {1}>({2});", acc.dims[rank - 2].regExtent / 2,
+                       acc.dims[rank - 1].padded, c.sums));
+    for (Operation *load : {prefetchedOperand.lookup(c.op), streamedLhs.lookup(c.op)}) {
+      if (!load || !tmaCopies.count(load))
+        continue;
+      const Ring &ring = rings[tmaCopies[load].ring];
+      line(llvm::formatv("if ({0} > 0) {1}.release({2} - 1);", c.count, ring.name,
+                         ring.consumed));
+    }
+    forEach(acc, [&](ArrayRef<std::string> k) {
+      line(llvm::formatv("{0}[{1}] = {2};", acc.name, flat(acc, k), wgmmaSumAt(c.sums, k, rank)));
+    });
+  }
+  carriedProduct = outer;
+  return success();
 }
 
 FailureOr<LoopVars> Emitter::emitLoopCount(TileForOp loop, unsigned d) {

@@ -123,6 +123,10 @@ bool Emitter::lhsBoxes(Value lhs, TmaCopy &c) {
   auto top = l ? dyn_cast<TileForOp>(l->getParentOp()) : TileForOp();
   if (!top || !top.isTopLevel() || l.getMask())
     return false;
+  return fragmentBoxes(lhs, c);
+}
+
+bool Emitter::fragmentBoxes(Value lhs, TmaCopy &c) {
   if (elementBytes(cast<TileType>(lhs.getType()).getElementType()) != 2)
     return false;
   // The tile: rows by whole 128-byte panels of columns, unit dims besides.
@@ -171,6 +175,48 @@ bool Emitter::lhsBoxes(Value lhs, TmaCopy &c) {
   return true;
 }
 
+bool Emitter::planStreamedLhs(Operation *product, int64_t stages) {
+  if (!producer || !product->hasAttr(kMmaAttrName) || !onWgmma(product) ||
+      product->hasAttr(kSharedLhsAttrName))
+    return false;
+  Value lhs = product->getOperand(product->getNumOperands() - 2);
+  auto [load, convert] = loadedLhs(lhs);
+  auto loop = dyn_cast<TileForOp>(product->getParentOp());
+  if (!load || !loop || loop.isTopLevel() || loop.getNumDims() != 1 ||
+      load->getBlock() != product->getBlock() || !load.getResult().hasOneUse() ||
+      (convert && (convert->getBlock() != product->getBlock() || !lhs.hasOneUse())) ||
+      !prefetchable(load, loop, kernel))
+    return false;
+  TmaCopy c;
+  if (!fragmentBoxes(lhs, c))
+    return false;
+  Prefetch p;
+  p.wgmma = true;
+  p.stages = std::max<int64_t>(stages, 1);
+  p.staged.bytes = c.rows * c.cols * 2;
+  p.rowDim = c.rowDim;
+  p.colDim = c.rowDim + 1;
+  prefetches[load] = p;
+  streamedLhs[product] = load;
+  if (convert)
+    streamedConverts.insert(convert);
+  streamedCopyPlans[load] = c;
+  return true;
+}
+
+FailureOr<std::string> Emitter::awaitStreamedLhs(Operation *product, StringRef type) {
+  Operation *load = streamedLhs.lookup(product);
+  const TmaCopy &c = tmaCopies[load];
+  const Ring &r = rings[c.ring];
+  std::string stage = fresh("st"), buf = fresh("sa");
+  line(llvm::formatv("const int {0} = {1}.await({2});", stage, r.name, r.consumed));
+  line(llvm::formatv("{0}* {1} = {2} + {3} * {4};", type, buf, sharedAt(r.offset, true, type),
+                     stage, r.stageBytes / 2));
+  if (failed(zeroLhsPastExtents(load, c, buf)))
+    return failure();
+  return buf;
+}
+
 Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
   LoadOp l = loadedLhs(lhs).first;
   auto plan = lhsCopyPlans.find({loop, lhs});
@@ -201,7 +247,7 @@ Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
   return l;
 }
 
-void Emitter::planProducer(ArrayRef<Operation *> loads) {
+void Emitter::planProducer(SmallVector<Operation *> loads) {
   auto reject = [&](const Twine &why) {
     if (producerRejection.empty())
       producerRejection = ("warp_specialize: " + why).str();
@@ -213,7 +259,47 @@ void Emitter::planProducer(ArrayRef<Operation *> loads) {
     return reject("a key loop's producer does not combine with privatized atomics");
   if (numThreads < 128 || numThreads % 128 != 0)
     return reject("the computing threads must be whole warpgroups");
+  // Streamed left operands whose tensor TMA cannot read go back to
+  // registers: the load and its conversion emitted, the product on them.
+  SmallVector<Operation *> copied;
   for (Operation *load : loads) {
+    auto plan = streamedCopyPlans.find(load);
+    if (plan == streamedCopyPlans.end()) {
+      copied.push_back(load);
+      continue;
+    }
+    TmaCopy c = plan->second;
+    if (tmaTensor(cast<LoadOp>(load), c.rowDim + 1, c)) {
+      prefetches.erase(load);
+      for (auto it = streamedLhs.begin(); it != streamedLhs.end();)
+        if (it->second == load) {
+          Value lhs = it->first->getOperand(it->first->getNumOperands() - 2);
+          if (auto convert = lhs.getDefiningOp<ConvertLayoutOp>())
+            streamedConverts.erase(convert);
+          streamedLhs.erase(it++);
+        } else {
+          ++it;
+        }
+      continue;
+    }
+    const Prefetch &p = prefetches[load];
+    Ring r;
+    r.offset = p.offset;
+    r.stages = p.stages;
+    r.stageBytes = p.staged.bytes;
+    r.name = fresh("kite_ring");
+    r.consumed = fresh("kite_used");
+    r.produced = fresh("kite_filled");
+    rings.push_back(r);
+    c.ring = rings.size() - 1;
+    c.map = tensorMap(cast<LoadOp>(load), c, c.rowDim + 1, 8);
+    tmaCopies[load] = c;
+    copied.push_back(load);
+  }
+  loads = copied;
+  for (Operation *load : loads) {
+    if (tmaCopies.count(load))
+      continue; // a streamed left operand's
     auto l = cast<LoadOp>(load);
     const Prefetch &p = prefetches[load];
     const TensorRef &ref = tensors[l.getTensor()];
@@ -502,39 +588,56 @@ void Emitter::zeroStaged(StringRef partial, int64_t rows, int64_t cols,
 }
 
 LogicalResult Emitter::awaitLhsRing(Operation *load, int64_t offset) {
-  auto l = cast<LoadOp>(load);
   const TmaCopy &c = tmaCopies[load];
   const Ring &r = rings[c.ring];
   line(llvm::formatv("{0}.await({1});", r.name, r.consumed));
-  // Rows past a partial tile's extent inside the tensor arrived with the
-  // tile (TMA zero-fills only past the tensor): zero them, as the direct
-  // copy leaves them.
+  return zeroLhsPastExtents(load, c, sharedLhsBuffer(offset, "bf16"));
+}
+
+LogicalResult Emitter::zeroLhsPastExtents(Operation *load, const TmaCopy &c, StringRef stage) {
+  // Rows (and columns) past a partial tile's extent inside the tensor
+  // arrived with the tile (TMA zero-fills only past the tensor): zero
+  // them, as the direct copy leaves them.
+  auto l = cast<LoadOp>(load);
   SmallVector<int64_t> shape;
   SmallVector<std::string> extents;
   if (failed(subscriptShape(l, l.getTensor(), l.getSubscripts(), tensors[l.getTensor()].elem,
                             shape, extents)))
     return failure();
-  const std::string &rows = extents[c.rowDim];
-  if (rows.empty())
+  const std::string &rows = extents[c.rowDim], &cols = extents[c.rowDim + 1];
+  SmallVector<std::string> partial, past;
+  if (!rows.empty()) {
+    partial.push_back(llvm::formatv("({0}) < {1}", rows, c.rows).str());
+    past.push_back(llvm::formatv("row >= ({0})", rows).str());
+  }
+  if (!cols.empty()) {
+    partial.push_back(llvm::formatv("({0}) < {1}", cols, c.cols).str());
+    past.push_back(llvm::formatv("c >= ({0})", cols).str());
+  }
+  if (partial.empty())
     return success();
   std::string buf = fresh("sa");
   line(llvm::formatv("unsigned short* {0} = reinterpret_cast<unsigned short*>({1});", buf,
-                     sharedLhsBuffer(offset, "bf16")));
-  zeroStaged(llvm::formatv("({0}) < {1}", rows, c.rows).str(), c.rows, c.cols, [&] {
+                     stage));
+  zeroStaged(llvm::join(partial, " || "), c.rows, c.cols, [&] {
     // Row r of the buffer (block b = r / 64, its row 8 a + g): the tile row
     // the thread of the fragment row holds at its register row k
-    // (lhsBoxes).
+    // (fragmentBoxes).
     line(llvm::formatv("const int b = r / 64, a = r % 64 / 8, k = 2 * (b % {0}) + a % 2;", c.MT));
     line(llvm::formatv("const int t = 128 * (b / {0}) + 32 * (a / 2) + 4 * (r % 8);", c.MT));
     line(llvm::formatv("const int row = k / {0} * {1} + t / {2} % {3} * {0} + k % {0};", c.V,
                        c.T * c.V, c.S, c.T));
-    line(llvm::formatv("if (row >= ({0})) {1}[b * {2} + sw128_index<64>(r % 64, c)] = 0;", rows,
-                       buf, 64 * c.cols));
+    line(llvm::formatv("if ({0}) {1}[b * {2} + sw128_index<64>(r % 64, c)] = 0;",
+                       llvm::join(past, " || "), buf, 64 * c.cols));
   });
   return success();
 }
 
 void Emitter::releaseRing(Operation *product) {
-  const Ring &r = rings[tmaCopies[prefetchedOperand[product]].ring];
-  line(llvm::formatv("{0}.release({1}); ++{1};", r.name, r.consumed));
+  for (Operation *load : {prefetchedOperand.lookup(product), streamedLhs.lookup(product)}) {
+    if (!load || !tmaCopies.count(load))
+      continue;
+    const Ring &r = rings[tmaCopies[load].ring];
+    line(llvm::formatv("{0}.release({1}); ++{1};", r.name, r.consumed));
+  }
 }

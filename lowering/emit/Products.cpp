@@ -272,6 +272,13 @@ void Emitter::planStagingBuffers() {
   }
   for (Operation *load : loads)
     prefetches[load].count = prefetchLoops[load->getParentOp()].size();
+  // Streamed left operands, in rings beside the right operands' (as many
+  // stages as the config's prefetched loads).
+  SmallVector<Operation *> streamed;
+  kernel.walk([&](Operation *op) {
+    if (planStreamedLhs(op, config.num_stages))
+      streamed.push_back(streamedLhs[op]);
+  });
   // Private buffers, below sharedBase: a ring for each prefetched operand,
   // a loop-invariant left operand read from shared memory (one buffer per
   // value and loop, staged before the loop), one buffer for each other
@@ -295,7 +302,7 @@ void Emitter::planStagingBuffers() {
     std::function<void(int64_t)> place;
   };
   SmallVector<Buffer> buffers;
-  for (Operation *load : loads) {
+  for (Operation *load : llvm::concat<Operation *const>(loads, streamed)) {
     Prefetch &p = prefetches[load];
     buffers.push_back({root(load->getParentOp()), p.stages * p.staged.bytes, p.wgmma,
                        [&p](int64_t offset) { p.offset = offset; }});
@@ -624,9 +631,47 @@ FailureOr<std::string> Emitter::awaitPrefetched(Operation *product, Type elem) {
   return bs;
 }
 
+std::string Emitter::wgmmaSumAt(StringRef sums, ArrayRef<std::string> k, int64_t rank) {
+  return llvm::formatv("{0}[({1}) / 2][4 * (({2}) / 2) + 2 * (({1}) % 2) + ({2}) % 2]", sums,
+                       k[rank - 2], k[rank - 1])
+      .str();
+}
+
+Operation *Emitter::accumulatingProduct(TileForOp loop, unsigned &argIndex) {
+  if (!producer || overlap || loop.isTopLevel() || loop.getNumDims() != 1)
+    return nullptr;
+  Operation *yield = loop.getBodyBlock()->getTerminator();
+  for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
+    if (!arg.hasOneUse())
+      continue;
+    OpOperand &use = *arg.use_begin();
+    Operation *p = use.getOwner();
+    if (p->getBlock() != loop.getBodyBlock() || use.getOperandNumber() != 0 ||
+        p->getNumOperands() != 3 || !p->hasAttr(kMmaAttrName) || !onWgmma(p))
+      continue;
+    Value r = p->getResult(0);
+    if (!r.hasOneUse() || r.use_begin()->getOwner() != yield ||
+        r.use_begin()->getOperandNumber() != i || arg.getType() != r.getType() ||
+        !cast<TileType>(r.getType()).getElementType().isF32())
+      continue;
+    // Both operands stay in shared memory until the wait: the right one in
+    // a producer's ring, the left one streamed or staged before the loop.
+    Operation *rhsLoad = prefetchedOperand.lookup(p);
+    if (!rhsLoad || !tmaCopies.count(rhsLoad))
+      continue;
+    if (!streamedLhs.count(p) && !sharedLhs.count({loop.getOperation(), p->getOperand(1)}))
+      continue;
+    argIndex = i;
+    return p;
+  }
+  return nullptr;
+}
+
 LogicalResult Emitter::refillPrefetched(Operation *product) {
+  if (carriedProduct && carriedProduct->op == product)
+    return success(); // given back a wait later (emitWgmmaProduct)
   auto it = prefetchedOperand.find(product);
-  if (it != prefetchedOperand.end() && producer) {
+  if ((it != prefetchedOperand.end() || streamedLhs.count(product)) && producer) {
     // An overlapped loop's late product gives its stage back after its
     // wait, at the iteration's end (its drain).
     if (!(overlap && overlap->late == product))
@@ -1019,26 +1064,33 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   ++indent;
   if (failed(stageProductOperand(op, b, rank, staged, true, bs)))
     return failure();
-  // The sums, in each m64 block's accumulator order: register (row 2i + h,
-  // column 2j + e) at [i][4j + 2h + e].
-  if (!late)
+  // The sums, in each m64 block's accumulator order; an accumulating
+  // loop's live across its iterations, with the previous one's wgmmas
+  // still adding into them.
+  bool carried = carriedProduct && carriedProduct->op == op;
+  if (carried)
+    sums = carriedProduct->sums;
+  else if (!late)
     line(llvm::formatv("float {0}[{1}][{2}];", sums, MT, PN / 2));
-  auto sumAt = [&](ArrayRef<std::string> k) {
-    return llvm::formatv("{0}[({1}) / 2][4 * (({2}) / 2) + 2 * (({1}) % 2) + ({2}) % 2]", sums,
-                         k[rank - 2], k[rank - 1])
-        .str();
-  };
-  forEach(r, [&](ArrayRef<std::string> k) {
-    line(llvm::formatv("{0} = {1};", sumAt(k),
-                       acc ? "cvt<float>(" + at(*acc, k, 0) + ")" : std::string("0.f")));
-  });
+  auto sumAt = [&](ArrayRef<std::string> k) { return wgmmaSumAt(sums, k, rank); };
+  if (!carried)
+    forEach(r, [&](ArrayRef<std::string> k) {
+      line(llvm::formatv("{0} = {1};", sumAt(k),
+                         acc ? "cvt<float>(" + at(*acc, k, 0) + ")" : std::string("0.f")));
+    });
   // A from shared memory (staged before the loop), else every A fragment
   // is written before the fence that orders register writes before the
   // wgmmas that read them.
   auto lhsBuffer = sharedLhs.find({op->getParentOfType<TileForOp>().getOperation(), lhs});
-  bool sharedA = lhsBuffer != sharedLhs.end();
+  bool streamed = streamedLhs.count(op);
+  bool sharedA = lhsBuffer != sharedLhs.end() || streamed;
   std::string as;
-  if (sharedA) {
+  if (streamed) {
+    FailureOr<std::string> stage = awaitStreamedLhs(op, elem);
+    if (failed(stage))
+      return failure();
+    as = *stage;
+  } else if (sharedA) {
     as = fresh("sa");
     line(llvm::formatv("const {0}* {1} = {2};", elem, as,
                        sharedLhsBuffer(lhsBuffer->second, elem)));
@@ -1095,6 +1147,23 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   if (early) {
     overlap->issueAt = body.size();
     overlap->issueIndent = indent;
+  }
+  if (carried) {
+    // The previous iteration's wgmmas are done: their stages go back. This
+    // one's stay in flight (the loop's result is read after the loop).
+    line(llvm::formatv("wgmma_drain<1, {0}, {1}>({2});", MT, PN, sums));
+    for (Operation *load : {prefetchedOperand.lookup(op), streamedLhs.lookup(op)}) {
+      if (!load || !tmaCopies.count(load))
+        continue;
+      const Ring &ring = rings[tmaCopies[load].ring];
+      line(llvm::formatv("if ({0} > 0) {1}.release({2} - 1);", carriedProduct->iv, ring.name,
+                         ring.consumed));
+      line(llvm::formatv("++{0};", ring.consumed));
+    }
+    --indent;
+    line("}");
+    tiles[op->getResult(0)] = tiles[op->getOperand(0)];
+    return success();
   }
   size_t drainFrom = body.size();
   line(llvm::formatv("wgmma_drain<{0}, {1}, {2}>({3});", early && overlap->withLate ? 1 : 0, MT,

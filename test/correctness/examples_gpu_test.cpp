@@ -284,6 +284,24 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[4]})",
                 R"({"block_sizes":[128,64,64],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
                10.0, "matmul_aligned"});
+  // generic_mainloop: the product loop as ordinary kernel code, both
+  // operands streamed by the producer's TMA (the left one in 8-row boxes in
+  // the A fragments' row order), the sums in registers; K = 264 ends in a
+  // partial K tile, N = 136 in a partial column tile; flat and persistent
+  // programs, one and two consumers, and without a producer (A from
+  // registers).
+  c.push_back({"matmul", "matmul", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 136}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
+               {R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})",
+                R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})",
+                R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_dynamic"})",
+                R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})",
+                R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})",
+                R"({"block_sizes":[128,128,64],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true,"generic_mainloop":true})"},
+               10.0, "matmul_generic"});
   // Rows of 203 and 301 elements (odd: every 2-byte shift occurs) on the
   // main loops: aligned 16-byte loads shifted into place, partial chunks at
   // the rows' ends and the last row's end read element by element; with
@@ -349,6 +367,16 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
                 R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[8]})"},
                10.0, "matmul_bias_relu_aligned"});
+  c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 136}, bf, s + 1)),
+                                         T("bias", randn({136}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(matmul_bias_relu(*a[0].tensor, *a[1].tensor, *a[2].tensor));
+               },
+               {R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})"},
+               10.0, "matmul_bias_relu_generic"});
   // FP8 products with a K-major right operand: 16-byte rows (K = 272, two
   // 128-deep stages and a partial one) on the TMA main loop, with one and
   // two consumers and e4m3 x e5m2; rows of 77 bytes on the generic path.
@@ -426,6 +454,16 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true})",
                 R"({"block_sizes":[1,64,128,64],"num_warps":8,"num_stages":5,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
                10.0, "bmm_aligned"});
+  // generic_mainloop on batched operands: 3-D tensor maps, the batch a
+  // unit dim of the streamed tiles.
+  c.push_back({"bmm", "bmm", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("a", randn({3, n, 136}, bf, s)), T("b", randn({3, 136, 72}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::bmm(*a[0].tensor, *a[1].tensor)); },
+               {R"({"block_sizes":[1,128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})",
+                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_dynamic"})"},
+               10.0, "bmm_generic"});
   // Rows of 77 elements on both sides (the right operand's 99 too): with
   // indexing "tma" the TMA main loop reads staged, padded copies of both
   // 3-D operands (by default and with "pointer", shifted loads).

@@ -1,0 +1,39 @@
+// generic_mainloop: a plain product K loop as ordinary kernel code instead
+// of kite_gemm.cuh's main loop. With a producer, both operands stream
+// through TMA rings: the right one in 64-column panels, the left one
+// (x[tm, tk], loaded in the loop's body) in 8-row boxes in the wgmma A
+// fragments' row order (at [128, 256] on two computing warpgroups, thread
+// row k of warp j holds tile rows 8 j + g + 64 k, so box 1 holds rows 64 to
+// 71), which the wgmmas read by descriptor. The loop's carried value only
+// the product accumulates into: its sums live in registers across the loop,
+// each iteration's wgmmas are waited for in the next (at most one in
+// flight), which then gives their stages back; the last wait follows the
+// loop, and the result leaves from registers (exchange stores), with no
+// round trip through shared memory.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4096,4096]' --arg 'y=bf16[4096,4096]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"}' --emit=cuda | FileCheck %s
+// CHECK-NOT: _mainloop<
+// CHECK: if (threadIdx.x == 256) {
+// CHECK: const int [[ST:st[0-9]+]] = [[RA:kite_ring[0-9]+]].acquire({{.*}}, 16384);
+// CHECK: tma_load<2>([[PB:pb[0-9]+]] + 0, &[[MAPA:tma[0-9]+]], [[RA]].full([[ST]]), (int)([[K:b[0-9]+]]), (int)([[M:b[0-9]+]]));
+// CHECK-NEXT: tma_load<2>([[PB]] + 512, &[[MAPA]], [[RA]].full([[ST]]), (int)([[K]]), (int)([[M]]) + 64);
+// CHECK-NEXT: tma_load<2>([[PB]] + 1024, &[[MAPA]], [[RA]].full([[ST]]), (int)([[K]]), (int)([[M]]) + 8);
+// CHECK: [[RB:kite_ring[0-9]+]].acquire({{.*}}, 32768);
+// CHECK: setmaxnreg_inc<232>();
+// CHECK: float [[SUMS:c[0-9]+]][1][128];
+// CHECK: for (i64 [[IV:t[0-9]+]] = 0;
+// CHECK: [[RB]].await([[UB:kite_used[0-9]+]]);
+// CHECK: const int [[SA:st[0-9]+]] = [[RA]].await([[UA:kite_used[0-9]+]]);
+// CHECK-NEXT: bf16* [[BA:sa[0-9]+]] = {{.*}} + [[SA]] * 8192;
+// CHECK-NOT: wgmma_drain<0
+// CHECK: WgmmaOp<256, bf16>::run<1>([[SUMS]][{{.*}}], wgmma_desc([[BA]] + {{.*}}, 16, 1024), {{.*}});
+// CHECK: wgmma_commit();
+// CHECK-NEXT: wgmma_drain<1, 1, 256>([[SUMS]]);
+// CHECK-NEXT: if ([[IV]] > 0) [[RB]].release([[UB]] - 1);
+// CHECK-NEXT: ++[[UB]];
+// CHECK-NEXT: if ([[IV]] > 0) [[RA]].release([[UA]] - 1);
+// CHECK-NEXT: ++[[UA]];
+// CHECK: wgmma_drain<0, 1, 256>([[SUMS]]);
+// CHECK-NEXT: if ({{c[0-9]+}} > 0) [[RB]].release([[UB]] - 1);
+// CHECK-NEXT: if ({{c[0-9]+}} > 0) [[RA]].release([[UA]] - 1);
+// CHECK: exchange_segments<4>
+// CHECK-NOT: gemm_sum_index
