@@ -345,6 +345,10 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
       (contiguous rows: `copy_a`/`copy_b` `staged`, a padded copy made at
       launch), else `wgmma_ws`.
 
+    With `generic_mainloop` in the config no loop is marked: the product
+    stays an ordinary key-loop product (sums in registers, operands
+    streamed by the producer's rings).
+
     With `split_k` > 1 in the config, the kernel's one main loop, directly
     in its only top-level loop with nothing stored before it, on flat
     program ids, also gets `split_k` (emission runs each tile as that many
