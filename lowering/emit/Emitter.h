@@ -496,6 +496,9 @@ private:
   /// ... and after it: the stages of the rings it read (its right
   /// operand's, its streamed left operand's) given back to the producer.
   void releaseRing(Operation *product);
+  /// The producer's rings a product reads from: its right operand's, its
+  /// streamed left operand's.
+  SmallVector<const Ring *, 2> productRings(Operation *product);
   /// Computing threads, before the first loop that reads a producer-copied
   /// shared left operand (`load`, its buffer at `offset`): the wait for its
   /// stage, the rows past a partial tile's extent zeroed. The stage is
@@ -543,7 +546,6 @@ private:
   /// the loop's result follow the loop. Set while the loop is emitted.
   struct CarriedProduct {
     Operation *op = nullptr;
-    unsigned arg = 0;
     std::string sums, iv, count;
   };
   std::optional<CarriedProduct> carriedProduct;

@@ -722,7 +722,6 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
   if (accumulating) {
     CarriedProduct c;
     c.op = accumulating;
-    c.arg = arg;
     c.sums = fresh("c");
     line(llvm::formatv("float {0}[{1}][{2}];", c.sums, acc.dims[rank - 2].regExtent / 2,
                        acc.dims[rank - 1].padded / 2));
@@ -757,13 +756,9 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
     const CarriedProduct &c = *carriedProduct;
     line(llvm::formatv("wgmma_drain<0, {0}, {1}>({2});", acc.dims[rank - 2].regExtent / 2,
                        acc.dims[rank - 1].padded, c.sums));
-    for (Operation *load : {prefetchedOperand.lookup(c.op), streamedLhs.lookup(c.op)}) {
-      if (!load || !tmaCopies.count(load))
-        continue;
-      const Ring &ring = rings[tmaCopies[load].ring];
-      line(llvm::formatv("if ({0} > 0) {1}.release({2} - 1);", c.count, ring.name,
-                         ring.consumed));
-    }
+    for (const Ring *ring : productRings(c.op))
+      line(llvm::formatv("if ({0} > 0) {1}.release({2} - 1);", c.count, ring->name,
+                         ring->consumed));
     forEach(acc, [&](ArrayRef<std::string> k) {
       line(llvm::formatv("{0}[{1}] = {2};", acc.name, flat(acc, k), wgmmaSumAt(c.sums, k, rank)));
     });

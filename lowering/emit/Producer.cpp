@@ -633,11 +633,15 @@ LogicalResult Emitter::zeroLhsPastExtents(Operation *load, const TmaCopy &c, Str
   return success();
 }
 
+SmallVector<const Ring *, 2> Emitter::productRings(Operation *product) {
+  SmallVector<const Ring *, 2> found;
+  for (Operation *load : {prefetchedOperand.lookup(product), streamedLhs.lookup(product)})
+    if (load && tmaCopies.count(load))
+      found.push_back(&rings[tmaCopies[load].ring]);
+  return found;
+}
+
 void Emitter::releaseRing(Operation *product) {
-  for (Operation *load : {prefetchedOperand.lookup(product), streamedLhs.lookup(product)}) {
-    if (!load || !tmaCopies.count(load))
-      continue;
-    const Ring &r = rings[tmaCopies[load].ring];
-    line(llvm::formatv("{0}.release({1}); ++{1};", r.name, r.consumed));
-  }
+  for (const Ring *r : productRings(product))
+    line(llvm::formatv("{0}.release({1}); ++{1};", r->name, r->consumed));
 }

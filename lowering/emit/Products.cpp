@@ -658,7 +658,7 @@ Operation *Emitter::accumulatingProduct(TileForOp loop, unsigned &argIndex) {
     // a producer's ring, the left one streamed or staged before the loop.
     Operation *rhsLoad = prefetchedOperand.lookup(p);
     if (!rhsLoad || !tmaCopies.count(rhsLoad))
-      continue;
+      continue; // (staged by the computing threads, behind barriers)
     if (!streamedLhs.count(p) && !sharedLhs.count({loop.getOperation(), p->getOperand(1)}))
       continue;
     argIndex = i;
@@ -1152,13 +1152,10 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
     // The previous iteration's wgmmas are done: their stages go back. This
     // one's stay in flight (the loop's result is read after the loop).
     line(llvm::formatv("wgmma_drain<1, {0}, {1}>({2});", MT, PN, sums));
-    for (Operation *load : {prefetchedOperand.lookup(op), streamedLhs.lookup(op)}) {
-      if (!load || !tmaCopies.count(load))
-        continue;
-      const Ring &ring = rings[tmaCopies[load].ring];
-      line(llvm::formatv("if ({0} > 0) {1}.release({2} - 1);", carriedProduct->iv, ring.name,
-                         ring.consumed));
-      line(llvm::formatv("++{0};", ring.consumed));
+    for (const Ring *ring : productRings(op)) {
+      line(llvm::formatv("if ({0} > 0) {1}.release({2} - 1);", carriedProduct->iv, ring->name,
+                         ring->consumed));
+      line(llvm::formatv("++{0};", ring->consumed));
     }
     --indent;
     line("}");
