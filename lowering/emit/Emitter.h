@@ -442,6 +442,9 @@ private:
   std::string producerRejection;
   /// The block barrier of the computing threads.
   std::string sync() const { return producer ? "kite_sync();" : "__syncthreads();"; }
+  /// A new ring (its index in `rings`): `stages` stages of `stageBytes` at
+  /// shared-memory offset `offset`, with fresh names for it and its counts.
+  int addRing(int64_t offset, int64_t stages, int64_t stageBytes);
   /// With a producer: the rings, TMA copies and producer slice of the
   /// prefetched loads (after planStagingBuffers), or producerRejection.
   void planProducer(SmallVector<Operation *> loads);

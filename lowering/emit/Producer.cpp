@@ -217,6 +217,18 @@ FailureOr<std::string> Emitter::awaitStreamedLhs(Operation *product, StringRef t
   return buf;
 }
 
+int Emitter::addRing(int64_t offset, int64_t stages, int64_t stageBytes) {
+  Ring r;
+  r.offset = offset;
+  r.stages = stages;
+  r.stageBytes = stageBytes;
+  r.name = fresh("kite_ring");
+  r.consumed = fresh("kite_used");
+  r.produced = fresh("kite_filled");
+  rings.push_back(r);
+  return rings.size() - 1;
+}
+
 Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
   LoadOp l = loadedLhs(lhs).first;
   auto plan = lhsCopyPlans.find({loop, lhs});
@@ -231,15 +243,7 @@ Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
       !extents[c.rowDim + 1].empty() || tmaTensor(l, c.rowDim + 1, c))
     return nullptr;
   int64_t offset = sharedLhs.lookup({loop, lhs});
-  Ring r;
-  r.offset = offset;
-  r.stages = 2; // planStagingBuffers' two stages
-  r.stageBytes = c.rows * c.cols * 2;
-  r.name = fresh("kite_ring");
-  r.consumed = fresh("kite_used");
-  r.produced = fresh("kite_filled");
-  rings.push_back(r);
-  c.ring = rings.size() - 1;
+  c.ring = addRing(offset, 2, c.rows * c.cols * 2); // planStagingBuffers' two stages
   c.map = tensorMap(l, c, c.rowDim + 1, 8);
   tmaCopies[l] = c;
   lhsRings[offset] = c.ring;
@@ -270,28 +274,17 @@ void Emitter::planProducer(SmallVector<Operation *> loads) {
     }
     TmaCopy c = plan->second;
     if (tmaTensor(cast<LoadOp>(load), c.rowDim + 1, c)) {
+      // The load's one user is the product, or the conversion before it
+      // (planStreamedLhs).
       prefetches.erase(load);
-      for (auto it = streamedLhs.begin(); it != streamedLhs.end();)
-        if (it->second == load) {
-          Value lhs = it->first->getOperand(it->first->getNumOperands() - 2);
-          if (auto convert = lhs.getDefiningOp<ConvertLayoutOp>())
-            streamedConverts.erase(convert);
-          streamedLhs.erase(it++);
-        } else {
-          ++it;
-        }
+      Operation *user = *load->getUsers().begin();
+      if (streamedConverts.erase(user))
+        user = *user->getUsers().begin();
+      streamedLhs.erase(user);
       continue;
     }
     const Prefetch &p = prefetches[load];
-    Ring r;
-    r.offset = p.offset;
-    r.stages = p.stages;
-    r.stageBytes = p.staged.bytes;
-    r.name = fresh("kite_ring");
-    r.consumed = fresh("kite_used");
-    r.produced = fresh("kite_filled");
-    rings.push_back(r);
-    c.ring = rings.size() - 1;
+    c.ring = addRing(p.offset, p.stages, p.staged.bytes);
     c.map = tensorMap(cast<LoadOp>(load), c, c.rowDim + 1, 8);
     tmaCopies[load] = c;
     copied.push_back(load);
@@ -325,15 +318,8 @@ void Emitter::planProducer(SmallVector<Operation *> loads) {
     // The ring of the load's offset.
     auto it = llvm::find_if(rings, [&](const Ring &r) { return r.offset == p.offset; });
     if (it == rings.end()) {
-      Ring r;
-      r.offset = p.offset;
-      r.stages = p.stages;
-      r.stageBytes = p.staged.bytes;
-      r.name = fresh("kite_ring");
-      r.consumed = fresh("kite_used");
-      r.produced = fresh("kite_filled");
-      rings.push_back(r);
-      it = rings.end() - 1;
+      int added = addRing(p.offset, p.stages, p.staged.bytes); // (rings may move)
+      it = rings.begin() + added;
     } else if (it->stages != p.stages || it->stageBytes != p.staged.bytes) {
       return reject("two prefetched operands share shared memory with different stages");
     }
