@@ -400,6 +400,9 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
       m.staged = p.staged;
       for (size_t d = 0; d < p.box.size(); ++d)
         m.box[d] = uint32_t(p.box[d]);
+      for (auto [count, stride] : p.rowSplits)
+        m.rowSplits.push_back({uint32_t(count), uint32_t(stride)});
+      m.rowStep = uint32_t(p.rowStep);
       ps.bytes = m.encode();
       break;
     }

@@ -47,6 +47,10 @@ struct CudaKernel {
     std::vector<int64_t> box = {};
     int swizzle = 0;
     bool staged = false;
+    /// ArgTensorMap by row blocks (TensorMapSpec::rowSplits): per split its
+    /// count and stride in rows, innermost first, and the blocks' step.
+    std::vector<std::pair<int64_t, int64_t>> rowSplits = {};
+    int64_t rowStep = 0;
     /// ArgSize: the dim of tensor argument `index` whose size (an i64) this
     /// is, named `name`.
     unsigned dim = 0;

@@ -493,14 +493,45 @@ void encodeTensorMap(uint8_t *dst, void *data, const int64_t *sizes, const int64
   k.rank = rank;
   k.swizzle = spec.swizzle & 3;
   k.data = data;
-  cuuint32_t elementStrides[5];
-  for (int d = 0; d < rank; ++d) {
-    int src = rank - 1 - d; // CUDA lists dims innermost first
-    k.dims[d] = cuuint64_t(sizes[src]);
-    k.box[d] = spec.box[src];
-    elementStrides[d] = 1;
-    if (d > 0)
-      k.strides[d - 1] = cuuint64_t(strides[src]) * elem;
+  const cuuint32_t elementStrides[5] = {1, 1, 1, 1, 1};
+  if (spec.rowSplits.empty()) {
+    for (int d = 0; d < rank; ++d) {
+      int src = rank - 1 - d; // CUDA lists dims innermost first
+      k.dims[d] = cuuint64_t(sizes[src]);
+      k.box[d] = spec.box[src];
+      if (d > 0)
+        k.strides[d - 1] = cuuint64_t(strides[src]) * elem;
+    }
+  } else {
+    // Row blocks (TensorMapSpec::rowSplits): the rows folded into one dim,
+    // split into the map's dims, a block a copy.
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) {
+      if (d + 2 < rank && strides[d] != strides[d + 1] * sizes[d + 1])
+        throw Error(fmt::format("kite::launch: {} copies the rows of a tensor in blocks, which "
+                                "needs its dims before the last contiguous; dim {} has stride {}, "
+                                "not {}",
+                                plan.name, d, strides[d], strides[d + 1] * sizes[d + 1]));
+      rows *= sizes[d];
+    }
+    const uint64_t rowBytes = uint64_t(strides[rank - 2]) * elem;
+    k.rank = int(spec.rowSplits.size()) + 2;
+    k.dims[0] = cuuint64_t(sizes[rank - 1]);
+    k.box[0] = spec.box[rank - 1];
+    int64_t reach = 0; // the last row of a block, from its first
+    for (size_t i = 0; i < spec.rowSplits.size(); ++i) {
+      const TensorMapSpec::RowSplit &s = spec.rowSplits[i];
+      k.dims[i + 1] = s.count;
+      k.box[i + 1] = s.count;
+      k.strides[i] = s.stride * rowBytes;
+      reach += int64_t(s.count - 1) * s.stride;
+    }
+    // First rows whose block lies inside the tensor. (A tensor too short
+    // for any block gets one, which the kernel never copies: it copies
+    // blocks of whole tiles only.)
+    k.dims[k.rank - 1] = cuuint64_t(rows > reach ? (rows - 1 - reach) / spec.rowStep + 1 : 1);
+    k.box[k.rank - 1] = 1;
+    k.strides[k.rank - 2] = spec.rowStep * rowBytes;
   }
   thread_local TensorMapCache cache;
   if (const CUtensorMap *hit = cache.find(k)) {
@@ -511,7 +542,7 @@ void encodeTensorMap(uint8_t *dst, void *data, const int64_t *sizes, const int64
       CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B,
       CU_TENSOR_MAP_SWIZZLE_128B};
   CUtensorMap map;
-  check(cu().cuTensorMapEncodeTiled(&map, type, cuuint32_t(rank), k.data, k.dims, k.strides,
+  check(cu().cuTensorMapEncodeTiled(&map, type, cuuint32_t(k.rank), k.data, k.dims, k.strides,
                                     k.box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                     swizzles[k.swizzle], CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),

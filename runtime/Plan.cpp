@@ -354,6 +354,19 @@ void kite::validate_plan(const KernelPlan &plan) {
         if (m.box[d] < 1 || m.box[d] > 256)
           fail(fmt::format("parameter {} has a copy box of {} elements in dim {} (1 to 256 allowed)",
                            i, m.box[d], d));
+      if (!m.rowSplits.empty()) {
+        if (m.rank < 2 || m.staged)
+          fail(fmt::format("parameter {} splits the rows of a {}tensor of rank {} (a tensor of "
+                           "rank 2 or more, not staged, allowed)",
+                           i, m.staged ? "staged " : "", int(m.rank)));
+        if (m.rowStep < 1)
+          fail(fmt::format("parameter {} steps its row blocks by 0 rows", i));
+        for (const TensorMapSpec::RowSplit &s : m.rowSplits)
+          if (s.count < 1 || s.count > 256 || s.stride < 1)
+            fail(fmt::format("parameter {} has a row split of {} rows by a stride of {} (1 to "
+                             "256 rows, a stride of at least 1 allowed)",
+                             i, s.count, s.stride));
+      }
       break;
     }
     case ParamSpec::Kind::workspace:
@@ -564,28 +577,54 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
 }
 
 std::vector<uint8_t> kite::TensorMapSpec::encode() const {
-  std::vector<uint8_t> out = {rank, swizzle, uint8_t(staged ? 1 : 0), 0};
-  for (int d = 0; d < rank; ++d)
+  std::vector<uint8_t> out = {rank, swizzle, uint8_t(staged ? 1 : 0), uint8_t(rowSplits.size())};
+  auto put = [&](uint32_t v) {
     for (int b = 0; b < 4; ++b)
-      out.push_back(uint8_t(box[d] >> (8 * b)));
+      out.push_back(uint8_t(v >> (8 * b)));
+  };
+  for (int d = 0; d < rank; ++d)
+    put(box[d]);
+  for (const RowSplit &s : rowSplits) {
+    put(s.count);
+    put(s.stride);
+  }
+  if (!rowSplits.empty())
+    put(rowStep);
   return out;
 }
 
 kite::TensorMapSpec kite::TensorMapSpec::decode(std::span<const uint8_t> bytes) {
   TensorMapSpec m;
-  if (bytes.size() < 4 || bytes[0] < 1 || bytes[0] > 5 || bytes.size() != 4 + 4 * size_t(bytes[0]))
+  size_t splits = bytes.size() >= 4 ? bytes[3] : 0;
+  size_t want = bytes.size() >= 4 ? 4 + 4 * size_t(bytes[0]) + (splits ? 8 * splits + 4 : 0) : 0;
+  if (bytes.size() < 4 || bytes[0] < 1 || bytes[0] > 5 || bytes.size() != want)
     throw Error(fmt::format("a tensor-map parameter needs 4 + 4 x rank bytes with a rank of 1 to "
-                            "5, got {} bytes",
+                            "5, and 8 per row split and 4 more with splits, got {} bytes",
                             bytes.size()));
-  if (bytes[2] > 1 || bytes[3] != 0)
+  if (bytes[2] > 1 || splits > 3)
     throw Error(fmt::format("a tensor-map parameter's third and fourth bytes are its staged flag "
-                            "(0 or 1) and 0, got {} and {}",
+                            "(0 or 1) and its number of row splits (0 to 3), got {} and {}",
                             bytes[2], bytes[3]));
+  size_t at = 4;
+  auto get = [&] {
+    uint32_t v = 0;
+    for (int b = 0; b < 4; ++b)
+      v |= uint32_t(bytes[at + b]) << (8 * b);
+    at += 4;
+    return v;
+  };
   m.rank = bytes[0];
   m.swizzle = bytes[1];
   m.staged = bytes[2] == 1;
   for (int d = 0; d < m.rank; ++d)
-    for (int b = 0; b < 4; ++b)
-      m.box[d] |= uint32_t(bytes[4 + 4 * d + b]) << (8 * b);
+    m.box[d] = get();
+  for (size_t i = 0; i < splits; ++i) {
+    RowSplit s;
+    s.count = get();
+    s.stride = get();
+    m.rowSplits.push_back(s);
+  }
+  if (splits)
+    m.rowStep = get();
   return m;
 }

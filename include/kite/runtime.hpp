@@ -314,14 +314,34 @@ struct ParamSpec {
 /// a copy of the tensor that each launch makes first (the module's
 /// `kite_stage_rows`), its rows padded to 16-byte multiples: TMA takes only
 /// 16-byte aligned addresses and strides, so a tensor whose rows are not
-/// (4097 x 4095 bf16) is copied by TMA from there. Stored in the
-/// parameter's `bytes` as: rank (u8), swizzle (u8), staged (u8, 0 or 1), a
-/// zero byte, then `rank` box sizes (u32, little-endian).
+/// (4097 x 4095 bf16) is copied by TMA from there.
+///
+/// A map with row splits views the tensor's rows (every dim but the last,
+/// folded into one: they must be contiguous) as blocks instead of as dims:
+/// each split (count, stride in rows), innermost first, is a dim of the
+/// map that a copy takes whole, and the last dim steps the block's first
+/// row by `rowStep` rows, one block a copy. Its dims, innermost first: the
+/// columns (box[rank - 1] a copy), the splits, the blocks; a copy's
+/// coordinates: the column, 0 per split, the first row / rowStep. One copy
+/// so gathers rows that are not consecutive (a product's left operand in
+/// the order of its register fragments) in one box. The blocks dim covers
+/// the first rows whose block lies inside the tensor.
+///
+/// Stored in the parameter's `bytes` as: rank (u8), swizzle (u8), staged
+/// (u8, 0 or 1), the number of row splits (u8), `rank` box sizes (u32,
+/// little-endian), then per split its count and stride (u32 each) and, with
+/// splits, rowStep (u32).
 struct TensorMapSpec {
+  struct RowSplit {
+    uint32_t count = 1, stride = 1;
+    friend bool operator==(const RowSplit &, const RowSplit &) = default;
+  };
   uint8_t rank = 0;
   uint8_t swizzle = 0;
   std::array<uint32_t, 5> box{};
   bool staged = false;
+  std::vector<RowSplit> rowSplits; // at most 3 (a map has at most 5 dims)
+  uint32_t rowStep = 0;
   std::vector<uint8_t> encode() const;
   /// Throws kite::Error on a malformed buffer.
   static TensorMapSpec decode(std::span<const uint8_t> bytes);

@@ -220,6 +220,13 @@ struct TmaCopy {
   /// The boxes' layout: m64 blocks a warpgroup; threads, elements a chunk
   /// and thread-index stride of the rows' context dim.
   int64_t MT = 1, T = 1, V = 1, S = 1;
+  /// Where each 64-row block's boxes a = 0..7 start (a % 2) * splitH +
+  /// (a / 2) * splitJ rows after its first (a multiple of 8): the rows of
+  /// a block are 8 x 2 x 4 rows of strides 1, splitH and splitJ; 0 where
+  /// they are not. `blockMap`: the tensor map that copies such a block in
+  /// one box (TensorMapSpec::rowSplits), where the tensor allows it.
+  int64_t splitH = 0, splitJ = 0;
+  std::string blockMap;
 };
 
 /// A key loop kite-overlap-products split, while it is emitted
@@ -473,6 +480,11 @@ private:
   /// The tensor-map parameter of `load`'s tensor with boxes of 64 columns
   /// (`colDim`) by `boxRows` rows (c.rowDim), one per tensor and box.
   std::string tensorMap(LoadOp load, const TmaCopy &c, int64_t colDim, int64_t boxRows);
+  /// The tensor-map parameter that copies a 64-row block of `c`'s boxes in
+  /// one box (TmaCopy::blockMap), or "" where `c`'s blocks are not split
+  /// evenly or `load`'s tensor cannot be viewed so (its rows must be its
+  /// next-to-last dim, the dims before them contiguous).
+  std::string blockTensorMap(LoadOp load, const TmaCopy &c);
   /// A producer-copied shared left operand's ring, by buffer offset, and
   /// per top-level loop the rings its programs give back at their end.
   DenseMap<int64_t, int> lhsRings;

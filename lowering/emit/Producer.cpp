@@ -113,6 +113,35 @@ std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64
   return param.name;
 }
 
+std::string Emitter::blockTensorMap(LoadOp l, const TmaCopy &c) {
+  const TensorRef &ref = tensors[l.getTensor()];
+  int64_t rank = c.rank;
+  if (c.splitH <= 0 || c.splitJ <= 0 || rank < 2 || c.tileDimOf[rank - 2] != c.rowDim)
+    return "";
+  // The rows fold the dims before them (a batch): contiguous. (A tensor
+  // with sizes taken at launch is contiguous; the launch checks again.)
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (!ref.anyDynamic() && ref.strides[d] != ref.strides[d + 1] * ref.sizes[d + 1])
+      return "";
+  CudaKernel::Param param{CudaKernel::Param::Kind::ArgTensorMap,
+                          cast<BlockArgument>(l.getTensor()).getArgNumber(), "", {}, 3};
+  param.box.assign(rank, 1);
+  param.box[rank - 2] = 64;
+  param.box[rank - 1] = 64;
+  param.rowSplits = {{8, 1}, {2, c.splitH}, {4, c.splitJ}};
+  param.rowStep = 8;
+  auto same = llvm::find_if(result.params, [&](const CudaKernel::Param &q) {
+    return q.kind == param.kind && q.index == param.index && q.box == param.box &&
+           q.swizzle == param.swizzle && q.rowSplits == param.rowSplits &&
+           q.rowStep == param.rowStep;
+  });
+  if (same != result.params.end())
+    return same->name;
+  param.name = fresh("tma");
+  result.params.push_back(param);
+  return param.name;
+}
+
 bool Emitter::lhsBoxes(Value lhs, TmaCopy &c) {
   // Only where the producer runs ahead into the next program (persistent
   // programs, two stages): in a program of its own, the tile's copy
@@ -167,6 +196,14 @@ bool Emitter::fragmentBoxes(Value lhs, TmaCopy &c) {
           return false;
       c.boxes.push_back({b * 64 * PK + a * 8 * 64, first});
     }
+  }
+  // The blocks as 8 x 2 x 4 rows (TmaCopy::splitH, splitJ).
+  c.splitH = c.boxes[1].second - c.boxes[0].second;
+  c.splitJ = c.boxes[2].second - c.boxes[0].second;
+  for (int64_t i = 0; i < (int64_t)c.boxes.size(); ++i) {
+    int64_t first = c.boxes[i - i % 8].second, a = i % 8;
+    if (first % 8 != 0 || c.boxes[i].second != first + a % 2 * c.splitH + a / 2 * c.splitJ)
+      c.splitH = c.splitJ = 0;
   }
   c.rows = rows;
   c.cols = PK;
@@ -245,6 +282,7 @@ Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
   int64_t offset = sharedLhs.lookup({loop, lhs});
   c.ring = addRing(offset, 2, c.rows * c.cols * 2); // planStagingBuffers' two stages
   c.map = tensorMap(l, c, c.rowDim + 1, 8);
+  c.blockMap = blockTensorMap(l, c);
   tmaCopies[l] = c;
   lhsRings[offset] = c.ring;
   programRings[l->getParentOp()].push_back(c.ring);
@@ -286,6 +324,7 @@ void Emitter::planProducer(SmallVector<Operation *> loads) {
     const Prefetch &p = prefetches[load];
     c.ring = addRing(p.offset, p.stages, p.staged.bytes);
     c.map = tensorMap(cast<LoadOp>(load), c, c.rowDim + 1, 8);
+    c.blockMap = blockTensorMap(cast<LoadOp>(load), c);
     tmaCopies[load] = c;
     copied.push_back(load);
   }
@@ -487,6 +526,17 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
   }
   for (; td < (size_t)c.rank; ++td)
     coords.push_back("0");
+  // With a block map: the tile's first row among the tensor's rows, the
+  // dims before them folded in (blockTensorMap).
+  std::string blockRow;
+  if (!c.blockMap.empty()) {
+    const TensorRef &ref = tensors[l.getTensor()];
+    blockRow = "(i64)" + coords[c.rank - 2];
+    for (int64_t d = 0; d + 2 < c.rank; ++d)
+      blockRow += llvm::formatv(" + (i64){0} * ({1} / {2})", coords[d], ref.stride(d),
+                                ref.stride(c.rank - 2))
+                      .str();
+  }
   std::reverse(coords.begin(), coords.end());
   std::string stage = fresh("st"), buf = fresh("pb");
   line("{");
@@ -497,20 +547,58 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
                      stage, r.stageBytes / elementBytes(tensors[l.getTensor()].elem)));
   // The tensor dim of the boxes' rows, as an index of `coords`.
   int64_t rowAt = c.rank - 1 - (llvm::find(c.tileDimOf, c.rowDim) - c.tileDimOf.begin());
-  SmallVector<std::pair<int64_t, int64_t>> boxes(c.boxes);
-  if (boxes.empty())
-    boxes.push_back({0, 0});
-  for (auto [dst, row] : boxes) {
-    for (int64_t j = 0; j < c.panels; ++j) {
-      SmallVector<std::string> at(coords);
-      if (j > 0)
-        at[0] = llvm::formatv("{0} + {1}", at[0], 64 * j).str();
-      if (row > 0)
-        at[rowAt] = llvm::formatv("{0} + {1}", at[rowAt], row).str();
-      line(llvm::formatv("tma_load<{0}>({1} + {2}, &{3}, {4}.full({5}), {6});", c.rank, buf,
-                         dst + j * c.panelElems, c.map, r.name, stage, llvm::join(at, ", ")));
+  auto copyBoxes = [&] {
+    SmallVector<std::pair<int64_t, int64_t>> boxes(c.boxes);
+    if (boxes.empty())
+      boxes.push_back({0, 0});
+    for (auto [dst, row] : boxes) {
+      for (int64_t j = 0; j < c.panels; ++j) {
+        SmallVector<std::string> at(coords);
+        if (j > 0)
+          at[0] = llvm::formatv("{0} + {1}", at[0], 64 * j).str();
+        if (row > 0)
+          at[rowAt] = llvm::formatv("{0} + {1}", at[rowAt], row).str();
+        line(llvm::formatv("tma_load<{0}>({1} + {2}, &{3}, {4}.full({5}), {6});", c.rank, buf,
+                           dst + j * c.panelElems, c.map, r.name, stage, llvm::join(at, ", ")));
+      }
     }
+  };
+  if (blockRow.empty()) {
+    copyBoxes();
+    --indent;
+    line("}");
+    return success();
   }
+  // A block map copies a 64-row block in one box, where the tile is whole
+  // (its blocks then lie inside the tensor) and starts on a multiple of 8
+  // rows; other tiles take the 8-row boxes.
+  SmallVector<int64_t> shape;
+  SmallVector<std::string> extents;
+  if (failed(subscriptShape(l, l.getTensor(), l.getSubscripts(), tensors[l.getTensor()].elem,
+                            shape, extents)))
+    return failure();
+  std::string first = fresh("row");
+  line(llvm::formatv("const i64 {0} = {1};", first, blockRow));
+  std::string whole = extents[c.rowDim].empty()
+                          ? ""
+                          : llvm::formatv("({0}) >= {1} && ", extents[c.rowDim], c.rows).str();
+  line(llvm::formatv("if ({0}{1} % 8 == 0) {{", whole, first));
+  ++indent;
+  for (size_t b = 0; b < c.boxes.size(); b += 8) {
+    auto [dst, row] = c.boxes[b];
+    for (int64_t j = 0; j < c.panels; ++j)
+      line(llvm::formatv("tma_load<5>({0} + {1}, &{2}, {3}.full({4}), {5}, 0, 0, 0, (int)(({6} + "
+                         "{7}) / 8));",
+                         buf, dst + j * c.panelElems, c.blockMap, r.name, stage,
+                         j > 0 ? llvm::formatv("{0} + {1}", coords[0], 64 * j).str() : coords[0],
+                         first, row));
+  }
+  --indent;
+  line("} else {");
+  ++indent;
+  copyBoxes();
+  --indent;
+  line("}");
   --indent;
   line("}");
   return success();

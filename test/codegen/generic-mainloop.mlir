@@ -1,10 +1,14 @@
 // generic_mainloop: a plain product K loop as ordinary kernel code instead
 // of kite_gemm.cuh's main loop. With a producer, both operands stream
 // through TMA rings: the right one in 64-column panels, the left one
-// (x[tm, tk], loaded in the loop's body) in 8-row boxes in the wgmma A
-// fragments' row order (at [128, 256] on two computing warpgroups, thread
-// row k of warp j holds tile rows 8 j + g + 64 k, so box 1 holds rows 64 to
-// 71), which the wgmmas read by descriptor. The loop's carried value only
+// (x[tm, tk], loaded in the loop's body) in the wgmma A fragments' row
+// order (at [128, 256] on two computing warpgroups, thread row k of warp j
+// holds tile rows 8 j + g + 64 k, so the 8 rows after a 64-row block's
+// first 8 are tile rows 64 to 71), which the wgmmas read by descriptor: a
+// block a box, through a map that views the rows as 8 x 2 x 4 of strides
+// 1, 64 and 8 rows (the second block starts at tile row 32), where the tile
+// is whole and starts on a multiple of 8 rows; 8-row boxes otherwise. The
+// loop's carried value only
 // the product accumulates into: its sums live in registers across the loop,
 // each iteration's wgmmas are waited for in the next (at most one in
 // flight), which then gives their stages back; the last wait follows the
@@ -14,7 +18,12 @@
 // CHECK-NOT: _mainloop<
 // CHECK: if (threadIdx.x == 256) {
 // CHECK: const int [[ST:st[0-9]+]] = [[RA:kite_ring[0-9]+]].acquire({{.*}}, 16384);
-// CHECK: tma_load<2>([[PB:pb[0-9]+]] + 0, &[[MAPA:tma[0-9]+]], [[RA]].full([[ST]]), (int)([[K:b[0-9]+]]), (int)([[M:b[0-9]+]]));
+// CHECK: const i64 [[ROW:row[0-9]+]] = (i64)(int)([[M:b[0-9]+]]);
+// CHECK-NEXT: if ([[ROW]] % 8 == 0) {
+// CHECK-NEXT: tma_load<5>([[PB:pb[0-9]+]] + 0, &[[BLOCKS:tma[0-9]+]], [[RA]].full([[ST]]), (int)([[K:b[0-9]+]]), 0, 0, 0, (int)(([[ROW]] + 0) / 8));
+// CHECK-NEXT: tma_load<5>([[PB]] + 4096, &[[BLOCKS]], [[RA]].full([[ST]]), (int)([[K]]), 0, 0, 0, (int)(([[ROW]] + 32) / 8));
+// CHECK-NEXT: } else {
+// CHECK-NEXT: tma_load<2>([[PB]] + 0, &[[MAPA:tma[0-9]+]], [[RA]].full([[ST]]), (int)([[K]]), (int)([[M]]));
 // CHECK-NEXT: tma_load<2>([[PB]] + 512, &[[MAPA]], [[RA]].full([[ST]]), (int)([[K]]), (int)([[M]]) + 64);
 // CHECK-NEXT: tma_load<2>([[PB]] + 1024, &[[MAPA]], [[RA]].full([[ST]]), (int)([[K]]), (int)([[M]]) + 8);
 // CHECK: [[RB:kite_ring[0-9]+]].acquire({{.*}}, 32768);

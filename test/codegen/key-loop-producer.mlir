@@ -142,21 +142,31 @@
 //
 // Persistent programs: the producer copies q too, so that the next
 // program's tile lands while this one reads its own: a ring of two stages
-// for q, filled before the key loop's copies, in boxes of 8 rows in the
-// order of the wgmma A fragments' rows (buffer rows 8..15 of warpgroup 0
-// hold the tile's rows 64..71: its threads hold rows 0..63 at register row
-// 0, 64..127 at 1), into q's buffer past k's and v's rings (64 KB each);
+// for q, filled before the key loop's copies, in the order of the wgmma A
+// fragments' rows (buffer rows 8..15 of warpgroup 0 hold the tile's rows
+// 64..71: its threads hold rows 0..63 at register row 0, 64..127 at 1),
+// a 64-row block and 64 columns a box through a map over the rows folded
+// with the batch (the tile's first row 4096 b + m0), or, where that first
+// row is not a multiple of 8, in boxes of 8 rows, into q's buffer past k's
+// and v's rings (64 KB each);
 // the computing threads wait for it (a full tile: nothing zeroed), read it
 // at their program's stage and give it back at the program's end.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[32,4096,128]' --arg 'k=bf16[32,4096,128]' --arg 'v=bf16[32,4096,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true,"pid_type":"persistent_interleaved"}' --emit=cuda | FileCheck %s --check-prefix=PERSIST
-// PERSIST: kite_attention({{.*}}, const __grid_constant__ KiteTensorMap [[MK:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MV:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MQ:tma[0-9]+]])
+// PERSIST: kite_attention({{.*}}, const __grid_constant__ KiteTensorMap [[MK:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MV:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MQ:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MQB:tma[0-9]+]])
 // PERSIST-COUNT-2: const TmaRing<2>
 // PERSIST: const TmaRing<2> [[RQ:kite_ring[0-9]+]]{
 // PERSIST-NEXT: unsigned [[UQ:kite_used[0-9]+]] = 0, [[FQ:kite_filled[0-9]+]] = 0;
 // PERSIST: for (i64 kite_pid = blockIdx.x;
 // PERSIST: const int [[SQ:st[0-9]+]] = [[RQ]].acquire([[FQ]]++, 32768);
 // PERSIST-NEXT: bf16* [[PQ:pb[0-9]+]] = reinterpret_cast<bf16*>(kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023) + 131072) + [[SQ]] * 16384;
-// PERSIST-NEXT: tma_load<3>([[PQ]] + 0, &[[MQ]], [[RQ]].full([[SQ]]), 0, (int)([[BQ:b[0-9]+]]), (int)({{b[0-9]+}}));
+// PERSIST-NEXT: const i64 [[ROW:row[0-9]+]] = (i64)(int)([[BQ:b[0-9]+]]) + (i64)(int)({{b[0-9]+}}) * (524288LL / 128LL);
+// PERSIST-NEXT: if ([[ROW]] % 8 == 0) {
+// PERSIST-NEXT: tma_load<5>([[PQ]] + 0, &[[MQB]], [[RQ]].full([[SQ]]), 0, 0, 0, 0, (int)(([[ROW]] + 0) / 8));
+// PERSIST-NEXT: tma_load<5>([[PQ]] + 4096, &[[MQB]], [[RQ]].full([[SQ]]), 0 + 64, 0, 0, 0, (int)(([[ROW]] + 0) / 8));
+// PERSIST-NEXT: tma_load<5>([[PQ]] + 8192, &[[MQB]], [[RQ]].full([[SQ]]), 0, 0, 0, 0, (int)(([[ROW]] + 32) / 8));
+// PERSIST-NEXT: tma_load<5>([[PQ]] + 12288, &[[MQB]], [[RQ]].full([[SQ]]), 0 + 64, 0, 0, 0, (int)(([[ROW]] + 32) / 8));
+// PERSIST-NEXT: } else {
+// PERSIST-NEXT: tma_load<3>([[PQ]] + 0, &[[MQ]], [[RQ]].full([[SQ]]), 0, (int)([[BQ]]), (int)({{b[0-9]+}}));
 // PERSIST-NEXT: tma_load<3>([[PQ]] + 4096, &[[MQ]], [[RQ]].full([[SQ]]), 0 + 64, (int)([[BQ]]), (int)({{b[0-9]+}}));
 // PERSIST-NEXT: tma_load<3>([[PQ]] + 512, &[[MQ]], [[RQ]].full([[SQ]]), 0, (int)([[BQ]]) + 64, (int)({{b[0-9]+}}));
 // PERSIST-COUNT-29: tma_load<3>({{.*}}&[[MQ]]

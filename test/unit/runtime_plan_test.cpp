@@ -242,6 +242,18 @@ TEST(RuntimePlan, TensorMapParameters) {
   EXPECT_TRUE(TensorMapSpec::decode(staged.encode()).staged);
   EXPECT_EQ(staged.encode()[2], 1);
 
+  // Row blocks: the splits and the step follow the boxes.
+  TensorMapSpec blocks{3, 3, {1, 64, 64}};
+  blocks.rowSplits = {{8, 1}, {2, 64}, {4, 8}};
+  blocks.rowStep = 8;
+  std::vector<uint8_t> blockBytes = blocks.encode();
+  ASSERT_EQ(blockBytes.size(), 4u + 12u + 24u + 4u);
+  EXPECT_EQ(blockBytes[3], 3);
+  TensorMapSpec blocksBack = TensorMapSpec::decode(blockBytes);
+  EXPECT_EQ(blocksBack.rowSplits, blocks.rowSplits);
+  EXPECT_EQ(blocksBack.rowStep, 8u);
+  EXPECT_EQ(blocksBack.box, blocks.box);
+
   auto errorOfMap = [](std::vector<uint8_t> bytes) -> std::string {
     KernelPlan p = fullPlan();
     p.params.push_back(ParamSpec{ParamSpec::Kind::argTensorMap, 0, 0, std::move(bytes)});
@@ -268,12 +280,38 @@ TEST(RuntimePlan, TensorMapParameters) {
   flag[2] = 2;
   EXPECT_EQ(errorOfMap(flag),
             "kite plan 'softmax' is invalid: parameter 9: a tensor-map parameter's third and "
-            "fourth bytes are its staged flag (0 or 1) and 0, got 2 and 0");
+            "fourth bytes are its staged flag (0 or 1) and its number of row splits (0 to 3), got "
+            "2 and 0");
+  TensorMapSpec split{2, 3, {64, 64}};
+  split.rowSplits = {{8, 1}, {2, 64}, {4, 8}};
+  split.rowStep = 8;
+  EXPECT_EQ(errorOfMap(split.encode()), "");
+  split.rowStep = 0;
+  EXPECT_EQ(errorOfMap(split.encode()),
+            "kite plan 'softmax' is invalid: parameter 9 steps its row blocks by 0 rows");
+  split.rowStep = 8;
+  split.rowSplits[1].stride = 0;
+  EXPECT_EQ(errorOfMap(split.encode()),
+            "kite plan 'softmax' is invalid: parameter 9 has a row split of 2 rows by a stride "
+            "of 0 (1 to 256 rows, a stride of at least 1 allowed)");
+  split.rowSplits[1].stride = 64;
+  split.staged = true;
+  EXPECT_EQ(errorOfMap(split.encode()),
+            "kite plan 'softmax' is invalid: parameter 9 splits the rows of a staged tensor of "
+            "rank 2 (a tensor of rank 2 or more, not staged, allowed)");
+  split.staged = false;
+  std::vector<uint8_t> splits4 = split.encode();
+  splits4[3] = 4;
+  EXPECT_EQ(errorOfMap(splits4),
+            "kite plan 'softmax' is invalid: parameter 9: a tensor-map parameter needs 4 + 4 x "
+            "rank bytes with a rank of 1 to 5, and 8 per row split and 4 more with splits, got "
+            "40 bytes");
   std::vector<uint8_t> truncated = TensorMapSpec{2, 3, {64, 64}}.encode();
   truncated.pop_back();
   EXPECT_EQ(errorOfMap(truncated),
             "kite plan 'softmax' is invalid: parameter 9: a tensor-map parameter needs 4 + 4 x "
-            "rank bytes with a rank of 1 to 5, got 11 bytes");
+            "rank bytes with a rank of 1 to 5, and 8 per row split and 4 more with splits, got "
+            "11 bytes");
   // Workspaces: 1 byte to 1 MiB a program, zeroed or not.
   auto errorOfWorkspace = [](uint32_t bytes, uint32_t zeroed) -> std::string {
     KernelPlan p = fullPlan();
