@@ -114,12 +114,13 @@ struct Config {
   /// accumulator layout stores 4 bytes a thread at a time).
   bool bulk_stores = false;
   /// A plain product K loop (`acc = addmm(acc, x[tm, tk], y[tk, tn])`)
-  /// runs as ordinary kernel code instead of kite_gemm.cuh's main loop: on
-  /// wgmma with the sums in registers (the epilogue reads them there, no
-  /// round trip through shared memory), with warp_specialize both
-  /// operands copied by the producer's TMA into rings, and with any
-  /// pid_type (a persistent program's producer fills the next tile's
-  /// stages while this one's epilogue runs).
+  /// whose operands TMA reads in place (streamsAsKeyLoop) runs as ordinary
+  /// kernel code instead of kite_gemm.cuh's main loop: on wgmma with the
+  /// sums in registers (the epilogue reads them there, no round trip
+  /// through shared memory), with warp_specialize both operands copied by
+  /// the producer's TMA into rings, and with any pid_type (a persistent
+  /// program's producer fills the next tile's stages while this one's
+  /// epilogue runs). Other plain product loops keep the main loop.
   bool generic_mainloop = false;
 
   std::string toJson() const;
@@ -227,6 +228,12 @@ struct OperandCopies {
   }
 };
 OperandCopies operandCopies(TileForOp loop, const ProductOperand &a, const ProductOperand &b);
+
+/// Whether plain product loop `loop` can run as ordinary kernel code with
+/// both operands streamed by TMA in place (Config::generic_mainloop):
+/// 16-bit operands, the right one MN-major, both "async" (contiguous,
+/// 16-byte aligned rows). Others keep the main loop under generic_mainloop.
+bool streamsAsKeyLoop(TileForOp loop);
 
 /// The bytes of one element of the operands of plain product loop `loop`
 /// (2 for 16-bit floats, 1 for 8-bit ones). A main-loop stage is 128 bytes

@@ -257,6 +257,12 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch, bool speculati
                                def.warp_specialize,
                                "with wgmma and 8 or 12 warps: one warpgroup copies, one or "
                                "two multiply (mbarriers instead of block barriers)"));
+    params.push_back(parameter("generic_mainloop", std::nullopt, {false, true},
+                               def.generic_mainloop,
+                               "with wgmma: product K loops whose operands TMA reads in place "
+                               "as ordinary kernel code (sums in registers, the epilogue "
+                               "overlapping the next tile's copies in persistent programs) "
+                               "instead of the hand-written main loop"));
     params.push_back(parameter("indexing", std::nullopt, {"pointer", "tma"}, def.indexing,
                                "with warp_specialize: operand tiles copied by the threads "
                                "(pointer) or by the Tensor Memory Accelerator (tma; "

@@ -111,6 +111,18 @@ OperandCopies kite::operandCopies(TileForOp loop, const ProductOperand &a,
   return out;
 }
 
+bool kite::streamsAsKeyLoop(TileForOp loop) {
+  if (!whyNotPlainProductLoop(loop).empty() || productElementBytes(loop) != 2)
+    return false;
+  Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
+  std::optional<ProductOperand> a = productOperand(product->getOperand(1));
+  std::optional<ProductOperand> b = productOperand(product->getOperand(2));
+  if (b->transposed)
+    return false;
+  OperandCopies copies = operandCopies(loop, *a, *b);
+  return copies.a == "async" && copies.b == "async";
+}
+
 namespace {
 
 /// Why `loop` cannot be a pipelined main loop, or "" with `attrs` filled.
@@ -118,7 +130,7 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
                     SmallVectorImpl<NamedAttribute> &attrs) {
   if (std::string why = whyNotPlainProductLoop(loop); !why.empty())
     return why;
-  if (config.generic_mainloop)
+  if (config.generic_mainloop && streamsAsKeyLoop(loop))
     return "the config asks for it as ordinary kernel code (generic_mainloop)";
   Block *body = loop.getBodyBlock();
   Value acc = loop.getRegionIterArgs()[0];

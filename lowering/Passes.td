@@ -345,9 +345,11 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
       (contiguous rows: `copy_a`/`copy_b` `staged`, a padded copy made at
       launch), else `wgmma_ws`.
 
-    With `generic_mainloop` in the config no loop is marked: the product
-    stays an ordinary key-loop product (sums in registers, operands
-    streamed by the producer's rings).
+    With `generic_mainloop` in the config a loop whose operands TMA reads
+    in place (16-bit, the right one MN-major, contiguous 16-byte aligned
+    rows: streamsAsKeyLoop) is not marked: the product stays an ordinary
+    key-loop product (sums in registers, operands streamed by the
+    producer's rings, the left one a box per 64-row block).
 
     With `split_k` > 1 in the config, the kernel's one main loop, directly
     in its only top-level loop with nothing stored before it, on flat

@@ -17,12 +17,15 @@
 // A bf16 matmul: three block sizes (K's up to the 512 of the reduction),
 // the order of the 2-D output loop and its L2 grouping, the tensor-core
 // keys; no reduction loops. Its K loop only accumulates, so the default is
-// the pipelined, warp-specialized wgmma main loop on 128 x 256 tiles, with
-// TMA copies, two consumer warpgroups and L2 groups of 8.
-// MATMUL: "default": {"block_sizes":[128,256,64],"indexing":"tma","l2_groupings":[8],{{.*}}"num_stages":4,"num_warps":12,{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true}
+// a pipelined, warp-specialized wgmma loop on 128 x 256 tiles, with TMA
+// copies, two consumer warpgroups and L2 groups of 8, as ordinary kernel
+// code in persistent programs (generic_mainloop), which the tuner may also
+// turn off (the hand-written main loop).
+// MATMUL: "default": {"block_sizes":[128,256,64],"generic_mainloop":true,"indexing":"tma","l2_groupings":[8],{{.*}}"num_stages":4,"num_warps":12,"pid_type":"persistent_interleaved",{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true}
 // MATMUL: "index":0,"key":"block_sizes","values":[1,2,4,8,16,32,64,128,256,512,1024]}
 // MATMUL: "index":2,"key":"block_sizes","values":[1,2,4,8,16,32,64,128,256,512]}
 // MATMUL: "key":"num_warps","values":[1,2,4,8,12,16,32]}
+// MATMUL: "key":"generic_mainloop","values":[false,true]}
 // MATMUL: "key":"indexing","values":["pointer","tma"]}
 // MATMUL: "index":0,"key":"loop_orders","values":{{\[\[0,1\],\[1,0\]\]}}}
 // MATMUL: "default":3,{{.*}}"index":0,"key":"l2_groupings","values":[1,2,4,8,16,32,64]}

@@ -137,13 +137,16 @@
 
 // A product: M and N are taken at launch; K, the end of a nested loop
 // only, stays static, and so do y's rows, indexed by that loop's tiles; the
-// main loop keeps its TMA copies (the loops over x.size(0) and y.size(1)
-// cover x's rows and y's columns, and the maps are encoded at launch).
+// producer keeps its TMA copies (the maps are encoded at launch), x's in
+// 64-row blocks where a tile is whole (M - m0 >= 128, from the size taken
+// at launch) and 8-row boxes at the last partial one.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --arg 'x=bf16[4096,4096]' --arg 'y=bf16[4096,4096]' --dynamic-shapes --emit=cuda | FileCheck %s --check-prefix=MATMUL
 // MATMUL: launch: max(ceildiv(x.size(0), 128), 0) * max(ceildiv(y.size(1), 256), 0) programs
 // MATMUL-NOT: checks at launch
 // MATMUL: kite_matmul(bf16* __restrict__ a0, const i64 a0_n0, bf16* __restrict__ a1, const i64 a1_n1, bf16* __restrict__ o0, const __grid_constant__ KiteTensorMap
-// MATMUL: wgmma_tma_mainloop<
+// MATMUL: const i64 [[M:n[0-9]+]] = min((i64)128, (i64)(a0_n0) - [[B:b[0-9]+]]);
+// MATMUL: if (([[M]]) >= 128 && {{row[0-9]+}} % 8 == 0) {
+// MATMUL-NEXT: tma_load<5>(
 //
 // The roofline of a launch through a class plan counts the launch's sizes
 // (the plan's IR takes them at run time): as the static plan's.

@@ -20,11 +20,15 @@
 //
 // The default config of a bf16 matmul whose K loop only accumulates, with
 // rows of 16-byte multiples: 128 x 256 x 64 tiles, TMA copies by a producer
-// warpgroup for two consumer warpgroups (12 warps), L2 groups of 8.
+// warpgroup for two consumer warpgroups (12 warps), L2 groups of 8, the
+// loop as ordinary kernel code (generic_mainloop: both operands stream in
+// place) in persistent programs.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4096,512]' --arg 'y=bf16[512,4096]' --emit=cuda | FileCheck %s --check-prefix=DEF
-// DEF: "block_sizes":[128,256,64],"indexing":"tma","l2_groupings":[8]{{.*}}"num_warps":12,{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true
-// DEF: kite_smem + ((1024 - (smem_addr(kite_smem) & 1023)) & 1023);
-// DEF: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16, bf16, false>(
+// DEF: "block_sizes":[128,256,64],"generic_mainloop":true,"indexing":"tma","l2_groupings":[8]{{.*}}"num_warps":12,"pid_type":"persistent_interleaved",{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true
+// DEF-NOT: _mainloop<
+// DEF: for (i64 kite_pid = blockIdx.x; kite_pid < 512; kite_pid += gridDim.x) {
+// DEF: tma_load<5>(
+// DEF: WgmmaOp<256, bf16>::run<1>(
 // Fewer 128 x 256 tiles than the SMs (12 here): 64 x 128 tiles on one
 // consumer with 6 stages.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[512,256]' --arg 'y=bf16[256,384]' --emit=cuda | FileCheck %s --check-prefix=DEFFEW
@@ -35,7 +39,9 @@
 // the module holds kite_stage_rows), x's in place, on the usual 128 x 256
 // tiles.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4097,4096]' --arg 'y=bf16[4096,4095]' --emit=cuda | FileCheck %s --check-prefix=DEFSHIFT
-// DEFSHIFT: "block_sizes":[128,256,64],"indexing":"tma"
+// (generic_mainloop would need both in place: the default keeps the main
+// loop.)
+// DEFSHIFT: "block_sizes":[128,256,64],"indexing":"tma",{{.*}}"pid_type":"flat"
 // DEFSHIFT: #define KITE_STAGED_OPERANDS
 // DEFSHIFT: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16, bf16, false>(
 // With indexing "pointer", the producer's threads copy y's rows by aligned

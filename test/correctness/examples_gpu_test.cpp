@@ -240,6 +240,20 @@ std::vector<Case> cases() {
                [](const std::vector<Arg> &a) { return one(swiglu(*a[0].tensor, *a[1].tensor)); },
                {"", R"({"block_sizes":[1,1]})", R"({"block_sizes":[8,32],"num_warps":2})",
                 R"({"block_sizes":[16,128],"num_warps":8})", R"({"block_sizes":[2,64]})"}});
+  // Two product loops a tile (the gate and the up-projection), on the
+  // main loop and as ordinary kernel code (both sums carried in
+  // registers), in flat and persistent programs.
+  c.push_back({"swiglu", "swiglu_up", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 136}, bf, s)), T("w1", randn({136, 264}, bf, s + 1)),
+                                         T("w3", randn({136, 264}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) { return one(swiglu_up(*a[0].tensor, *a[1].tensor, *a[2].tensor)); },
+               {"", R"({"block_sizes":[128,256,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[128,128,64,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})",
+                R"({"block_sizes":[128,256,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_dynamic"})",
+                R"({"block_sizes":[64,128,64,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})"},
+               100.0});
   c.push_back({"matmul", "matmul", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("y", randn({77, 65}, bf, s + 1))};

@@ -1,7 +1,8 @@
 //===- swiglu_test.cpp - Reference mode of examples/swiglu.kite.cpp -------===//
 //
-// This file implements the reference-mode test of the SwiGLU gate,
-// silu(a) * b, for bf16 (the usual case) and f32 inputs.
+// This file implements the reference-mode tests of the SwiGLU gate,
+// silu(a) * b, for bf16 (the usual case) and f32 inputs, and of the gated
+// up-projection silu(x @ w1) * (x @ w3).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,41 @@ TEST(SwigluReference, MatchesPlainLoops) {
       checkAtBlockSizes(
           kSettings, [&] { return swiglu(a, b); }, dtype, {m, n}, referenceSwiglu(a, b),
           toleranceFor(dtype), Tolerance{0, 0});
+    }
+  }
+}
+
+// silu(x @ w1) * (x @ w3), the products in double.
+std::vector<double> referenceSwigluUp(const Tensor &x, const Tensor &w1, const Tensor &w3) {
+  int64_t m = x.size(0), k = x.size(1), n = w1.size(1);
+  auto a = x.to_doubles(), g = w1.to_doubles(), u = w3.to_doubles();
+  std::vector<double> out(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double gate = 0, up = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        gate += a[i * k + p] * g[p * n + j];
+        up += a[i * k + p] * u[p * n + j];
+      }
+      out[i * n + j] = gate / (1 + std::exp(-gate)) * up;
+    }
+  return out;
+}
+
+TEST(SwigluUpReference, MatchesPlainLoops) {
+  // (m, k, n); tile(m, n) takes two block sizes, each tile(k) one.
+  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1}, {7, 129, 33}, {65, 40, 129}};
+  const std::vector<BlockSizes> settings = {{7, 9, 5, 3}, {16}, {64, 128, 32, 64}};
+  for (DType dtype : {f32, bf16}) {
+    for (auto [m, k, n] : shapes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " m, k, n = " + formatSizes({m, k, n}));
+      auto x = randn({m, k}, dtype, 31), w1 = randn({k, n}, dtype, 32), w3 = randn({k, n}, dtype, 33);
+      // Each output is the product of two k-term dot products of standard
+      // normals.
+      auto tol = toleranceFor(dtype, double(k));
+      checkAtBlockSizes(
+          settings, [&] { return swiglu_up(x, w1, w3); }, dtype, {m, n},
+          referenceSwigluUp(x, w1, w3), tol, tol);
     }
   }
 }
