@@ -104,7 +104,7 @@ std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64
                                                      : 1);
   auto same = llvm::find_if(result.params, [&](const CudaKernel::Param &q) {
     return q.kind == param.kind && q.index == param.index && q.box == param.box &&
-           q.swizzle == param.swizzle;
+           q.swizzle == param.swizzle && q.rowSplits.empty();
   });
   if (same != result.params.end())
     return same->name;
