@@ -177,6 +177,19 @@ inline double roundTo(kite::DType dtype, double v) {
   }
 }
 
+/// The product of 2-D tensors x [m, k] and y [k, n] in double, row-major
+/// (the plain-loop side of the product kernels' references).
+inline std::vector<double> productDoubles(const kite::Tensor &x, const kite::Tensor &y) {
+  int64_t m = x.size(0), k = x.size(1), n = y.size(1);
+  auto a = x.to_doubles(), b = y.to_doubles();
+  std::vector<double> out(m * n, 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j)
+        out[i * n + j] += a[i * k + p] * b[p * n + j];
+  return out;
+}
+
 } // namespace kite_test
 
 #endif // KITE_TEST_REFERENCE_COMPARE_HPP

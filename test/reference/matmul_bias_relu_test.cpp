@@ -14,16 +14,10 @@ using namespace kite_test;
 namespace {
 
 std::vector<double> referenceMatmulBiasRelu(const Tensor &x, const Tensor &y, const Tensor &bias) {
-  int64_t m = x.size(0), k = x.size(1), n = y.size(1);
-  auto a = x.to_doubles(), b = y.to_doubles(), c = bias.to_doubles();
-  std::vector<double> out(m * n);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double acc = c[j];
-      for (int64_t p = 0; p < k; ++p)
-        acc += a[i * k + p] * b[p * n + j];
-      out[i * n + j] = std::max(acc, 0.0);
-    }
+  int64_t n = y.size(1);
+  auto out = productDoubles(x, y), c = bias.to_doubles();
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = std::max(out[i] + c[i % n], 0.0);
   return out;
 }
 

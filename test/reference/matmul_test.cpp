@@ -14,17 +14,6 @@ using namespace kite_test;
 
 namespace {
 
-std::vector<double> referenceMatmul(const Tensor &x, const Tensor &y) {
-  int64_t m = x.size(0), k = x.size(1), n = y.size(1);
-  auto a = x.to_doubles(), b = y.to_doubles();
-  std::vector<double> out(m * n, 0.0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < n; ++j)
-        out[i * n + j] += a[i * k + p] * b[p * n + j];
-  return out;
-}
-
 // (m, k, n).
 const std::vector<std::array<int64_t, 3>> kShapes = {
     {1, 1, 1}, {7, 129, 33}, {129, 7, 200}, {1, 1000, 7}, {65, 1, 129}, {200, 200, 200}};
@@ -39,7 +28,7 @@ TEST(MatmulReference, MatchesPlainLoops) {
       // Each output is a k-term dot product of standard normals.
       auto tol = toleranceFor(dtype, std::sqrt(double(k)));
       checkAtBlockSizes(
-          kSettings, [&] { return ::matmul(x, y); }, dtype, {m, n}, referenceMatmul(x, y), tol,
+          kSettings, [&] { return ::matmul(x, y); }, dtype, {m, n}, productDoubles(x, y), tol,
           tol);
     }
   }

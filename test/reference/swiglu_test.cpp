@@ -40,18 +40,10 @@ TEST(SwigluReference, MatchesPlainLoops) {
 
 // silu(x @ w1) * (x @ w3), the products in double.
 std::vector<double> referenceSwigluUp(const Tensor &x, const Tensor &w1, const Tensor &w3) {
-  int64_t m = x.size(0), k = x.size(1), n = w1.size(1);
-  auto a = x.to_doubles(), g = w1.to_doubles(), u = w3.to_doubles();
-  std::vector<double> out(m * n);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double gate = 0, up = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        gate += a[i * k + p] * g[p * n + j];
-        up += a[i * k + p] * u[p * n + j];
-      }
-      out[i * n + j] = gate / (1 + std::exp(-gate)) * up;
-    }
+  auto gate = productDoubles(x, w1), up = productDoubles(x, w3);
+  std::vector<double> out(gate.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = gate[i] / (1 + std::exp(-gate[i])) * up[i];
   return out;
 }
 
