@@ -485,6 +485,9 @@ private:
   /// evenly or `load`'s tensor cannot be viewed so (its rows must be its
   /// next-to-last dim, the dims before them contiguous).
   std::string blockTensorMap(LoadOp load, const TmaCopy &c);
+  /// The name of a tensor-map parameter equal to `param` (tensor, box,
+  /// swizzle, row splits), added under a fresh name if there is none.
+  std::string addTensorMap(CudaKernel::Param param);
   /// A producer-copied shared left operand's ring, by buffer offset, and
   /// per top-level loop the rings its programs give back at their end.
   DenseMap<int64_t, int> lhsRings;

@@ -102,9 +102,14 @@ std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64
     param.box.push_back(c.tileDimOf[d] == colDim     ? 64
                         : c.tileDimOf[d] == c.rowDim ? boxRows
                                                      : 1);
+  return addTensorMap(std::move(param));
+}
+
+std::string Emitter::addTensorMap(CudaKernel::Param param) {
   auto same = llvm::find_if(result.params, [&](const CudaKernel::Param &q) {
     return q.kind == param.kind && q.index == param.index && q.box == param.box &&
-           q.swizzle == param.swizzle && q.rowSplits.empty();
+           q.swizzle == param.swizzle && q.rowSplits == param.rowSplits &&
+           q.rowStep == param.rowStep;
   });
   if (same != result.params.end())
     return same->name;
@@ -130,16 +135,7 @@ std::string Emitter::blockTensorMap(LoadOp l, const TmaCopy &c) {
   param.box[rank - 1] = 64;
   param.rowSplits = {{8, 1}, {2, c.splitH}, {4, c.splitJ}};
   param.rowStep = 8;
-  auto same = llvm::find_if(result.params, [&](const CudaKernel::Param &q) {
-    return q.kind == param.kind && q.index == param.index && q.box == param.box &&
-           q.swizzle == param.swizzle && q.rowSplits == param.rowSplits &&
-           q.rowStep == param.rowStep;
-  });
-  if (same != result.params.end())
-    return same->name;
-  param.name = fresh("tma");
-  result.params.push_back(param);
-  return param.name;
+  return addTensorMap(std::move(param));
 }
 
 bool Emitter::lhsBoxes(Value lhs, TmaCopy &c) {
