@@ -114,8 +114,9 @@ struct Config {
   /// accumulator layout stores 4 bytes a thread at a time).
   bool bulk_stores = false;
   /// A plain product K loop (`acc = addmm(acc, x[tm, tk], y[tk, tn])`)
-  /// whose operands TMA reads in place (streamsAsKeyLoop) runs as ordinary
-  /// kernel code instead of kite_gemm.cuh's main loop: on wgmma with the
+  /// whose operands TMA reads, in place or from a padded copy
+  /// (streamsAsKeyLoop), runs as ordinary kernel code instead of
+  /// kite_gemm.cuh's main loop: on wgmma with the
   /// sums in registers (the epilogue reads them there, no round trip
   /// through shared memory), with warp_specialize both operands copied by
   /// the producer's TMA into rings, and with any pid_type (a persistent
@@ -231,8 +232,10 @@ OperandCopies operandCopies(TileForOp loop, const ProductOperand &a, const Produ
 
 /// Whether plain product loop `loop` can run as ordinary kernel code with
 /// both operands streamed by TMA in place (Config::generic_mainloop):
-/// 16-bit operands, the right one MN-major, both "async" (contiguous,
-/// 16-byte aligned rows). Others keep the main loop under generic_mainloop.
+/// 16-bit operands, the right one MN-major, each "async" (contiguous,
+/// 16-byte aligned rows) or staged (contiguous rows that the launch copies
+/// into rows padded to 16 bytes). Others keep the main loop under
+/// generic_mainloop.
 bool streamsAsKeyLoop(TileForOp loop);
 
 /// The bytes of one element of the operands of plain product loop `loop`

@@ -119,8 +119,9 @@ bool kite::streamsAsKeyLoop(TileForOp loop) {
   std::optional<ProductOperand> b = productOperand(product->getOperand(2));
   if (b->transposed)
     return false;
+  // In place, or from a copy with padded rows that the launch makes.
   OperandCopies copies = operandCopies(loop, *a, *b);
-  return copies.a == "async" && copies.b == "async";
+  return (copies.a == "async" || copies.stageA) && (copies.b == "async" || copies.stageB);
 }
 
 namespace {

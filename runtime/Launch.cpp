@@ -564,6 +564,17 @@ struct StageRowsParams {
   int32_t outer;
 };
 
+/// The strides, in elements, of stageRows' copy of `t`: its rows padded to
+/// 16 bytes, the dims before them packed.
+void stagedStrides(const Tensor &t, DType dtype, int64_t *strides) {
+  const int rank = int(t.dim());
+  const int64_t elem = element_size(dtype);
+  strides[rank - 1] = 1;
+  for (int d = rank - 2; d >= 0; --d)
+    strides[d] = d == rank - 2 ? (t.size(rank - 1) * elem + 15) / 16 * 16 / elem
+                               : strides[d + 1] * t.size(d + 1);
+}
+
 /// A staged tensor map's tensor: `t` copied on `stream` into a buffer whose
 /// rows are padded to 16-byte multiples. Returns the buffer (which must
 /// live until the launch that reads it is enqueued) and writes the copy's
@@ -582,9 +593,7 @@ Tensor stageRows(DeviceContext &dc, const LoadedPlan &lp, const Tensor &t, DType
     p.strides[d] = t.stride(d) * elem;
     p.rows *= t.size(d);
   }
-  strides[rank - 1] = 1;
-  for (int d = rank - 2; d >= 0; --d)
-    strides[d] = d == rank - 2 ? p.pitch / elem : strides[d + 1] * t.size(d + 1);
+  stagedStrides(t, dtype, strides);
   Tensor buffer = allocateDevice(dc, {p.rows * p.pitch}, DType::i8, stream, false,
                                  "kite::launch: the padded copy of an operand");
   p.src = t.data_ptr();
@@ -1033,8 +1042,18 @@ void kite::run_plan(const KernelPlan &plan, std::span<const KernelArg> args,
       }
       void *data = t.data_ptr();
       if (slot.map.staged) [[unlikely]] {
-        scratch[i] = stageRows(dc, lp, t, slot.type, stream, strides, plan);
-        data = scratch[i].data_ptr();
+        // One copy a tensor, however many maps view it.
+        size_t j = 0;
+        while (j < i && !(lp.slots[j].kind == ParamSpec::Kind::argTensorMap &&
+                          lp.slots[j].map.staged && lp.slots[j].index == slot.index))
+          ++j;
+        if (j < i) {
+          stagedStrides(t, slot.type, strides);
+        } else {
+          scratch[i] = stageRows(dc, lp, t, slot.type, stream, strides, plan);
+          j = i;
+        }
+        data = scratch[j].data_ptr();
       }
       encodeTensorMap(dst, data, sizes, strides, slot.type, slot.map, plan);
       break;

@@ -355,10 +355,10 @@ void kite::validate_plan(const KernelPlan &plan) {
           fail(fmt::format("parameter {} has a copy box of {} elements in dim {} (1 to 256 allowed)",
                            i, m.box[d], d));
       if (!m.rowSplits.empty()) {
-        if (m.rank < 2 || m.staged)
-          fail(fmt::format("parameter {} splits the rows of a {}tensor of rank {} (a tensor of "
-                           "rank 2 or more, not staged, allowed)",
-                           i, m.staged ? "staged " : "", int(m.rank)));
+        if (m.rank < 2)
+          fail(fmt::format("parameter {} splits the rows of a tensor of rank {} (rank 2 or more "
+                           "allowed)",
+                           i, int(m.rank)));
         if (m.rowStep < 1)
           fail(fmt::format("parameter {} steps its row blocks by 0 rows", i));
         for (const TensorMapSpec::RowSplit &s : m.rowSplits)

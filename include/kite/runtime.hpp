@@ -317,7 +317,8 @@ struct ParamSpec {
 /// (4097 x 4095 bf16) is copied by TMA from there.
 ///
 /// A map with row splits views the tensor's rows (every dim but the last,
-/// folded into one: they must be contiguous) as blocks instead of as dims:
+/// folded into one: they must be contiguous, as a staged map's padded copy
+/// always is) as blocks instead of as dims:
 /// each split (count, stride in rows), innermost first, is a dim of the
 /// map that a copy takes whole, and the last dim steps the block's first
 /// row by `rowStep` rows, one block a copy. Its dims, innermost first: the

@@ -227,6 +227,9 @@ struct TmaCopy {
   /// one box (TensorMapSpec::rowSplits), where the tensor allows it.
   int64_t splitH = 0, splitJ = 0;
   std::string blockMap;
+  /// The maps cover a copy of the tensor with rows padded to 16 bytes
+  /// (TensorMapSpec::staged): its rows are not 16-byte multiples.
+  bool staged = false;
 };
 
 /// A key loop kite-overlap-products split, while it is emitted
@@ -477,6 +480,13 @@ private:
   /// as the boxes' 128-byte panels: fills `c`'s rank and tileDimOf, or
   /// says why not.
   std::optional<std::string> tmaTensor(LoadOp load, int64_t colDim, TmaCopy &c);
+  /// Whether the kernel stores to `tensor` (a kernel argument).
+  bool writes(Value tensor);
+  /// Whether the elements of TMA-copied `l`'s tile dim `tileDim` past the
+  /// tile's extent lie past its tensor's end, where the copy fills zeros:
+  /// the dim's subscript is the span of a tile loop that runs to the
+  /// tensor dim's size. (Else the partial tile's tail is zeroed by hand.)
+  bool pastExtentIsPastTensor(LoadOp l, const TmaCopy &c, int64_t tileDim);
   /// The tensor-map parameter of `load`'s tensor with boxes of 64 columns
   /// (`colDim`) by `boxRows` rows (c.rowDim), one per tensor and box.
   std::string tensorMap(LoadOp load, const TmaCopy &c, int64_t colDim, int64_t boxRows);

@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/emit/Emitter.h"
+#include "lowering/DynamicShapes.h"
 
 using namespace mlir;
 using namespace kite;
@@ -83,16 +84,51 @@ std::optional<std::string> Emitter::tmaTensor(LoadOp l, int64_t colDim, TmaCopy 
   for (; td < rank; ++td)
     c.tileDimOf.push_back(rd++);
   // The columns are the tensor's innermost dim, contiguous; every other
-  // stride a multiple of 16 bytes; the data 16-byte aligned.
+  // stride a multiple of 16 bytes and the data 16-byte aligned, else the
+  // map covers a copy of the tensor with its rows padded to 16 bytes that
+  // the launch makes first (TensorMapSpec::staged), where the kernel does
+  // not write the tensor (the copy would not see its stores).
   if (c.tileDimOf[rank - 1] != colDim || ref.isDynamicStride(rank - 1) ||
       ref.strides[rank - 1] != 1)
     return std::string("staged columns are not its tensor's contiguous innermost dim");
+  c.staged = ref.align % 16 != 0;
   for (int64_t d = 0; d + 1 < rank; ++d)
-    if ((ref.strideDivisor(d) * eb) % 16 != 0)
-      return std::string("tensor's strides are not multiples of 16 bytes (TMA)");
-  if (ref.align % 16 != 0)
-    return std::string("tensor's data is not 16-byte aligned (TMA)");
+    c.staged |= (ref.strideDivisor(d) * eb) % 16 != 0;
+  if (c.staged && writes(l.getTensor()))
+    return std::string("tensor's rows are not 16-byte multiples or its data not 16-byte "
+                       "aligned (TMA), and the kernel writes it, so a padded copy will not do");
   return std::nullopt;
+}
+
+bool Emitter::pastExtentIsPastTensor(LoadOp l, const TmaCopy &c, int64_t tileDim) {
+  auto shape = cast<kite::TensorType>(l.getTensor().getType()).getShape();
+  int64_t d = 0; // the tensor dim of each subscript
+  for (const Subscript &s : l.getSubscripts()) {
+    if (s.kind == Subscript::Kind::NewAxis)
+      continue;
+    if (d < (int64_t)c.tileDimOf.size() && c.tileDimOf[d] == tileDim) {
+      auto [loop, dim] = s.kind == Subscript::Kind::Span ? getSpanLoop(s.value)
+                                                          : std::pair<TileForOp, unsigned>();
+      if (!loop)
+        return false;
+      if (ShapedType::isDynamic(shape[d]))
+        return spanStartToSize(s.value, l.getTensor(), d).has_value();
+      return getConstantIntValue(loop.getUpperBounds()[dim]) == shape[d];
+    }
+    ++d;
+  }
+  return false;
+}
+
+bool Emitter::writes(Value tensor) {
+  bool any = false;
+  kernel.walk([&](Operation *op) {
+    if (auto s = dyn_cast<StoreOp>(op))
+      any |= s.getTensor() == tensor;
+    else if (auto a = dyn_cast<AtomicOp>(op))
+      any |= a.getTensor() == tensor;
+  });
+  return any;
 }
 
 std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64_t boxRows) {
@@ -102,6 +138,7 @@ std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64
     param.box.push_back(c.tileDimOf[d] == colDim     ? 64
                         : c.tileDimOf[d] == c.rowDim ? boxRows
                                                      : 1);
+  param.staged = c.staged;
   return addTensorMap(std::move(param));
 }
 
@@ -109,7 +146,7 @@ std::string Emitter::addTensorMap(CudaKernel::Param param) {
   auto same = llvm::find_if(result.params, [&](const CudaKernel::Param &q) {
     return q.kind == param.kind && q.index == param.index && q.box == param.box &&
            q.swizzle == param.swizzle && q.rowSplits == param.rowSplits &&
-           q.rowStep == param.rowStep;
+           q.rowStep == param.rowStep && q.staged == param.staged;
   });
   if (same != result.params.end())
     return same->name;
@@ -124,9 +161,11 @@ std::string Emitter::blockTensorMap(LoadOp l, const TmaCopy &c) {
   if (c.splitH <= 0 || c.splitJ <= 0 || rank < 2 || c.tileDimOf[rank - 2] != c.rowDim)
     return "";
   // The rows fold the dims before them (a batch): contiguous. (A tensor
-  // with sizes taken at launch is contiguous; the launch checks again.)
+  // with sizes taken at launch is contiguous; the launch checks again. A
+  // padded copy is contiguous but for its rows' padding.)
   for (int64_t d = 0; d + 2 < rank; ++d)
-    if (!ref.anyDynamic() && ref.strides[d] != ref.strides[d + 1] * ref.sizes[d + 1])
+    if (!c.staged && !ref.anyDynamic() &&
+        ref.strides[d] != ref.strides[d + 1] * ref.sizes[d + 1])
       return "";
   CudaKernel::Param param{CudaKernel::Param::Kind::ArgTensorMap,
                           cast<BlockArgument>(l.getTensor()).getArgNumber(), "", {}, 3};
@@ -135,6 +174,7 @@ std::string Emitter::blockTensorMap(LoadOp l, const TmaCopy &c) {
   param.box[rank - 1] = 64;
   param.rowSplits = {{8, 1}, {2, c.splitH}, {4, c.splitJ}};
   param.rowStep = 8;
+  param.staged = c.staged;
   return addTensorMap(std::move(param));
 }
 
@@ -610,7 +650,8 @@ FailureOr<std::string> Emitter::awaitRing(Operation *product, Type elem) {
   line(llvm::formatv("{0}* {1} = {2} + {3} * {4};", type, bs, sharedAt(p.offset, true, type),
                      stage, r.stageBytes / elementBytes(elem)));
   // A partial tile: the elements past its extents, inside the tensor,
-  // arrived with the tile; zero them as the cp.async copies leave them.
+  // arrived with the tile; zero them as the cp.async copies leave them
+  // (past the tensor, TMA filled zeros).
   // (From the subscripts where the product reads them: an overlapped
   // loop's late stage reads a tile of the iteration before.)
   auto l = cast<LoadOp>(load);
@@ -620,6 +661,10 @@ FailureOr<std::string> Emitter::awaitRing(Operation *product, Type elem) {
                             shape, extents)))
     return failure();
   std::string rows = extents[p.rowDim], cols = extents[p.colDim];
+  if (pastExtentIsPastTensor(l, c, p.rowDim))
+    rows.clear();
+  if (pastExtentIsPastTensor(l, c, p.colDim))
+    cols.clear();
   SmallVector<std::string> partial;
   if (!rows.empty())
     partial.push_back(llvm::formatv("({0}) < {1}", rows, c.rows).str());
@@ -674,7 +719,11 @@ LogicalResult Emitter::zeroLhsPastExtents(Operation *load, const TmaCopy &c, Str
   if (failed(subscriptShape(l, l.getTensor(), l.getSubscripts(), tensors[l.getTensor()].elem,
                             shape, extents)))
     return failure();
-  const std::string &rows = extents[c.rowDim], &cols = extents[c.rowDim + 1];
+  std::string rows = extents[c.rowDim], cols = extents[c.rowDim + 1];
+  if (pastExtentIsPastTensor(l, c, c.rowDim))
+    rows.clear();
+  if (pastExtentIsPastTensor(l, c, c.rowDim + 1))
+    cols.clear();
   SmallVector<std::string> partial, past;
   if (!rows.empty()) {
     partial.push_back(llvm::formatv("({0}) < {1}", rows, c.rows).str());

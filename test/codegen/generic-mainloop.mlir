@@ -46,3 +46,26 @@
 // CHECK-NEXT: if ({{c[0-9]+}} > 0) [[RA]].release([[UA]] - 1);
 // CHECK: exchange_segments<4>
 // CHECK-NOT: gemm_sum_index
+//
+// Partial tiles: past a tile's extent, a loop that runs to its tensor
+// dim's size reads past the tensor, where TMA fills zeros; one over a
+// prefix (Inputs/prefix_matmul.kite.cpp) reads data there, which the
+// computing threads zero after the wait: y's rows past K's extent and its
+// columns past N's, x's rows past M's (each buffer row mapped to its tile
+// row as the boxes placed it) and its columns past K's.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,264]' --arg 'y=bf16[264,136]' --config '{"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"}' --emit=cuda | FileCheck %s --check-prefix=WHOLE
+// WHOLE: kite_ring0.await(
+// WHOLE-NOT: fence_proxy_async();
+// WHOLE: wgmma_drain<0
+// RUN: kite inspect %S/Inputs/prefix_matmul.kite.cpp --kernel prefix_matmul --arg 'x=bf16[300,264]' --arg 'y=bf16[264,136]' --config '{"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"}' --emit=cuda | FileCheck %s --check-prefix=PREFIX
+// PREFIX: setmaxnreg_inc<232>();
+// PREFIX: const i64 [[M:n[0-9]+]] = min((i64)128, (i64)(297) - {{b[0-9]+}});
+// PREFIX: const i64 [[N:n[0-9]+]] = min((i64)128, (i64)(129) - {{b[0-9]+}});
+// PREFIX: const i64 [[K:n[0-9]+]] = min((i64)64, (i64)(259LL) - {{b[0-9]+}});
+// PREFIX: if (([[K]]) < 64 || ([[N]]) < 128) {
+// PREFIX: if (r >= ([[K]]) || c >= ([[N]])) reinterpret_cast<unsigned short*>({{sb[0-9]+}})[sw128_index<64>(r, c)] = 0;
+// PREFIX: fence_proxy_async();
+// PREFIX: if (([[M]]) < 128 || ([[K]]) < 64) {
+// PREFIX: const int row = k / 1 * 64 + t / 4 % 64 * 1 + k % 1;
+// PREFIX-NEXT: if (row >= ([[M]]) || c >= ([[K]])) {{sa[0-9]+}}[b * 4096 + sw128_index<64>(r % 64, c)] = 0;
+// PREFIX: fence_proxy_async();

@@ -490,6 +490,27 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,64,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
                 R"({"block_sizes":[1,128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"pointer"})"},
                10.0, "bmm_staged"});
+  // generic_mainloop on rows that are not 16-byte multiples (77 elements
+  // of K, 99 of N): the producer's TMA reads padded copies that the launch
+  // makes (one a tensor, though the left operand has two maps), flat and
+  // persistent programs, one and two consumers.
+  c.push_back({"matmul", "matmul", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("y", randn({77, 99}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
+               {R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})",
+                R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_dynamic"})",
+                R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})"},
+               10.0, "matmul_generic_staged"});
+  c.push_back({"bmm", "bmm", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("a", randn({3, n, 77}, bf, s)), T("b", randn({3, 77, 99}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::bmm(*a[0].tensor, *a[1].tensor)); },
+               {R"({"block_sizes":[1,128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})",
+                R"({"block_sizes":[1,64,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})"},
+               10.0, "bmm_generic_staged"});
   c.push_back({"attention", "attention", {1, 7, 129},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("q", randn({3, n, 32}, bf, s)), T("k", randn({3, n, 32}, bf, s + 1)),
