@@ -929,10 +929,13 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch, bool speculative
     // 0.1861 -> 0.1784, bmm 64x1024^3 0.2401 -> 0.2039; the 8-warp tiles
     // of few-tile shapes stay on the main loop (128x8192x8192 0.0600
     // against 0.0614).
+    // (Loops with a staged operand keep the main loop by default until the
+    // generic path's staged copies have been timed against it.)
     bool streams = c.num_warps == 12;
     kernel.walk([&](TileForOp loop) {
+      bool staged = false;
       if (whyNotPlainProductLoop(loop).empty())
-        streams &= streamsAsKeyLoop(loop);
+        streams &= streamsAsKeyLoop(loop, &staged) && !staged;
     });
     if (streams) {
       c.generic_mainloop = true;

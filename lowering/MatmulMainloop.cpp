@@ -111,7 +111,7 @@ OperandCopies kite::operandCopies(TileForOp loop, const ProductOperand &a,
   return out;
 }
 
-bool kite::streamsAsKeyLoop(TileForOp loop) {
+bool kite::streamsAsKeyLoop(TileForOp loop, bool *staged) {
   if (!whyNotPlainProductLoop(loop).empty() || productElementBytes(loop) != 2)
     return false;
   Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
@@ -121,6 +121,8 @@ bool kite::streamsAsKeyLoop(TileForOp loop) {
     return false;
   // In place, or from a copy with padded rows that the launch makes.
   OperandCopies copies = operandCopies(loop, *a, *b);
+  if (staged)
+    *staged = copies.a != "async" || copies.b != "async";
   return (copies.a == "async" || copies.stageA) && (copies.b == "async" || copies.stageB);
 }
 

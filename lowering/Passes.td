@@ -346,8 +346,8 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
       launch), else `wgmma_ws`.
 
     With `generic_mainloop` in the config a loop whose operands TMA reads
-    in place (16-bit, the right one MN-major, contiguous 16-byte aligned
-    rows: streamsAsKeyLoop) is not marked: the product stays an ordinary
+    in place or from a staged copy (16-bit, the right one MN-major,
+    contiguous rows: streamsAsKeyLoop) is not marked: the product stays an ordinary
     key-loop product (sums in registers, operands streamed by the
     producer's rings, the left one a box per 64-row block).
 
