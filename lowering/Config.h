@@ -116,9 +116,9 @@ struct Config {
   /// A plain product K loop (`acc = addmm(acc, x[tm, tk], y[tk, tn])`)
   /// whose operands TMA reads, in place or from a padded copy
   /// (streamsAsKeyLoop), runs as ordinary kernel code instead of
-  /// kite_gemm.cuh's main loop: on wgmma with the
-  /// sums in registers (the epilogue reads them there, no round trip
-  /// through shared memory), with warp_specialize both operands copied by
+  /// kite_gemm.cuh's main loop: on wgmma with the sums in registers (the
+  /// epilogue reads them there, no round trip through shared memory),
+  /// with warp_specialize both operands copied by
   /// the producer's TMA into rings, and with any pid_type (a persistent
   /// program's producer fills the next tile's stages while this one's
   /// epilogue runs). Other plain product loops keep the main loop.
@@ -231,7 +231,7 @@ struct OperandCopies {
 OperandCopies operandCopies(TileForOp loop, const ProductOperand &a, const ProductOperand &b);
 
 /// Whether plain product loop `loop` can run as ordinary kernel code with
-/// both operands streamed by TMA in place (Config::generic_mainloop):
+/// both operands streamed by TMA (Config::generic_mainloop):
 /// 16-bit operands, the right one MN-major, each "async" (contiguous,
 /// 16-byte aligned rows) or staged (contiguous rows that the launch copies
 /// into rows padded to 16 bytes; `staged`, where given, says whether one

@@ -137,6 +137,16 @@ std::optional<int64_t> kite::spanStartToSize(Value span, Value tensor, int64_t d
   return start;
 }
 
+bool kite::spanRunsToSize(Value span, Value tensor, int64_t dim) {
+  auto [loop, d] = getSpanLoop(span);
+  if (!loop)
+    return false;
+  int64_t size = cast<kite::TensorType>(tensor.getType()).getShape()[dim];
+  if (ShapedType::isDynamic(size))
+    return spanStartToSize(span, tensor, dim).has_value(); // the same size, taken at launch
+  return getConstantIntValue(loop.getUpperBounds()[d]) == size;
+}
+
 std::vector<std::vector<DynamicDim>> kite::dynamicDims(func::FuncOp captured,
                                                        ArrayRef<int64_t> ranks) {
   size_t n = captured.getNumArguments();

@@ -68,6 +68,12 @@ std::optional<int64_t> sizeUpperBound(mlir::Value size);
 /// start, or nullopt.
 std::optional<int64_t> spanStartToSize(mlir::Value span, mlir::Value tensor, int64_t dim);
 
+/// Whether the loop of tile variable `span` ends at the size of `tensor`'s
+/// dim `dim`: a static size its constant upper bound, a size taken at launch
+/// as spanStartToSize says. A tile's elements past its extent then lie past
+/// the tensor, where a TMA box reads zeros.
+bool spanRunsToSize(mlir::Value span, mlir::Value tensor, int64_t dim);
+
 /// Whether a size can be taken at launch (`dynamic`), and whether a
 /// subscript spans it whole (`whole`): then its tiles' shape is taken at
 /// launch too, which only works where kite-reduction-loops loops over it

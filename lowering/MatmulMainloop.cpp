@@ -38,14 +38,7 @@ std::optional<int64_t> spanLowerBound(Value span) {
 /// constant bounds: a TMA box past the loop's end then lies past the
 /// tensor's, where the copy fills zeros.
 bool spanCoversDim(Value span, Value tensor, int64_t tensorDim) {
-  auto [loop, dim] = getSpanLoop(span);
-  auto shape = cast<kite::TensorType>(tensor.getType()).getShape();
-  if (!loop || getConstantIntValue(loop.getLowerBounds()[dim]) != 0)
-    return false;
-  int64_t size = shape[tensorDim];
-  if (!ShapedType::isDynamic(size))
-    return getConstantIntValue(loop.getUpperBounds()[dim]) == size;
-  return spanStartToSize(span, tensor, tensorDim).has_value(); // the same size, taken at launch
+  return spanLowerBound(span) == 0 && spanRunsToSize(span, tensor, tensorDim);
 }
 
 } // namespace

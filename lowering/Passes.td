@@ -347,8 +347,8 @@ def KiteMatmulMainloop : Pass<"kite-matmul-mainloop", "::mlir::ModuleOp"> {
 
     With `generic_mainloop` in the config a loop whose operands TMA reads
     in place or from a staged copy (16-bit, the right one MN-major,
-    contiguous rows: streamsAsKeyLoop) is not marked: the product stays an ordinary
-    key-loop product (sums in registers, operands streamed by the
+    contiguous rows: streamsAsKeyLoop) is not marked: the product stays an
+    ordinary key-loop product (sums in registers, operands streamed by the
     producer's rings, the left one a box per 64-row block).
 
     With `split_k` > 1 in the config, the kernel's one main loop, directly

@@ -101,20 +101,12 @@ std::optional<std::string> Emitter::tmaTensor(LoadOp l, int64_t colDim, TmaCopy 
 }
 
 bool Emitter::pastExtentIsPastTensor(LoadOp l, const TmaCopy &c, int64_t tileDim) {
-  auto shape = cast<kite::TensorType>(l.getTensor().getType()).getShape();
   int64_t d = 0; // the tensor dim of each subscript
   for (const Subscript &s : l.getSubscripts()) {
     if (s.kind == Subscript::Kind::NewAxis)
       continue;
-    if (d < (int64_t)c.tileDimOf.size() && c.tileDimOf[d] == tileDim) {
-      auto [loop, dim] = s.kind == Subscript::Kind::Span ? getSpanLoop(s.value)
-                                                          : std::pair<TileForOp, unsigned>();
-      if (!loop)
-        return false;
-      if (ShapedType::isDynamic(shape[d]))
-        return spanStartToSize(s.value, l.getTensor(), d).has_value();
-      return getConstantIntValue(loop.getUpperBounds()[dim]) == shape[d];
-    }
+    if (d < (int64_t)c.tileDimOf.size() && c.tileDimOf[d] == tileDim)
+      return s.kind == Subscript::Kind::Span && spanRunsToSize(s.value, l.getTensor(), d);
     ++d;
   }
   return false;
