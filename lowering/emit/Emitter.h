@@ -832,9 +832,12 @@ private:
   /// The elements an access in layout `t` can move with one instruction
   /// along the tensor's contiguous dim: at most the layout's chunk (or
   /// `cap`, where given), and as many as the alignment of the data, the
-  /// strides, the tile's begins and sizes allow.
+  /// strides, the tile's begins and sizes allow. `contiguous`, where given,
+  /// says whether the tile's last dim runs along the tensor's contiguous
+  /// dim with no element masked against the tensor (whatever the alignment).
   int64_t vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs, const Tile &t,
-                      const llvm::SmallDenseSet<int32_t> &checked, int64_t cap = 0);
+                      const llvm::SmallDenseSet<int32_t> &checked, int64_t cap = 0,
+                      bool *contiguous = nullptr);
   LogicalResult emitAccess(Operation *op, Value tensor, ArrayRef<Subscript> subs,
                            Value mask, Value value, Value result,
                            std::optional<AtomicKind> atomic);

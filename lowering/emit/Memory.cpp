@@ -150,7 +150,9 @@ FailureOr<Tile> Emitter::subscriptShape(Operation *op, Value tensor,
 /// the same for the whole vector.
 int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
                              const Tile &t, const llvm::SmallDenseSet<int32_t> &checked,
-                             int64_t cap) {
+                             int64_t cap, bool *contiguous) {
+  if (contiguous)
+    *contiguous = false;
   int64_t bytes = elementBytes(ref.elem);
   if (t.rank() == 0 || !bytes)
     return 1;
@@ -158,6 +160,9 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
   const Dim &d = t.dims[last];
   if (d.ctxDim < 0)
     return 1;
+  // A masked extent that is no multiple of the width still leaves the dim
+  // contiguous (its lanes are masked one by one).
+  bool raggedExtent = false;
   int64_t w = std::min(cap > 0 ? cap : t.ctx->vec[d.ctxDim], std::max<int64_t>(1, 16 / bytes));
   auto divides = [&](int64_t m) {
     while (w > 1 && m % w != 0)
@@ -202,11 +207,14 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
       // multiple of the width only if the loop's end is (the begins are);
       // a span masked against its tensor (kite.checked) has a mask per
       // element.
-      if (rd == last && ((!sv.exact && sv.upperConst < 0 && sv.endDivisor < 1) ||
-                         checked.contains((int32_t)p)))
+      if (rd == last && checked.contains((int32_t)p))
         return 1;
-      if (rd == last && !sv.exact)
-        divides(sv.upperConst >= 0 ? sv.upperConst : sv.endDivisor);
+      if (rd == last && !sv.exact) {
+        if (sv.upperConst < 0 && sv.endDivisor < 1)
+          raggedExtent = true;
+        else
+          divides(sv.upperConst >= 0 ? sv.upperConst : sv.endDivisor);
+      }
       if (!indexed(sv.alignElems, sv.blockSize))
         return 1;
       break;
@@ -235,7 +243,9 @@ int64_t Emitter::vectorWidth(const TensorRef &ref, ArrayRef<Subscript> subs,
   for (; tdim < rank;)
     if (!indexed(0, ref.sizes[tdim]))
       return 1;
-  return found ? w : 1;
+  if (contiguous)
+    *contiguous = found;
+  return found && !raggedExtent ? w : 1;
 }
 
 LogicalResult Emitter::emitAccess(Operation *op, Value tensor,
@@ -518,38 +528,66 @@ bool Emitter::emitBulkStore(const Access &a, ArrayRef<int64_t> shape) {
 /// The shuffles run on every lane; masks, rows past the tile's extents and
 /// the owner condition guard only the store (a group's lanes share their
 /// rows).
+///
+/// Where the rows' starts are not 16-byte aligned (odd row lengths, an
+/// offset base) or the tile's columns end inside it, the stores are
+/// realigned: each lane also takes the segment before its own on the row (a
+/// shuffle from the lane that holds it, or for the row's first lane of a
+/// chunk group, from the last lane's previous group, carried in a
+/// register), and stores the aligned 16 bytes that end inside its own
+/// segment (store_16_realigned; element by element only at the row's two
+/// ends).
 bool Emitter::emitExchangeStore(const Access &a) {
   const TensorRef &ref = *a.ref;
   const Tile &t = a.t;
   int64_t rank = t.rank(), L = rank - 1, eb = elementBytes(ref.elem);
-  if (rank == 0 || eb <= 0 || !a.gathers.empty() || a.width <= 1)
+  if (rank == 0 || eb <= 0 || !a.gathers.empty())
     return false;
   const Dim &d = t.dims[L];
-  if (d.ctxDim < 0 || !d.extent.empty())
+  if (d.ctxDim < 0)
     return false;
   Context *ctx = t.ctx;
   int64_t V = ctx->vec[d.ctxDim], T = ctx->tpd[d.ctxDim];
-  if (a.width != V || (V * eb != 4 && V * eb != 8))
+  if (V * eb != 4 && V * eb != 8)
     return false;
   int64_t G = 16 / (V * eb);
-  if (ctx->tstride[d.ctxDim] != 1 || T % G != 0 || T > 32 || (d.regExtent / V) % G != 0)
-    return false;
-  // Only where a warp's direct store spans less than a 128-byte line of a
-  // row (the accumulator layout: 16 or 32 bytes): lanes along whole lines
-  // already store coalesced.
-  if (T * V * eb >= 128)
+  if (ctx->tstride[d.ctxDim] != 1 || T % G != 0 || T > 32 || (T & (T - 1)) != 0 ||
+      (d.regExtent / V) % G != 0)
     return false;
   // The tile's last dim must be the contiguous one, its columns checked by
-  // no mask, and 16-byte segments aligned.
+  // no mask.
   for (int32_t p : a.checked)
     if (p >= 0 && p < (int32_t)a.subs.size() && a.subs[p].kind == Subscript::Kind::Span)
       return false; // (conservative: a checked span may be the last dim)
-  if (vectorWidth(ref, a.subs, t, a.checked, G * V) != G * V)
+  bool contiguous = false;
+  bool aligned = vectorWidth(ref, a.subs, t, a.checked, G * V, &contiguous) == G * V &&
+                 d.extent.empty();
+  if (!contiguous)
+    return false;
+  // Aligned rows: only where a warp's direct store spans less than a
+  // 128-byte line of a row (the accumulator layout: 16 or 32 bytes); lanes
+  // along whole lines already store coalesced.
+  if (aligned && T * V * eb >= 128)
     return false;
 
   std::string T_ = cType(ref.elem), r = fresh("xr"), seg = fresh("xs");
-  line(llvm::formatv("const int {0} = {1} % {2}; // this lane's place in its group of {2}", r,
-                     ctx->t(d.ctxDim), G));
+  std::string tv = ctx->t(d.ctxDim);
+  line(llvm::formatv("const int {0} = {1} % {2}; // this lane's place in its group of {2}", r, tv,
+                     G));
+  std::string carry, pred;
+  if (!aligned) {
+    // The lane holding the segment before this lane's on the row: in the
+    // previous group, or for the first group, the last group's previous
+    // lane, whose segment before the first group's is its previous chunk
+    // group's (the last lane's, carried).
+    carry = fresh("xc");
+    pred = fresh("xp");
+    line(llvm::formatv("uint4 {0} = make_uint4(0u, 0u, 0u, 0u); // the last lane's previous "
+                       "segment",
+                       carry));
+    line(llvm::formatv("const int {0} = {1} >= {2} ? {1} - {2} : {3} > 0 ? {4} + {3} : {5};", pred,
+                       tv, G, r, T - G - 1, T - 1));
+  }
   forEach(t, [&](ArrayRef<std::string> k) {
     // k[L]: the first element of chunk a * G.
     SmallVector<std::string> pieces;
@@ -573,9 +611,23 @@ bool Emitter::emitExchangeStore(const Access &a) {
     line(llvm::formatv("const Vec<{0}, {1}> {2}p[{3}] = {{{4}};", T_, V, seg, G,
                        llvm::join(pieces, ", ")));
     line(llvm::formatv("const uint4 {0} = exchange_segments<{1}>({0}p, {2});", seg, G, r));
-    std::string store =
-        llvm::formatv("store_16{0}(&{1}[{2} + {3} * {4}], {5});", streaming ? "<true>" : "",
-                      ref.ptr, offset, r, V * (T - 1), seg);
+    std::string at = llvm::formatv("&{0}[{1} + {2} * {3}]", ref.ptr, offset, r, V * (T - 1));
+    std::string store;
+    if (aligned) {
+      store = llvm::formatv("store_16{0}({1}, {2});", streaming ? "<true>" : "", at, seg);
+    } else {
+      std::string prev = seg + "b";
+      line(llvm::formatv("const uint4 {0} = shfl_16({1} == {2} ? {3} : {4}, {5}, {6});", prev, tv,
+                         T - 1, carry, seg, pred, T));
+      line(llvm::formatv("{0} = {1};", carry, seg));
+      std::string col = llvm::formatv("({0} + {1} * {2}) * {3}", coord(t, L, k[L]), r,
+                                      V * (T - 1), eb);
+      std::string valid = d.extent.empty()
+                              ? std::to_string(d.padded * eb)
+                              : llvm::formatv("(int)({0}) * {1}", d.extent, eb).str();
+      store = llvm::formatv("store_16_realigned{0}({1}, {2}, {3}, {4}, {5});",
+                            streaming ? "<true>" : "", at, prev, seg, col, valid);
+    }
     line(conds.empty() ? store
                        : llvm::formatv("if ({0}) {1}", llvm::join(conds, " && "), store).str());
     --indent;

@@ -371,6 +371,79 @@ __device__ __forceinline__ void store_16(T *dst, uint4 v) {
     *reinterpret_cast<uint4 *>(dst) = v;
 }
 
+/// Bytes [16 - b, 32 - b) of the 32 bytes `p` then `c` (b in 0..15): the
+/// 16-byte-aligned window of a row whose segments start b bytes past a
+/// 16-byte boundary, `p` the segment before `c` on the row. (The words are
+/// moved by selects on the bits of the shift, then funnel-shifted: an
+/// array indexed at run time would live in local memory.)
+__device__ __forceinline__ uint4 realign_16(uint4 p, uint4 c, int b) {
+  unsigned w0 = p.x, w1 = p.y, w2 = p.z, w3 = p.w, w4 = c.x, w5 = c.y, w6 = c.z, w7 = c.w;
+  const int s = 16 - b, q = s >> 2; // q in 0..4 whole words, then s & 3 bytes
+  if (q & 4) {
+    w0 = w4; w1 = w5; w2 = w6; w3 = w7; w4 = 0u;
+  }
+  if (q & 2) {
+    w0 = w2; w1 = w3; w2 = w4; w3 = w5; w4 = w6; w5 = w7;
+  }
+  if (q & 1) {
+    w0 = w1; w1 = w2; w2 = w3; w3 = w4; w4 = w5;
+  }
+  const unsigned sh = unsigned(s & 3) * 8;
+  return make_uint4(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh),
+                    __funnelshift_r(w2, w3, sh), __funnelshift_r(w3, w4, sh));
+}
+
+/// Stores bytes [lo, hi) of the 16 bytes `v` at `dst` (16-byte aligned):
+/// as one 16-byte store when that is all of them, else element by element
+/// (elements of sizeof(T) bytes; lo and hi are multiples of it).
+template <bool Stream = false, class T>
+__device__ __forceinline__ void store_16_window(T *dst, uint4 v, int lo, int hi) {
+  if (lo <= 0 && hi >= 16) {
+    store_16<Stream>(dst, v);
+    return;
+  }
+  constexpr int E = int(sizeof(T));
+  using U = typename ScalarBits<E>::type;
+#pragma unroll
+  for (int i = 0; i < 16 / E; ++i)
+    if (i * E >= lo && i * E < hi) {
+      U x;
+      memcpy(&x, reinterpret_cast<const char *>(&v) + i * E, E);
+      reinterpret_cast<U *>(dst)[i] = x;
+    }
+}
+
+/// Realigned exchange stores, for rows whose start is not 16-byte aligned
+/// (odd row lengths, a base that is not): a lane holds the 16-byte segment
+/// `seg` of a tile row, whose first element is at `at`, and (by a shuffle)
+/// `prev`, the segment before it on the row. `col` is the segment's first
+/// byte in the tile row and `valid` the row's bytes inside the tile's
+/// extent. With b = `at`'s address mod 16, the lane stores the aligned 16
+/// bytes that end b bytes into its segment (what the row has of them: the
+/// tile row's first segment starts there), and the lane holding the row's
+/// last valid segment also stores its last b bytes. Each store is then one
+/// aligned 16-byte store but at the row's two ends.
+template <bool Stream = false, class T>
+__device__ __forceinline__ void store_16_realigned(T *at, uint4 prev, uint4 seg, int col,
+                                                   int valid) {
+  if (col >= valid)
+    return;
+  const int b = int(reinterpret_cast<unsigned long long>(at) & 15ull);
+  T *dst = reinterpret_cast<T *>(reinterpret_cast<char *>(at) - b);
+  store_16_window<Stream>(dst, realign_16(prev, seg, b), col == 0 ? b : 0, valid - col + b);
+  if (b != 0 && col + 16 >= valid)
+    store_16_window<Stream>(dst + 16 / int(sizeof(T)), realign_16(seg, seg, b), 0,
+                            min(b, valid - col - 16 + b));
+}
+
+/// The 4 words of `v` from lane `src` of each group of `width` lanes.
+__device__ __forceinline__ uint4 shfl_16(uint4 v, int src, int width) {
+  return make_uint4(__shfl_sync(0xffffffffu, v.x, src, width),
+                    __shfl_sync(0xffffffffu, v.y, src, width),
+                    __shfl_sync(0xffffffffu, v.z, src, width),
+                    __shfl_sync(0xffffffffu, v.w, src, width));
+}
+
 //===----------------------------------------------------------------------===//
 // Math with PyTorch's semantics (on the compute type)
 //===----------------------------------------------------------------------===//
