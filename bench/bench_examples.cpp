@@ -315,14 +315,17 @@ Bench sortBench(int64_t n, int64_t m, DType dtype, int64_t k) {
   return b;
 }
 
-/// A bf16 matrix product: matmul or matmul_bias_relu (x [M, K], y [K, N],
-/// bias [N]) or bmm (a [B, M, K], b [B, K, N]). The shape text is
-/// "MxNxK", or "BxMxNxK" for bmm.
+/// A bf16 matrix product: matmul, matmul_bias_relu (x [M, K], y [K, N],
+/// bias [N]), matmul_epilogue (also residual [M, N] and scale 0.5) or bmm
+/// (a [B, M, K], b [B, K, N]). The shape text is "MxNxK", or "BxMxNxK" for
+/// bmm.
 Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int64_t B) {
   auto T = [](std::string nm, Tensor t) { return DevArg{std::move(nm), std::move(t)}; };
   auto t = [](const char *nm, std::vector<int64_t> s) { return ArgSpec::tensor(nm, bf16, s, {}, 16); };
   Bench b;
   b.name = b.file = b.kernel = name;
+  if (name == "matmul_epilogue")
+    b.file = "matmul_bias_relu";
   b.dtype = "bf16";
   b.shape = (name == "bmm" ? std::to_string(B) + "x" : "") + std::to_string(M) + "x" +
             std::to_string(N) + "x" + std::to_string(K);
@@ -336,14 +339,23 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
   } else {
     b.inputs = [=] {
       std::vector<DevArg> in = {T("x", randomDevice({M, K}, bf16, 12)), T("y", randomDevice({K, N}, bf16, 13))};
-      if (name == "matmul_bias_relu")
+      if (name == "matmul_bias_relu" || name == "matmul_epilogue")
         in.push_back(T("bias", randomDevice({N}, bf16, 14)));
+      if (name == "matmul_epilogue") {
+        in.push_back(T("residual", randomDevice({M, N}, bf16, 15)));
+        in.push_back(DevArg{"scale", std::nullopt, 0.5, DType::f64});
+      }
       return in;
     };
     b.specs = {t("x", {M, K}), t("y", {K, N})};
-    if (name == "matmul_bias_relu") {
+    if (name == "matmul_bias_relu" || name == "matmul_epilogue") {
       b.specs.push_back(t("bias", {N}));
       b.bytes += 2.0 * N;
+    }
+    if (name == "matmul_epilogue") {
+      b.specs.push_back(t("residual", {M, N}));
+      b.specs.push_back(ArgSpec::scalar("scale", DType::f64, 0.5));
+      b.bytes += 2.0 * M * N;
     }
   }
   const char *pre = name == "bmm" ? R"({"block_sizes":[1,)" : R"({"block_sizes":[)";
@@ -514,6 +526,7 @@ std::vector<Bench> benches() {
   b.push_back(productBench("matmul", 1024, 16384, 8192, 1));
   b.push_back(productBench("matmul", 128, 8192, 8192, 1));
   b.push_back(productBench("matmul_bias_relu", 4096, 4096, 4096, 1));
+  b.push_back(productBench("matmul_epilogue", 4096, 4096, 4096, 1));
   b.push_back(productBench("bmm", 1024, 1024, 1024, 64));
   // Issue 24's FP8 product (per-tensor scales), against torch._scaled_mm.
   b.push_back(scaledProductBench(8192, 8192, 8192));

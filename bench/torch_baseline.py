@@ -135,6 +135,7 @@ def main():
         "cross_entropy": cross_entropy,
         "matmul": lambda x, y: x @ y,
         "matmul_bias_relu": lambda x, y, b: torch.relu(torch.addmm(b, x, y)),
+        "matmul_epilogue": lambda x, y, b, r: F.gelu(torch.addmm(b, x, y)) * 0.5 + r,
         "bmm": lambda a, b: torch.bmm(a, b),
         "attention": attention,
         "causal_attention": lambda q, k, v: attention(q, k, v, causal=True),
@@ -156,6 +157,11 @@ def main():
         if name == "matmul_bias_relu":
             return (name, f"{m}x{n}x{k}",
                     lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16), randn(n, dtype=bf16)),
+                    fns[name])
+        if name == "matmul_epilogue":
+            return (name, f"{m}x{n}x{k}",
+                    lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16), randn(n, dtype=bf16),
+                             randn(m, n, dtype=bf16)),
                     fns[name])
         return (name, f"{m}x{n}x{k}", lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16)), fns[name])
 
@@ -212,6 +218,7 @@ def main():
                                                        (16384, 1024, 4096), (1024, 16384, 8192),
                                                        (128, 8192, 8192))]
     benches += [product_bench("matmul_bias_relu", 4096, 4096, 4096),
+                product_bench("matmul_epilogue", 4096, 4096, 4096),
                 product_bench("bmm", 1024, 1024, 1024, 64)]
     benches.append(scaled_product_bench(8192, 8192, 8192))
     benches.append(attention_bench(4, 32, 4096, 128))

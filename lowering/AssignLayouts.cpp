@@ -122,6 +122,9 @@ private:
   Value inLayout(Value v, BlockedLayoutAttr l, Operation *user);
   /// True if `v` is a constant used once, which is then made as `type`.
   static bool madeAs(Value v, TileType type);
+  /// True if `v` is a load used once, by the elementwise `user` in its
+  /// block, that reads as well in `type`'s layout, which it then takes.
+  static bool loadedAs(Value v, TileType type, Operation *user);
   /// True if `v` is computed from index ranges, constants and scalars
   /// alone, by at most `budget` elementwise and shape ops.
   static bool remakeable(Value v, int &budget);
@@ -302,7 +305,7 @@ Value Assigner::readableAt(Value v, BlockedLayoutAttr r, int64_t offset, Operati
     dims.push_back(o.tileShape()[j] == 1 ? -1 : r.getDims()[i]);
   }
   auto type = cast<TileType>(v.getType()).withLayout(r.withDims(dims));
-  if (madeAs(v, type))
+  if (madeAs(v, type) || loadedAs(v, type, user))
     return v;
   for (Operation *u : v.getUsers())
     if (auto c = dyn_cast<ConvertLayoutOp>(u); c && c.getType() == type)
@@ -407,6 +410,40 @@ Value Assigner::remake(Value v, TileType type, OpBuilder &b) {
 
 bool Assigner::madeAs(Value v, TileType type) {
   if (!isa_and_nonnull<FullOp>(v.getDefiningOp()) || !v.hasOneUse())
+    return false;
+  v.setType(type);
+  return true;
+}
+
+/// A load read straight into the layout its one user reads it in moves no
+/// data through shared memory (a conversion would: a barrier either side,
+/// and for a product's accumulator layout, scalar reads of it). Where the
+/// new layout still reads the tensor's rows at least 16 contiguous bytes a
+/// warp (a product's accumulator layout: 4 lanes of bf16 pairs, 8 rows an
+/// instruction, the other half of each 32-byte sector read by the next
+/// column chunk's load from L1), that is the better way: a residual or a
+/// bias added to a product's sums. Masked and gathered loads, whose masks
+/// and indices were laid out for the load, and loads in other blocks keep
+/// their layout.
+bool Assigner::loadedAs(Value v, TileType type, Operation *user) {
+  auto load = v.getDefiningOp<LoadOp>();
+  if (!load || !v.hasOneUse() || load.getMask() || load->getBlock() != user->getBlock() ||
+      !isa<UnaryOp, BinaryOp, CompareOp, WhereOp, CastOp>(user))
+    return false;
+  ArrayRef<Subscript> subs = load.getSubscripts();
+  if (subs.empty() || llvm::any_of(subs, [](const Subscript &s) {
+        return s.kind == Subscript::Kind::Gather;
+      }))
+    return false;
+  if (subs.back().kind != Subscript::Kind::Span && subs.back().kind != Subscript::Kind::All)
+    return false;
+  auto l = cast<BlockedLayoutAttr>(type.getLayout());
+  int64_t c = l.getDims().empty() ? -1 : l.getDims().back();
+  int64_t bytes = elementBytes(type.getElementType());
+  if (c < 0 || bytes <= 0 || l.threadStride(c) != 1)
+    return false;
+  int64_t run = l.getVec()[c] * bytes, lanes = std::min<int64_t>(l.getThreads()[c], 32);
+  if (run < 4 || run * lanes < 16)
     return false;
   v.setType(type);
   return true;

@@ -391,6 +391,26 @@ std::vector<Case> cases() {
                },
                {R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})"},
                10.0, "matmul_bias_relu_generic"});
+  // The richer epilogue (bias, gelu, scale, residual): the residual and
+  // the bias read straight into the sums' layout, on the default config,
+  // the generic and the TMA main loops, and a residual whose rows are odd
+  // (N = 137: element loads, realigned exchange stores).
+  for (int64_t cols : {136, 137})
+    c.push_back({"matmul_bias_relu", "matmul_epilogue", {1, 7, 129, 300},
+                 [=](int64_t n, uint64_t s) {
+                   return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, cols}, bf, s + 1)),
+                                           T("bias", randn({cols}, bf, s + 2)),
+                                           T("residual", randn({n, cols}, bf, s + 3)),
+                                           S("scale", 0.75, DType::f64)};
+                 },
+                 [](const std::vector<Arg> &a) {
+                   return one(matmul_epilogue(*a[0].tensor, *a[1].tensor, *a[2].tensor,
+                                              *a[3].tensor, a[4].scalar));
+                 },
+                 {"", R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})",
+                  R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                  R"({"block_sizes":[64,128,64],"num_warps":4,"num_stages":3,"tensor_cores":true})"},
+                 10.0, cols % 2 ? "matmul_epilogue_odd" : "matmul_epilogue"});
   // FP8 products with a K-major right operand: 16-byte rows (K = 272, two
   // 128-deep stages and a partial one) on the TMA main loop, with one and
   // two consumers and e4m3 x e5m2; rows of 77 bytes on the generic path.

@@ -1,7 +1,8 @@
 //===- matmul_bias_relu_test.cpp - Reference mode of matmul_bias_relu -----===//
 //
-// This file implements the reference-mode test of the matmul with a fused
-// bias + relu epilogue, for f32 and bf16 inputs.
+// This file implements the reference-mode tests of the matmuls with fused
+// epilogues (bias + relu; bias, gelu, scale and residual), for f32 and
+// bf16 inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,17 @@ std::vector<double> referenceMatmulBiasRelu(const Tensor &x, const Tensor &y, co
   auto out = productDoubles(x, y), c = bias.to_doubles();
   for (size_t i = 0; i < out.size(); ++i)
     out[i] = std::max(out[i] + c[i % n], 0.0);
+  return out;
+}
+
+std::vector<double> referenceMatmulEpilogue(const Tensor &x, const Tensor &y, const Tensor &bias,
+                                            const Tensor &residual, double scale) {
+  int64_t n = y.size(1);
+  auto out = productDoubles(x, y), c = bias.to_doubles(), r = residual.to_doubles();
+  for (size_t i = 0; i < out.size(); ++i) {
+    double v = out[i] + c[i % n];
+    out[i] = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))) * scale + r[i];
+  }
   return out;
 }
 
@@ -43,6 +55,21 @@ TEST(MatmulBiasReluReference, MatchesPlainLoops) {
       checkAtBlockSizes(
           kSettings, [&] { return matmul_bias_relu(x, y, bias); }, dtype, {m, n}, expected, tol,
           tol);
+    }
+  }
+}
+
+TEST(MatmulEpilogueReference, MatchesPlainLoops) {
+  for (DType dtype : {f32, bf16}) {
+    for (auto [m, k, n] : kShapes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " m, k, n = " + formatSizes({m, k, n}));
+      auto x = randn({m, k}, dtype, 35), y = randn({k, n}, dtype, 36);
+      auto bias = randn({n}, dtype, 37), residual = randn({m, n}, dtype, 38);
+      auto expected = referenceMatmulEpilogue(x, y, bias, residual, 0.75);
+      auto tol = toleranceFor(dtype, std::sqrt(double(k + 1)));
+      checkAtBlockSizes(
+          kSettings, [&] { return matmul_epilogue(x, y, bias, residual, 0.75); }, dtype, {m, n},
+          expected, tol, tol);
     }
   }
 }
