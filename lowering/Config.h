@@ -234,9 +234,9 @@ OperandCopies operandCopies(TileForOp loop, const ProductOperand &a, const Produ
 /// both operands streamed by TMA (Config::generic_mainloop):
 /// 16-bit operands, the right one MN-major, each "async" (contiguous,
 /// 16-byte aligned rows) or staged (contiguous rows that the launch copies
-/// into rows padded to 16 bytes; `staged`, where given, says whether one
-/// is). Others keep the main loop under generic_mainloop.
-bool streamsAsKeyLoop(TileForOp loop, bool *staged = nullptr);
+/// into rows padded to 16 bytes). Others keep the main loop under
+/// generic_mainloop.
+bool streamsAsKeyLoop(TileForOp loop);
 
 /// The bytes of one element of the operands of plain product loop `loop`
 /// (2 for 16-bit floats, 1 for 8-bit ones). A main-loop stage is 128 bytes

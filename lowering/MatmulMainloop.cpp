@@ -104,7 +104,7 @@ OperandCopies kite::operandCopies(TileForOp loop, const ProductOperand &a,
   return out;
 }
 
-bool kite::streamsAsKeyLoop(TileForOp loop, bool *staged) {
+bool kite::streamsAsKeyLoop(TileForOp loop) {
   if (!whyNotPlainProductLoop(loop).empty() || productElementBytes(loop) != 2)
     return false;
   Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
@@ -114,8 +114,6 @@ bool kite::streamsAsKeyLoop(TileForOp loop, bool *staged) {
     return false;
   // In place, or from a copy with padded rows that the launch makes.
   OperandCopies copies = operandCopies(loop, *a, *b);
-  if (staged)
-    *staged = copies.a != "async" || copies.b != "async";
   return (copies.a == "async" || copies.stageA) && (copies.b == "async" || copies.stageB);
 }
 

@@ -37,12 +37,16 @@
 // y's rows (4095 elements) are not 16-byte multiples: by default TMA
 // copies them from a padded copy that the launch makes first (a staged map:
 // the module holds kite_stage_rows), x's in place, on the usual 128 x 256
-// tiles of the main loop; with generic_mainloop, the producer's maps cover
-// the same padded copy (the left operand's row-block map too).
+// tiles of generic_mainloop (the producer's maps cover the padded copy,
+// the left operand's row-block map too); the main loop reads the same copy.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4097,4096]' --arg 'y=bf16[4096,4095]' --emit=cuda | FileCheck %s --check-prefix=DEFSHIFT
-// DEFSHIFT: "block_sizes":[128,256,64],"indexing":"tma",{{.*}}"pid_type":"flat"
+// DEFSHIFT: "block_sizes":[128,256,64],"generic_mainloop":true,"indexing":"tma",{{.*}}"pid_type":"persistent_interleaved"
 // DEFSHIFT: #define KITE_STAGED_OPERANDS
-// DEFSHIFT: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16, bf16, false>(
+// DEFSHIFT-NOT: _mainloop<
+// DEFSHIFT: tma_load<5>(
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4097,4096]' --arg 'y=bf16[4096,4095]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=MAINSHIFT
+// MAINSHIFT: #define KITE_STAGED_OPERANDS
+// MAINSHIFT: wgmma_tma_mainloop<128, 256, 2, 4, 2, bf16, bf16, false>(
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4097,4096]' --arg 'y=bf16[4096,4095]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_interleaved"}' --emit=cuda | FileCheck %s --check-prefix=GENSHIFT
 // GENSHIFT: #define KITE_STAGED_OPERANDS
 // GENSHIFT-NOT: _mainloop<
@@ -56,8 +60,10 @@
 // operands staged; with indexing "pointer", the same tiles, each operand's
 // rows read by aligned 16-byte loads shifted into place.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --emit=cuda | FileCheck %s --check-prefix=DEFODD
+// DEFODD: "generic_mainloop":true
 // DEFODD: #define KITE_STAGED_OPERANDS
-// DEFODD: wgmma_tma_mainloop<128, 128, 2, 4, 2, bf16, bf16, false>(
+// DEFODD-NOT: _mainloop<
+// DEFODD: store_16_realigned(
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --config '{"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"pointer"}' --emit=cuda | FileCheck %s --check-prefix=PTRODD
 // PTRODD: wgmma_ws_mainloop<128, 128, 2, 4, kCopyShifted, kCopyShifted, bf16>(
 // Too few rows for two consumers: 8 warps, which the main loop turns down
