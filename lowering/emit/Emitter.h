@@ -852,8 +852,10 @@ private:
   /// A store whose threads hold 4- or 8-byte chunks along the contiguous
   /// dim, consecutive lanes holding consecutive chunks: lanes exchange
   /// their chunks by shuffles (exchange_segments) so that each stores 16
-  /// bytes at once. False (nothing emitted) where the layout or the
-  /// alignment does not allow it.
+  /// bytes at once, realigned (store_16_realigned) where rows do not start
+  /// 16-byte aligned or the tile's columns are masked. False (nothing
+  /// emitted) where the layout does not allow it, or where aligned rows'
+  /// lanes already store whole 128-byte lines.
   bool emitExchangeStore(const Access &a);
   std::string elementOffset(const Access &a, ArrayRef<std::string> k,
                             SmallVector<std::string> &bounds);
