@@ -599,8 +599,12 @@ Tensor stageRows(DeviceContext &dc, const LoadedPlan &lp, const Tensor &t, DType
   p.src = t.data_ptr();
   p.dst = buffer.data_ptr();
   if (p.rows > 0 && p.pitch > 0) {
-    // A block a row, at most 8 blocks an SM, each looping over rows.
-    int64_t blocks = std::min<int64_t>(p.rows, int64_t(std::max(dc.properties().smCount, 1)) * 8);
+    // A warp a run of 128 chunks of 16 bytes of one row (kite_gemm.cuh's
+    // KITE_STAGE_UNROLL), 8 warps a block, at most 8 blocks an SM, each
+    // looping over runs.
+    const int64_t runs = p.rows * ((p.pitch / 16 + 127) / 128);
+    int64_t blocks = std::min<int64_t>((runs + 7) / 8,
+                                       int64_t(std::max(dc.properties().smCount, 1)) * 8);
     void *params[] = {&p};
     check(cu().cuLaunchKernel(lp.stage, uint32_t(blocks), 1, 1, 256, 1, 1, 0, toCU(stream), params,
                               nullptr),

@@ -1064,45 +1064,78 @@ __device__ __forceinline__ unsigned stage_word(const unsigned char *lo, const un
       v |= unsigned(w[b]) << (8 * b);
   return v;
 }
+
+/// Bytes [16 c, 16 c + 16) of the row [row, row + bytes), zero past its end.
+/// Inside the row a chunk is one 16-byte load where the row is 16-byte
+/// aligned, else the two aligned 16-byte granules it straddles, shifted
+/// (both inside the row); only a chunk at one of the row's ends reads its
+/// bytes word by word, so no byte outside the row is read.
+__device__ __forceinline__ uint4 stage_chunk(const unsigned char *row, long long bytes,
+                                             long long c) {
+  const long long at = c << 4;
+  if (at >= bytes)
+    return make_uint4(0, 0, 0, 0);
+  const unsigned s = unsigned(reinterpret_cast<unsigned long long>(row)) & 15;
+  if (s == 0 && at + 16 <= bytes)
+    return *reinterpret_cast<const uint4 *>(row + at);
+  const unsigned char *granule = row + at - s; // 16-byte aligned
+  const unsigned shift = (s & 3) * 8, q = s >> 2;
+  unsigned x[5];
+  if (granule >= row && granule + 32 <= row + bytes) {
+    const uint4 a = *reinterpret_cast<const uint4 *>(granule);
+    const uint4 b = *reinterpret_cast<const uint4 *>(granule + 16);
+    const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    // x[i] = w[q + i], by selects (a run-time index would put w in local
+    // memory).
+#pragma unroll
+    for (int i = 0; i < 5; ++i)
+      x[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+  } else {
+    const unsigned char *w = granule + 4 * q;
+#pragma unroll
+    for (int k = 0; k < 5; ++k)
+      x[k] = stage_word(row, row + bytes, w + 4 * k);
+  }
+  return make_uint4(__funnelshift_r(x[0], x[1], shift), __funnelshift_r(x[1], x[2], shift),
+                    __funnelshift_r(x[2], x[3], shift), __funnelshift_r(x[3], x[4], shift));
+}
 } // namespace kite_device
 
 /// The copy a launch makes of an operand whose rows TMA cannot take (not
 /// 16-byte multiples, or not 16-byte aligned): row r of the tensor goes to
-/// dst + r * pitch, the bytes past its end zero. A block copies whole rows
-/// (no division per element); a thread writes 16 bytes at a time,
-/// assembled from the aligned 4-byte words around them (or one 16-byte load
-/// where the source is aligned); only bytes inside the row are read.
+/// dst + r * pitch, the bytes past its end zero. A warp copies a run of
+/// 32 x KITE_STAGE_UNROLL 16-byte chunks of one row (the row's address and
+/// alignment are the warp's, worked out once a run), each lane loading all
+/// its chunks before it stores one, so that each has several loads in
+/// flight.
+#define KITE_STAGE_UNROLL 4
 extern "C" __global__ void __launch_bounds__(256) kite_stage_rows(const KiteStageRows p) {
-  const int chunks = int(p.pitch >> 4);
-  for (long long r = blockIdx.x; r < p.rows; r += gridDim.x) {
+  constexpr int U = KITE_STAGE_UNROLL;
+  const long long chunks = p.pitch >> 4, runs = (chunks + 32 * U - 1) / (32 * U);
+  const long long items = p.rows * runs, warps = (long long)gridDim.x * 8;
+  const int lane = threadIdx.x & 31;
+  for (long long item = (long long)blockIdx.x * 8 + (threadIdx.x >> 5); item < items;
+       item += warps) {
+    const long long r = item / runs, c0 = (item - r * runs) * 32 * U + lane;
     long long offset = 0, q = r;
-    for (int d = p.outer - 1; d >= 0; --d) {
-      offset += (q % p.sizes[d]) * p.strides[d];
-      q /= p.sizes[d];
-    }
-    const unsigned char *row = p.src + offset, *end = row + p.row_bytes;
-    unsigned char *out = p.dst + r * p.pitch;
-    for (int j = threadIdx.x; j < chunks; j += 256) {
-      const long long c = (long long)j << 4;
-      const unsigned char *at = row + c;
-      uint4 v = make_uint4(0, 0, 0, 0);
-      if (c + 16 <= p.row_bytes && (reinterpret_cast<unsigned long long>(at) & 15) == 0) {
-        v = *reinterpret_cast<const uint4 *>(at);
-      } else if (c < p.row_bytes) {
-        const unsigned char *w = reinterpret_cast<const unsigned char *>(
-            reinterpret_cast<unsigned long long>(at) & ~3ull);
-        const unsigned shift = unsigned(at - w) * 8;
-        unsigned x[5];
+    // Unrolled over the 4 dims a map may have (constant indices keep the
+    // parameter's arrays out of local memory).
 #pragma unroll
-        for (int k = 0; k < 5; ++k)
-          x[k] = kite_device::stage_word(row, end, w + 4 * k);
-        v.x = __funnelshift_r(x[0], x[1], shift);
-        v.y = __funnelshift_r(x[1], x[2], shift);
-        v.z = __funnelshift_r(x[2], x[3], shift);
-        v.w = __funnelshift_r(x[3], x[4], shift);
+    for (int d = 3; d >= 0; --d)
+      if (d < p.outer) {
+        offset += (q % p.sizes[d]) * p.strides[d];
+        q /= p.sizes[d];
       }
-      *reinterpret_cast<uint4 *>(out + c) = v;
-    }
+    const unsigned char *row = p.src + offset;
+    uint4 v[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k)
+      v[k] = kite_device::stage_chunk(row, p.row_bytes, c0 + 32 * k);
+    unsigned char *out = p.dst + r * p.pitch;
+#pragma unroll
+    for (int k = 0; k < U; ++k)
+      if (c0 + 32 * k < chunks)
+        *reinterpret_cast<uint4 *>(out + ((c0 + 32 * k) << 4)) = v[k];
   }
 }
 #endif

@@ -475,14 +475,16 @@ TEST_F(LaunchGpu, FrontDoorOverheadOverRunPlan) {
 TEST_F(LaunchGpu, StagedOperandsReadMisalignedAndStridedViews) {
   // Operands TMA cannot read in place are staged: each launch first copies
   // them into rows padded to 16 bytes (kite_stage_rows), and the main loop's
-  // tensor maps cover the copies. x is 2 bytes off a 16-byte boundary; y
-  // is columns 1 to 203 of a [264, 260] tensor, so its rows (406 bytes)
-  // start 520 bytes apart, 2 bytes off, with gaps between them that the
-  // copy must skip.
+  // tensor maps cover the copies. x is 2 bytes off a 16-byte boundary,
+  // with rows of 2202 bytes (a warp's run of 2048 bytes and a partial one;
+  // row starts at every even offset from a 16-byte boundary); y is columns
+  // 1 to 203 of a [1101, 260] tensor, so its rows (406 bytes) start 520
+  // bytes apart, 2 bytes off, with gaps between them that the copy must
+  // skip.
   if (device_properties(0).arch() != "sm_90a")
     GTEST_SKIP() << "TMA main loops need sm_90a";
   runtime::setPoisonOutputs(true);
-  constexpr int64_t M = 300, K = 264, N = 203;
+  constexpr int64_t M = 300, K = 1101, N = 203;
   Tensor xBig = randn({M * K + 8}, bf16, 31), yBig = randn({K, 260}, bf16, 32);
   auto view = [](const Tensor &t, int64_t offset, std::vector<int64_t> sizes,
                  std::vector<int64_t> strides) {
