@@ -16,6 +16,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
+#include <numeric>
 
 using namespace mlir;
 using namespace kite;
@@ -248,4 +249,56 @@ IndexRange IndexRanges::compute(Value v, int depth) {
   if (r.lo < typeRange.lo || r.hi > typeRange.hi)
     return typeRange;
   return r;
+}
+
+int64_t IndexRanges::divisorOf(Value v) { return divisor(v, 0); }
+
+int64_t IndexRanges::divisor(Value v, int depth) {
+  if (!v || depth > kMaxDepth || !v.getType().isIntOrIndex())
+    return 1;
+  if (auto it = divisors_.find(v); it != divisors_.end())
+    return it->second;
+  // gcd(0, d) = d: a value that is always 0 is a multiple of everything.
+  auto gcd = [](int64_t a, int64_t b) { return std::gcd(a, b); };
+  auto of = [&](Value w) { return divisor(w, depth + 1); };
+  int64_t d = 1;
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant))) {
+    int64_t c = constant.getSExtValue();
+    d = c == std::numeric_limits<int64_t>::min() ? 1 : std::abs(c);
+  } else if (Operation *op = v.getDefiningOp()) {
+    auto both = [&] { return gcd(of(op->getOperand(0)), of(op->getOperand(1))); };
+    d = llvm::TypeSwitch<Operation *, int64_t>(op)
+            .Case<arith::AddIOp, arith::SubIOp, arith::MinSIOp, arith::MaxSIOp>(
+                [&](Operation *) { return both(); })
+            .Case([&](arith::MulIOp) {
+              int64_t a = of(op->getOperand(0)), b = of(op->getOperand(1));
+              if (a == 0 || b == 0)
+                return int64_t(0);
+              Wide p = (Wide)a * b;
+              return p > std::numeric_limits<int64_t>::max() ? std::max(a, b) : (int64_t)p;
+            })
+            .Case([&](arith::SelectOp) { return gcd(of(op->getOperand(1)), of(op->getOperand(2))); })
+            .Case<arith::ExtSIOp, arith::IndexCastOp, SpecializeOp>(
+                [&](Operation *) { return of(op->getOperand(0)); })
+            .Case([&](SpanQueryOp q) -> int64_t {
+              auto arg = dyn_cast<BlockArgument>(q.getSpan());
+              auto loop = arg ? dyn_cast<TileForOp>(arg.getOwner()->getParentOp()) : TileForOp();
+              if (!loop || arg.getArgNumber() >= loop.getNumDims())
+                return 1;
+              unsigned n = arg.getArgNumber();
+              // begin: lower + t * block; end: min(begin + block, upper).
+              int64_t block = of(loop.getBlockSizes()[n]);
+              int64_t begin = gcd(of(loop.getLowerBounds()[n]), block);
+              switch (q.getField()) {
+              case SpanField::begin: return begin;
+              case SpanField::end: return gcd(begin, of(loop.getUpperBounds()[n]));
+              case SpanField::block_size: return block;
+              default: return 1;
+              }
+            })
+            .Default([](Operation *) { return int64_t(1); });
+  }
+  divisors_[v] = d;
+  return d;
 }

@@ -45,11 +45,22 @@ public:
   /// grid_for index) belongs to; nullopt if `span` is not a loop variable.
   std::optional<LoopExtent> extentOf(mlir::Value span);
 
+  /// A number that divides every value the integer scalar `v` takes, as
+  /// large as the rules know (1 at worst); 0 if `v` is always 0. A tile's
+  /// begin is its loop's lower bound plus a multiple of the block size, its
+  /// end that or the upper bound: so where a loop's bounds and block sizes
+  /// are multiples of 128 (a causal key loop ending at a query tile's end,
+  /// `tile(range(0, tq.end()))` at a sequence length of 1024), so are the
+  /// bounds of a loop over [0, tq.end()), and its tiles are all whole.
+  int64_t divisorOf(mlir::Value v);
+
 private:
   IndexRange compute(mlir::Value v, int depth);
   IndexRange get(mlir::Value v, int depth);
+  int64_t divisor(mlir::Value v, int depth);
 
   llvm::DenseMap<mlir::Value, IndexRange> memo_;
+  llvm::DenseMap<mlir::Value, int64_t> divisors_;
 };
 
 } // namespace kite

@@ -158,11 +158,16 @@ def KiteSplitMaskedLoops : Pass<"kite-split-masked-loops", "::mlir::ModuleOp"> {
 
     The splits stop at the last full tile: the first two loops hold full
     tiles only and are marked `kite.full_tiles` (emission masks nothing
-    past their tiles' ends); a partial last tile runs in the third.
+    past their tiles' ends); a partial last tile runs in the third. Where
+    both bounds are multiples of the block size (IndexRanges::divisorOf:
+    a loop over `[0, tq.end())` with a sequence length that both tile
+    sizes divide) there is no partial tile: the third is marked too, or
+    dropped where it is empty.
 
     A loop with no such where whose body reduces (`kite.reduce`, as an
-    attention's row max and sum over its key tiles do), and whose constant
-    bounds do not make every tile full, has its partial last tile peeled:
+    attention's row max and sum over its key tiles do), and whose bounds
+    do not make every tile full (constants, or multiples of the block
+    size, which then mark it), has its partial last tile peeled:
     a loop over its full tiles, marked `kite.full_tiles`, then the original
     over the rest (at most one tile). A product's K loop has no reduce and
     stays whole for kite-matmul-mainloop.

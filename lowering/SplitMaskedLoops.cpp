@@ -25,7 +25,11 @@
 // operands. Every tile of the split loops is one of the original loop's,
 // so masks and bounds stay as they were; the first two hold full tiles
 // only (marked kite.full_tiles: emission masks nothing past their ends),
-// and a partial last tile runs in the third.
+// and a partial last tile runs in the third. Where the loop's bounds are
+// multiples of its block size (IndexRanges::divisorOf: a causal key loop
+// over [0, tq.end()) at a sequence length that query and key tiles
+// divide), it has no partial tile: the third is marked too, and dropped
+// where nothing is left for it.
 //
 // A loop with no such where whose body reduces over its tiles has its
 // partial last tile peeled the same way: [lower, last full tile) marked
@@ -42,9 +46,13 @@
 
 #include "lowering/Passes.h"
 
+#include "lowering/IndexRange.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+
+#include <numeric>
 
 namespace kite {
 #define GEN_PASS_DEF_KITESPLITMASKEDLOOPS
@@ -346,6 +354,18 @@ void reloadInvariants(TileForOp later) {
   }
 }
 
+/// Whether every tile of `loop` (one dimension, a constant block size) is
+/// whole: its bounds are both multiples of the block size.
+bool wholeTiles(TileForOp loop) {
+  std::optional<int64_t> bk = getConstantIntValue(loop.getBlockSizes()[0]);
+  if (!bk || *bk <= 0)
+    return false;
+  IndexRanges ranges;
+  int64_t d = std::gcd(ranges.divisorOf(loop.getLowerBounds()[0]),
+                       ranges.divisorOf(loop.getUpperBounds()[0]));
+  return d % *bk == 0;
+}
+
 LogicalResult split(TileForOp loop) {
   // The first where whose condition has whole-tile bounds.
   OpBuilder before(loop);
@@ -365,6 +385,7 @@ LogicalResult split(TileForOp loop) {
   Arith a{before, loop.getLoc()};
   Value lower = loop.getLowerBounds()[0], upper = loop.getUpperBounds()[0];
   Value bk = loop.getBlockSizes()[0];
+  bool whole = wholeTiles(loop);
   // Split at tile boundaries no further than the last full tile: the head
   // and the middle loop hold full tiles only (kFullTilesAttrName: emission
   // masks nothing past their ends), a partial last tile stays in the tail.
@@ -388,19 +409,22 @@ LogicalResult split(TileForOp loop) {
     init.assign(head.getResults().begin(), head.getResults().end());
   }
   IRMapping map;
-  TileForOp whole = cloneOver(loop, before, range.hasBefore ? begin : lower, end, init, map);
-  whole->setAttr(kFullTilesAttrName, fullTiles);
-  foldWheres(whole, map.lookupOrDefault(cond));
+  TileForOp middle = cloneOver(loop, before, range.hasBefore ? begin : lower, end, init, map);
+  middle->setAttr(kFullTilesAttrName, fullTiles);
+  foldWheres(middle, map.lookupOrDefault(cond));
   if (range.hasBefore)
-    reloadInvariants(whole);
+    reloadInvariants(middle);
   loop.getLowerBoundsMutable().assign(end);
-  loop.getInitArgsMutable().assign(whole.getResults());
-  std::optional<int64_t> lo = getConstantIntValue(lower), hi = getConstantIntValue(upper);
-  if (!range.hasAfter && lo && hi && (*hi - *lo) % *getConstantIntValue(bk) == 0) {
+  loop.getInitArgsMutable().assign(middle.getResults());
+  if (!range.hasAfter && whole) {
     // Nothing follows [begin, end): it ends at upper.
-    loop.getResults().replaceAllUsesWith(whole.getResults());
+    loop.getResults().replaceAllUsesWith(middle.getResults());
     loop->erase();
   } else {
+    // [end, upper) starts at a tile boundary, so with whole tiles from
+    // lower to upper its tiles are whole too.
+    if (whole)
+      loop->setAttr(kFullTilesAttrName, fullTiles);
     reloadInvariants(loop);
   }
   return success();
@@ -421,10 +445,14 @@ LogicalResult peel(TileForOp loop) {
   if (!reduces)
     return failure();
   Value lower = loop.getLowerBounds()[0], upper = loop.getUpperBounds()[0];
-  std::optional<int64_t> bs = getConstantIntValue(loop.getBlockSizes()[0]);
-  std::optional<int64_t> lo = getConstantIntValue(lower), hi = getConstantIntValue(upper);
-  if (!bs || (lo && hi && (*hi - *lo) % *bs == 0))
+  if (!getConstantIntValue(loop.getBlockSizes()[0]))
     return failure();
+  if (wholeTiles(loop)) {
+    // No partial tile to peel (emission already sees constant bounds).
+    if (!getConstantIntValue(lower) || !getConstantIntValue(upper))
+      loop->setAttr(kFullTilesAttrName, UnitAttr::get(loop.getContext()));
+    return failure();
+  }
   OpBuilder before(loop);
   Arith a{before, loop.getLoc()};
   Value bk = loop.getBlockSizes()[0];

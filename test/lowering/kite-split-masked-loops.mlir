@@ -25,12 +25,12 @@
 //
 // j >= i from the row tile's begin: the condition holds on a suffix of the
 // key tiles (the loop's lower bound a run-time value). The splits stop at
-// the last full tile ((256 - b) floordiv 32), so the first two loops hold
+// the last full tile ((300 - b) floordiv 32), so the first two loops hold
 // full tiles only (kite.full_tiles) and a partial last tile, if any, runs
 // in the third, with the where.
-// RUN: kite-opt %s --kite-specialize="kernel=upper_sum args='x=f32[256,256]'" --kite-apply-config="config='{\"block_sizes\": [32, 32]}'" --kite-split-masked-loops --canonicalize --cse | FileCheck %s --check-prefix=UPPER
+// RUN: kite-opt %s --kite-specialize="kernel=upper_sum args='x=f32[256,300]'" --kite-apply-config="config='{\"block_sizes\": [32, 32]}'" --kite-split-masked-loops --canonicalize --cse | FileCheck %s --check-prefix=UPPER
 // UPPER: %[[B:.*]] = kite.span_query begin
-// UPPER: %[[EXTENT:.*]] = arith.subi %c256_i64, %[[B]]
+// UPPER: %[[EXTENT:.*]] = arith.subi %c300_i64, %[[B]]
 // UPPER: %[[Q:.*]] = arith.floordivsi %[[EXTENT]], %c32_i64
 // UPPER: %[[FULL:.*]] = arith.maxsi %[[Q]], %c0_i64
 // UPPER: arith.minsi %{{.*}}, %[[FULL]]
@@ -40,11 +40,23 @@
 // UPPER: %[[WHOLE:.*]] = kite.tile_for (%{{.*}}) = (%[[S]]) to (%[[E:.*]]) block (%c32_i64) iter_args(%{{.*}} = %[[HEAD]])
 // UPPER-NOT: kite.where
 // UPPER: } {kite.full_tiles}
-// UPPER: %[[TAIL:.*]] = kite.tile_for (%{{.*}}) = (%[[E]]) to (%c256_i64) block (%c32_i64) iter_args(%{{.*}} = %[[WHOLE]])
+// UPPER: %[[TAIL:.*]] = kite.tile_for (%{{.*}}) = (%[[E]]) to (%c300_i64) block (%c32_i64) iter_args(%{{.*}} = %[[WHOLE]])
 // UPPER: kite.where
 // UPPER: kite.yield
 // UPPER-NEXT: }
 // UPPER-NEXT: kite.store %[[TAIL]]
+//
+// With 256 columns, the loop's bounds (the row tile's begin, 256) are both
+// multiples of 32 (IndexRanges::divisorOf), so it has no partial tile:
+// the suffix runs to its end and no third loop is left.
+// RUN: kite-opt %s --kite-specialize="kernel=upper_sum args='x=f32[256,256]'" --kite-apply-config="config='{\"block_sizes\": [32, 32]}'" --kite-split-masked-loops --canonicalize --cse | FileCheck %s --check-prefix=UPPER256
+// UPPER256: %[[HEAD:.*]] = kite.tile_for
+// UPPER256: kite.where
+// UPPER256: } {kite.full_tiles}
+// UPPER256: %[[WHOLE:.*]] = kite.tile_for (%{{.*}}) = (%{{.*}}) to (%{{.*}}) block (%c32_i64) iter_args(%{{.*}} = %[[HEAD]])
+// UPPER256-NOT: kite.where
+// UPPER256: } {kite.full_tiles}
+// UPPER256-NEXT: kite.store %[[WHOLE]]
 //
 // i < limit does not change along the loop: all its iterations or none
 // (a select); i == j never holds on a whole tile and stays a where in both.
@@ -80,6 +92,23 @@
 // CAUSALCUDA-NOT: < {{n[0-9]+}} ? {{v[0-9]+}}
 // CAUSALCUDA: for (i64
 // CAUSALCUDA: mma_pack({{.*}} < {{n[0-9]+}} ? {{v[0-9]+}}
+//
+// At S = 256 the diagonal loop runs over [b, e) with e the query tile's end
+// (a multiple of 128, as b is): its tiles are whole, so it is marked
+// kite.full_tiles too, and in CUDA it takes no key masks, zeroes no rows of
+// a partial tile, and its two warpgroups take turns (pingpong) as in the
+// first loop.
+// RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --kernel causal_attention --arg 'q=bf16[2,256,128]' --arg 'k=bf16[2,256,128]' --arg 'v=bf16[2,256,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}' --emit=lowered | FileCheck %s --check-prefix=CAUSAL256
+// CAUSAL256: %[[BELOW:.*]]:3 = kite.tile_for
+// CAUSAL256-NOT: kite.where
+// CAUSAL256: } {kite.full_tiles
+// CAUSAL256: kite.tile_for {{.*}} iter_args(%{{.*}} = %[[BELOW]]#0
+// CAUSAL256: kite.where
+// CAUSAL256: } {kite.full_tiles
+// RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --kernel causal_attention --arg 'q=bf16[2,256,128]' --arg 'k=bf16[2,256,128]' --arg 'v=bf16[2,256,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}' --emit=cuda | FileCheck %s --check-prefix=CAUSAL256CUDA
+// CAUSAL256CUDA-COUNT-2: kite_turn_start<2>();
+// CAUSAL256CUDA-NOT: < {{n[0-9]+}} ? {{late[0-9]+}}
+// CAUSAL256CUDA-NOT: if (({{n[0-9]+}}) < 128)
 //
 // Attention with no mask (examples/attention.kite.cpp), S = 300: no where
 // to split on, but the key loop reduces (the row max and sum), so its
