@@ -30,7 +30,8 @@
 #                           serving sweeps from it without compiling
 #   tools/gpu.sh timeline [OUT]  on a GPU host: `kite bench --timeline` of
 #                           attention and causal attention (four configs;
-#                           S1024, S4096; KITE_TIMELINE_SEQS picks) beside
+#                           S1024, S4096; KITE_TIMELINE_SEQS picks; head dim
+#                           128, KITE_TIMELINE_DIMS picks) beside
 #                           SDPA, and of bmm 64x1024^3 and matmul 4096^3
 #                           (OUT/timeline/timeline.txt)
 #   tools/gpu.sh            both, on a GPU host that can also build
@@ -524,14 +525,16 @@ run_timeline() {
   local configs=("$pp}" "$pp,\"pid_type\":\"persistent_interleaved\"}" "$pp,\"l2_groupings\":[16]}"
     '{"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"fast_math":true,"min_programs_per_sm":2}')
   {
-    local s ex c
-    for s in ${KITE_TIMELINE_SEQS:-1024 4096}; do
-      for ex in attention causal_attention; do
-        for c in "${configs[@]}"; do
-          echo "== $ex B4 H32 S$s D128 bf16, $c"
-          timeout 120 "$bin/kite" bench "$ir/$ex.mlir" --kernel "$ex" \
-            --arg "q=bf16[128,$s,128]" "k=bf16[128,$s,128]" "v=bf16[128,$s,128]" \
-            --config "$c" --runs 20 --timeline 2>&1 || echo "kite bench $ex S$s: FAILED"
+    local s d ex c
+    for d in ${KITE_TIMELINE_DIMS:-128}; do
+      for s in ${KITE_TIMELINE_SEQS:-1024 4096}; do
+        for ex in attention causal_attention; do
+          for c in "${configs[@]}"; do
+            echo "== $ex B4 H32 S$s D$d bf16, $c"
+            timeout 120 "$bin/kite" bench "$ir/$ex.mlir" --kernel "$ex" \
+              --arg "q=bf16[128,$s,$d]" "k=bf16[128,$s,$d]" "v=bf16[128,$s,$d]" \
+              --config "$c" --runs 20 --timeline 2>&1 || echo "kite bench $ex S$s D$d: FAILED"
+          done
         done
       done
     done
@@ -551,8 +554,12 @@ run_timeline() {
     benchdir="$(dirname "$bin")/bench"
     [ -d "$benchdir" ] || benchdir="$root/bench"
     echo "== SDPA (torch_baseline.py --no-compile)"
+    local rows=()
+    for d in ${KITE_TIMELINE_DIMS:-128}; do
+      for s in ${KITE_TIMELINE_SEQS:-1024 4096}; do rows+=("attention B4 H32 S$s D$d"); done
+    done
     timeout 120 python3 "$benchdir/torch_baseline.py" --no-compile --runs 20 \
-      --filter "attention B4 H32 S1024 D128,attention B4 H32 S4096 D128" 2>&1 | grep -v '^$' ||
+      --filter "$(IFS=,; echo "${rows[*]}")" 2>&1 | grep -v '^$' ||
       echo "torch_baseline.py: FAILED"
   } | tee "$out/timeline.txt"
 }
