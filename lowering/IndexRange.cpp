@@ -282,11 +282,9 @@ int64_t IndexRanges::divisor(Value v, int depth) {
             .Case<arith::ExtSIOp, arith::IndexCastOp, SpecializeOp>(
                 [&](Operation *) { return of(op->getOperand(0)); })
             .Case([&](SpanQueryOp q) -> int64_t {
-              auto arg = dyn_cast<BlockArgument>(q.getSpan());
-              auto loop = arg ? dyn_cast<TileForOp>(arg.getOwner()->getParentOp()) : TileForOp();
-              if (!loop || arg.getArgNumber() >= loop.getNumDims())
+              auto [loop, n] = getSpanLoop(q.getSpan());
+              if (!loop)
                 return 1;
-              unsigned n = arg.getArgNumber();
               // begin: lower + t * block; end: min(begin + block, upper).
               int64_t block = of(loop.getBlockSizes()[n]);
               int64_t begin = gcd(of(loop.getLowerBounds()[n]), block);

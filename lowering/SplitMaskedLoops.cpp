@@ -355,15 +355,18 @@ void reloadInvariants(TileForOp later) {
 }
 
 /// Whether every tile of `loop` (one dimension, a constant block size) is
-/// whole: its bounds are both multiples of the block size.
+/// whole: the block size divides its extent, constant bounds' exactly, or
+/// else both bounds.
 bool wholeTiles(TileForOp loop) {
   std::optional<int64_t> bk = getConstantIntValue(loop.getBlockSizes()[0]);
   if (!bk || *bk <= 0)
     return false;
+  Value lower = loop.getLowerBounds()[0], upper = loop.getUpperBounds()[0];
+  std::optional<int64_t> lo = getConstantIntValue(lower), hi = getConstantIntValue(upper);
+  if (lo && hi)
+    return (*hi - *lo) % *bk == 0;
   IndexRanges ranges;
-  int64_t d = std::gcd(ranges.divisorOf(loop.getLowerBounds()[0]),
-                       ranges.divisorOf(loop.getUpperBounds()[0]));
-  return d % *bk == 0;
+  return std::gcd(ranges.divisorOf(lower), ranges.divisorOf(upper)) % *bk == 0;
 }
 
 LogicalResult split(TileForOp loop) {
