@@ -133,9 +133,8 @@ __device__ __forceinline__ uint4 ld_global_v4_if(unsigned long long addr, bool p
   return v;
 }
 
-/// Bytes [s, s + 16) of the 32 bytes in `w` (s < 16, a multiple of the
-/// element size): the 16-byte chunk that starts s bytes into an aligned
-/// pair of chunks.
+/// Bytes [s, s + 16) of the 32 bytes in `w` (s < 16): the 16-byte chunk
+/// that starts s bytes into an aligned pair of chunks.
 __device__ __forceinline__ uint4 gemm_shift_chunk(const unsigned (&w)[8], int s) {
   const int q = s >> 2;
   const unsigned bits = (s & 3) * 8;
@@ -1075,29 +1074,22 @@ __device__ __forceinline__ uint4 stage_chunk(const unsigned char *row, long long
   const long long at = c << 4;
   if (at >= bytes)
     return make_uint4(0, 0, 0, 0);
-  const unsigned s = unsigned(reinterpret_cast<unsigned long long>(row)) & 15;
+  const int s = int(reinterpret_cast<unsigned long long>(row) & 15);
   if (s == 0 && at + 16 <= bytes)
     return *reinterpret_cast<const uint4 *>(row + at);
   const unsigned char *granule = row + at - s; // 16-byte aligned
-  const unsigned shift = (s & 3) * 8, q = s >> 2;
-  unsigned x[5];
   if (granule >= row && granule + 32 <= row + bytes) {
     const uint4 a = *reinterpret_cast<const uint4 *>(granule);
     const uint4 b = *reinterpret_cast<const uint4 *>(granule + 16);
     const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-    // x[i] = w[q + i], by selects (a run-time index would put w in local
-    // memory).
-#pragma unroll
-    for (int i = 0; i < 5; ++i)
-      x[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
-  } else {
-    const unsigned char *w = granule + 4 * q;
-#pragma unroll
-    for (int k = 0; k < 5; ++k)
-      x[k] = stage_word(row, row + bytes, w + 4 * k);
+    return gemm_shift_chunk(w, s);
   }
-  return make_uint4(__funnelshift_r(x[0], x[1], shift), __funnelshift_r(x[1], x[2], shift),
-                    __funnelshift_r(x[2], x[3], shift), __funnelshift_r(x[3], x[4], shift));
+  // The 5 words from the one holding the chunk's first byte.
+  unsigned w[8] = {};
+#pragma unroll
+  for (int k = 0; k < 5; ++k)
+    w[k] = stage_word(row, row + bytes, granule + (s & ~3) + 4 * k);
+  return gemm_shift_chunk(w, s & 3);
 }
 } // namespace kite_device
 
