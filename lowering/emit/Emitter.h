@@ -563,6 +563,17 @@ private:
                   llvm::function_ref<void()> element);
   /// The loop kite-overlap-products split, while it is emitted.
   std::optional<Overlap> overlap;
+  /// The warpgroups of the turn sequence (pingpong) open in this program
+  /// (0: none). A loop taking turns leaves it open, the first warpgroup's
+  /// turn passed on but not taken, so that a loop after it (causal
+  /// attention's diagonal tile) takes its turns on in the same order,
+  /// without a barrier between (ending the sequence and starting a new
+  /// one without one would let the last warpgroup's start arrive on the
+  /// first's turn twice, before the first took the pass back). Every loop
+  /// leaves it in that state on every path; the program's end takes the
+  /// last pass back (closeTurns).
+  int64_t openTurns = 0;
+  void closeTurns();
   /// A key loop whose carried value (`arg`) only one wgmma product
   /// accumulates into (`acc = baddbmm(acc, a, b)`: the value read by
   /// nothing else, the product's result by nothing but the loop's yield),

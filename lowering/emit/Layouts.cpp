@@ -317,7 +317,23 @@ Emitter::StagingScope::StagingScope(Emitter &e, Operation *loop)
       repeated = !outer.isTopLevel();
     else
       repeated = isa<LoopLikeOpInterface>(p);
-  if (e.liveStaging == 0 && (e.lowScratchUsed || e.stagingFreed || repeated)) {
+  // A sibling loop after one whose buffers were all a producer's rings
+  // (their stages change hands on mbarriers) or left operands staged
+  // before it, with scratch above the staging (stagingOutsideLoops), reuses
+  // them as they are: no barrier (causal attention's diagonal tile). A
+  // repeated loop keeps it: its next run's first copies may land before
+  // the previous run's last reads.
+  bool ringsOnly = !repeated && !e.lowScratchUsed && e.producer && e.stagingOutsideLoops;
+  for (Operation *load : e.prefetchLoops.lookup(loop))
+    ringsOnly &= e.tmaCopies.count(load) > 0;
+  for (Value lhs : e.sharedLhsLoops.lookup(loop)) {
+    LoadOp l = loadedLhs(lhs).first;
+    ringsOnly &= e.stagedBefore.contains({loop, lhs}) || (l && e.tmaCopies.count(l));
+  }
+  loop->walk([&](Operation *op) { ringsOnly &= e.stagingBuffers.count(op) == 0; });
+  if (e.liveStaging == 0 && ringsOnly) {
+    e.stagingFreed = false;
+  } else if (e.liveStaging == 0 && (e.lowScratchUsed || e.stagingFreed || repeated)) {
     e.line(e.sync() + " // scratch below the staging buffers is free");
     e.lowScratchUsed = false;
     e.stagingFreed = false;

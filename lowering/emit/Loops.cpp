@@ -527,6 +527,7 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
   }
   if (failed(producing ? emitProducerBlock(*bodyBlock) : emitBlock(*bodyBlock)))
     return failure();
+  closeTurns();
   tracedLoops.clear();
   if (options.trace)
     line(llvm::formatv("trace_event(31, {0});", tracedPid));

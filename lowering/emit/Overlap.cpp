@@ -102,6 +102,12 @@ void Emitter::declareLateProduct(bool zeroed) {
   line(llvm::formatv("unsigned {0}[{1}][{2}][4]{3};", overlap->af, PK / 16, MT, init));
 }
 
+void Emitter::closeTurns() {
+  if (openTurns)
+    line(llvm::formatv("kite_turn_end<{0}>();", openTurns));
+  openTurns = 0;
+}
+
 LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   Block *bodyBlock = loop.getBodyBlock();
   Operation *yield = bodyBlock->getTerminator();
@@ -143,9 +149,13 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
       tilesAlwaysFull(loop.getSpans()[0], lv.blockSize, lv.lowerConst, lv.upperConst))
     o.turns = numThreads / 128;
   overlap = o;
-  // The first turn is the first warpgroup's.
-  if (o.turns)
+  // The first turn is the first warpgroup's (already, after a loop that
+  // left the same sequence open).
+  if (o.turns && openTurns != o.turns) {
+    closeTurns();
     line(llvm::formatv("kite_turn_start<{0}>();", o.turns));
+    openTurns = o.turns;
+  }
   // The late ring's first copies are one tile behind the early ring's.
   Operation *lateLoad = prefetchedOperand[o.late];
   if (failed(emitPrefetchPrologue({prefetchedOperand[o.early], lateLoad}, lv, lateLoad)))
@@ -257,9 +267,8 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
   overlap->lateAlone = false;
   --indent;
   line("}");
-  // The last warpgroup's last pass, taken back.
-  if (overlap->turns)
-    line(llvm::formatv("kite_turn_end<{0}>();", overlap->turns));
+  // The last warpgroup's last pass stays open for the loops after this one
+  // (closeTurns takes it back).
   overlap.reset();
   for (auto [res, c, arg] : llvm::zip(loop.getResults(), carried, loop.getRegionIterArgs())) {
     if (c.regCount == 0)

@@ -94,14 +94,28 @@
 // PING: kite_turn_end<2>();
 // At S = 300 the loop over full tiles takes turns and the partial last
 // tile's loop keeps its order; the partial tile's rows past S lie past the
-// tensors, where TMA filled zeros, so nothing zeroes them by hand; pingpong
-// without what it needs is an error that says so.
+// tensors, where TMA filled zeros, so nothing zeroes them by hand. The
+// second loop's buffers are the same rings and q's staging, so no barrier
+// comes between the loops, and the turns' sequence stays open until the
+// program's end; pingpong without what it needs is an error that says so.
 // RUN: kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}' --emit=cuda | FileCheck %s --check-prefix=PINGPARTIAL
 // PINGPARTIAL: kite_turn_start<2>();
-// PINGPARTIAL: kite_turn_end<2>();
+// PINGPARTIAL: for (i64 {{t[0-9]+}} = 1;
+// PINGPARTIAL: kite_turn_wait<2>();
+// PINGPARTIAL: kite_turn_pass<2>();
+// PINGPARTIAL: kite_turn_wait<2>();
+// PINGPARTIAL: kite_turn_pass<2>();
+// PINGPARTIAL-NOT: kite_turn
+// PINGPARTIAL-NOT: kite_sync
+// PINGPARTIAL-NOT: < 128) {
+// PINGPARTIAL: for (i64 {{t[0-9]+}} = 1;
 // PINGPARTIAL-NOT: kite_turn
 // PINGPARTIAL-NOT: < 128) {
 // PINGPARTIAL: wgmma_drain<0
+// PINGPARTIAL-NOT: kite_turn
+// PINGPARTIAL: store_16(
+// PINGPARTIAL: kite_turn_end<2>();
+// PINGPARTIAL-NOT: kite_turn
 // RUN: not kite inspect %kite_src/examples/attention.kite.cpp --kernel attention --arg 'q=bf16[2,300,128]' --arg 'k=bf16[2,300,128]' --arg 'v=bf16[2,300,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"pingpong":true}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=PINGBAD
 // PINGBAD: pingpong takes turns between two computing warpgroups' products: it needs warp_specialize on a key loop (tensor_cores, wgmma), overlap_products and num_warps = 12
 //

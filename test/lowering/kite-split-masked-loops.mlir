@@ -97,7 +97,9 @@
 // (a multiple of 128, as b is): its tiles are whole, so it is marked
 // kite.full_tiles too, and in CUDA it takes no key masks, zeroes no rows of
 // a partial tile, and its two warpgroups take turns (pingpong) as in the
-// first loop.
+// first loop: the same sequence of turns, with no barrier between the
+// loops (their buffers are the same rings and q's staging), taken back at
+// the program's end.
 // RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --kernel causal_attention --arg 'q=bf16[2,256,128]' --arg 'k=bf16[2,256,128]' --arg 'v=bf16[2,256,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}' --emit=lowered | FileCheck %s --check-prefix=CAUSAL256
 // CAUSAL256: %[[BELOW:.*]]:3 = kite.tile_for
 // CAUSAL256-NOT: kite.where
@@ -106,9 +108,21 @@
 // CAUSAL256: kite.where
 // CAUSAL256: } {kite.full_tiles
 // RUN: kite inspect %kite_src/examples/causal_attention.kite.cpp --kernel causal_attention --arg 'q=bf16[2,256,128]' --arg 'k=bf16[2,256,128]' --arg 'v=bf16[2,256,128]' --config '{"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}' --emit=cuda | FileCheck %s --check-prefix=CAUSAL256CUDA
-// CAUSAL256CUDA-COUNT-2: kite_turn_start<2>();
+// CAUSAL256CUDA: kite_turn_start<2>();
 // CAUSAL256CUDA-NOT: < {{n[0-9]+}} ? {{late[0-9]+}}
 // CAUSAL256CUDA-NOT: if (({{n[0-9]+}}) < 128)
+// CAUSAL256CUDA-NOT: kite_turn_start
+// CAUSAL256CUDA-NOT: kite_turn_end
+// CAUSAL256CUDA-NOT: scratch below the staging buffers
+// CAUSAL256CUDA: the shared left operand: as staged before the loop above
+// CAUSAL256CUDA-NOT: < {{n[0-9]+}} ? {{late[0-9]+}}
+// CAUSAL256CUDA-NOT: if (({{n[0-9]+}}) < 128)
+// CAUSAL256CUDA-NOT: kite_turn_start
+// CAUSAL256CUDA-NOT: kite_turn_end
+// CAUSAL256CUDA: kite_turn_wait<2>();
+// CAUSAL256CUDA: store_16(
+// CAUSAL256CUDA: kite_turn_end<2>();
+// CAUSAL256CUDA-NOT: kite_turn
 //
 // Attention with no mask (examples/attention.kite.cpp), S = 300: no where
 // to split on, but the key loop reduces (the row max and sum), so its
