@@ -120,6 +120,8 @@
 // CAUSAL256CUDA-NOT: kite_turn_start
 // CAUSAL256CUDA-NOT: kite_turn_end
 // CAUSAL256CUDA: kite_turn_wait<2>();
+// The mask compares query and key indices below 2^31 as 32-bit values.
+// CAUSAL256CUDA: = cvt<bool>(cvt<int>({{v[0-9]+}}[{{k[0-9]+}}]) >= cvt<int>({{v[0-9]+}}[{{k[0-9]+}}]));
 // CAUSAL256CUDA: store_16(
 // CAUSAL256CUDA: kite_turn_end<2>();
 // CAUSAL256CUDA-NOT: kite_turn
