@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/IndexRange.h"
+#include "lowering/DynamicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -219,7 +220,12 @@ IndexRange IndexRanges::compute(Value v, int depth) {
             int64_t hi = b.getMax() ? (int64_t)*b.getMax() : INT64_MAX;
             return IndexRange{lo, std::max(lo, hi)};
           })
-          .Case([&](SizeOp) { return IndexRange{0, INT64_MAX}; })
+          .Case([&](SizeOp) {
+            // A size taken at launch in a bucket is at most its upper end,
+            // which the launch checks (sizeUpperBound).
+            std::optional<int64_t> bound = sizeUpperBound(v);
+            return IndexRange{0, bound ? *bound : INT64_MAX};
+          })
           .Case([&](SpanQueryOp q) {
             std::optional<LoopExtent> e = extentOf(q.getSpan());
             if (!e)
