@@ -452,7 +452,6 @@ LogicalResult Emitter::emitShape(Operation *op) {
   return success();
 }
 
-
 IndexRange Emitter::elementRange(Value v, int depth) {
   if (v.getType().isIntOrIndex())
     return indexRanges.of(v);
@@ -470,16 +469,18 @@ IndexRange Emitter::elementRange(Value v, int depth) {
     r.lo = extent->lower.lo;
     return r;
   }
-  if (isa<UnsqueezeOp, SqueezeOp, ExpandOp, ReshapeOp, TransposeOp, PermuteOp, ConvertLayoutOp>(def))
+  if (isa<UnsqueezeOp, SqueezeOp, ExpandOp, ReshapeOp, TransposeOp, PermuteOp,
+          ConvertLayoutOp>(def))
     return elementRange(def->getOperand(0), depth + 1);
   if (auto b = dyn_cast<BinaryOp>(def)) {
     if (b.getKind() != BinaryKind::add && b.getKind() != BinaryKind::sub)
       return IndexRange::full();
     IndexRange x = elementRange(b.getLhs(), depth + 1), y = elementRange(b.getRhs(), depth + 1);
     IndexRange r;
-    bool overflow = b.getKind() == BinaryKind::add
-                        ? llvm::AddOverflow(x.lo, y.lo, r.lo) || llvm::AddOverflow(x.hi, y.hi, r.hi)
-                        : llvm::SubOverflow(x.lo, y.hi, r.lo) || llvm::SubOverflow(x.hi, y.lo, r.hi);
+    bool overflow =
+        b.getKind() == BinaryKind::add
+            ? llvm::AddOverflow(x.lo, y.lo, r.lo) || llvm::AddOverflow(x.hi, y.hi, r.hi)
+            : llvm::SubOverflow(x.lo, y.hi, r.lo) || llvm::SubOverflow(x.hi, y.lo, r.hi);
     return overflow ? IndexRange::full() : r;
   }
   return IndexRange::full();

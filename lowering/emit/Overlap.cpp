@@ -150,9 +150,9 @@ LogicalResult Emitter::emitOverlappedLoop(TileForOp loop) {
     o.turns = numThreads / 128;
   overlap = o;
   // The first turn is the first warpgroup's (already, after a loop that
-  // left the same sequence open).
-  if (o.turns && openTurns != o.turns) {
-    closeTurns();
+  // left the sequence open: every loop's turns are all the computing
+  // warpgroups').
+  if (o.turns && !openTurns) {
     line(llvm::formatv("kite_turn_start<{0}>();", o.turns));
     openTurns = o.turns;
   }
