@@ -306,3 +306,39 @@ int64_t IndexRanges::divisor(Value v, int depth) {
   divisors_[v] = d;
   return d;
 }
+
+IndexRange IndexRanges::elementsOf(Value v) { return elements(v, 0); }
+
+IndexRange IndexRanges::elements(Value v, int depth) {
+  if (!v || depth > kMaxDepth)
+    return IndexRange::full();
+  if (v.getType().isIntOrIndex())
+    return get(v, depth);
+  auto tile = dyn_cast<TileType>(v.getType());
+  Operation *op = v.getDefiningOp();
+  if (!tile || !tile.getElementType().isIntOrIndex() || !op)
+    return IndexRange::full();
+  auto operand = [&](unsigned i) { return elements(op->getOperand(i), depth + 1); };
+  return llvm::TypeSwitch<Operation *, IndexRange>(op)
+      .Case([&](SpanIndexOp s) {
+        // begin + [0, block), begin a value of the loop's variable.
+        auto [loop, n] = getSpanLoop(s.getSpan());
+        std::optional<LoopExtent> e = extentOf(s.getSpan());
+        if (!loop || !e)
+          return IndexRange::full();
+        IndexRange block = get(loop.getBlockSizes()[n], depth + 1);
+        if (isFull(block) || block.hi < 1)
+          return IndexRange::full();
+        return add(variableOf(*e), IndexRange{0, block.hi - 1});
+      })
+      .Case<UnsqueezeOp, SqueezeOp, ExpandOp, ReshapeOp, TransposeOp, PermuteOp,
+            ConvertLayoutOp>([&](Operation *) { return operand(0); })
+      .Case([&](BinaryOp b) {
+        switch (b.getKind()) {
+        case BinaryKind::add: return add(operand(0), operand(1));
+        case BinaryKind::sub: return sub(operand(0), operand(1));
+        default: return IndexRange::full();
+        }
+      })
+      .Default([](Operation *) { return IndexRange::full(); });
+}

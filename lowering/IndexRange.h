@@ -54,10 +54,19 @@ public:
   /// bounds of a loop over [0, tq.end()), and its tiles are all whole.
   int64_t divisorOf(mlir::Value v);
 
+  /// For an integer tile, an interval holding every element (an integer
+  /// scalar: of()): a tile loop's indices lie in its bounds (past the upper
+  /// one, in a partial tile, by less than the block size); views keep their
+  /// operand's; elementwise sums and differences add the intervals; full()
+  /// where unknown. A comparison of index tiles inside int32 is emitted on
+  /// 32-bit values (causal attention's mask).
+  IndexRange elementsOf(mlir::Value v);
+
 private:
   IndexRange compute(mlir::Value v, int depth);
   IndexRange get(mlir::Value v, int depth);
   int64_t divisor(mlir::Value v, int depth);
+  IndexRange elements(mlir::Value v, int depth);
 
   llvm::DenseMap<mlir::Value, IndexRange> memo_;
   llvm::DenseMap<mlir::Value, int64_t> divisors_;

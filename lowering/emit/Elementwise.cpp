@@ -113,7 +113,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
           common = lhs ? lhs : rhs;
         std::string ct = computeType(common);
         auto fits32 = [&](Value v) {
-          IndexRange r = elementRange(v);
+          IndexRange r = indexRanges.elementsOf(v);
           return r.lo >= INT32_MIN && r.hi <= INT32_MAX;
         };
         if (common.isInteger(64) && fits32(c.getLhs()) && fits32(c.getRhs()))
@@ -450,38 +450,4 @@ LogicalResult Emitter::emitShape(Operation *op) {
   line("}");
   tiles[op->getResult(0)] = dst;
   return success();
-}
-
-IndexRange Emitter::elementRange(Value v, int depth) {
-  if (v.getType().isIntOrIndex())
-    return indexRanges.of(v);
-  Operation *def = v.getDefiningOp();
-  if (!def || depth > 16 || !isa<TileType>(v.getType()) ||
-      !cast<TileType>(v.getType()).getElementType().isIntOrIndex())
-    return IndexRange::full();
-  if (auto s = dyn_cast<SpanIndexOp>(def)) {
-    std::optional<LoopExtent> extent = indexRanges.extentOf(s.getSpan());
-    auto vars = spans.find(s.getSpan());
-    IndexRange r = IndexRange::full();
-    if (!extent || vars == spans.end() ||
-        llvm::AddOverflow(extent->upper.hi, vars->second.blockSize, r.hi))
-      return IndexRange::full();
-    r.lo = extent->lower.lo;
-    return r;
-  }
-  if (isa<UnsqueezeOp, SqueezeOp, ExpandOp, ReshapeOp, TransposeOp, PermuteOp,
-          ConvertLayoutOp>(def))
-    return elementRange(def->getOperand(0), depth + 1);
-  if (auto b = dyn_cast<BinaryOp>(def)) {
-    if (b.getKind() != BinaryKind::add && b.getKind() != BinaryKind::sub)
-      return IndexRange::full();
-    IndexRange x = elementRange(b.getLhs(), depth + 1), y = elementRange(b.getRhs(), depth + 1);
-    IndexRange r;
-    bool overflow =
-        b.getKind() == BinaryKind::add
-            ? llvm::AddOverflow(x.lo, y.lo, r.lo) || llvm::AddOverflow(x.hi, y.hi, r.hi)
-            : llvm::SubOverflow(x.lo, y.hi, r.lo) || llvm::SubOverflow(x.hi, y.lo, r.hi);
-    return overflow ? IndexRange::full() : r;
-  }
-  return IndexRange::full();
 }

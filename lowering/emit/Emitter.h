@@ -894,13 +894,9 @@ private:
   LogicalResult emitAssociativeScan(AssociativeScanOp op);
   LogicalResult emitSort(SortOp op);
   LogicalResult emitBinary(BinaryOp op);
-  /// An interval holding every element of the integer tile or scalar `v`
-  /// (full() where unknown): a tile loop's indices lie in its bounds (past
-  /// the upper one, in a partial tile, by less than its block size); views
-  /// keep their operand's; sums and differences add the bounds. A
-  /// comparison of two index tiles inside int32 compares 32-bit values
-  /// (causal attention's mask: one ISETP an element, not two).
-  IndexRange elementRange(Value v, int depth = 0);
+  /// Bounds of the kernel's integer scalars and tiles (IndexRanges::of,
+  /// elementsOf): a comparison of index tiles inside int32 compares 32-bit
+  /// values (causal attention's mask: one ISETP an element, not two).
   IndexRanges indexRanges;
   LogicalResult emitReduce(ReduceOp op);
   LogicalResult emitMatmul(Operation *op, Value acc, Value lhs, Value rhs,
