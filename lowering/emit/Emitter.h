@@ -449,6 +449,9 @@ private:
   /// computing thread takes (setmaxnreg), within an SM's 65536 over
   /// min_programs_per_sm programs.
   std::pair<int64_t, int64_t> producerRegisters() const;
+  /// The registers each thread holds at launch: __launch_bounds__' cap for
+  /// numThreads (and the producer's 128) at min_programs_per_sm programs.
+  int64_t launchRegisters() const;
   /// Why the config's producer cannot be (a config rejection), if it cannot.
   std::string producerRejection;
   /// The block barrier of the computing threads.

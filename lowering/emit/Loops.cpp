@@ -361,10 +361,15 @@ LogicalResult Emitter::emitTopLevelLoops() {
     // The roles split once: the producer warpgroup gives registers back
     // and its first thread runs the programs' copies; the computing
     // warpgroups take them and run the programs.
+    // Only where the split gives the computing threads more than they
+    // hold at launch (not at 8 warps and one program an SM, whose threads
+    // start at the 255 a thread can address).
     auto [producerRegs, computeRegs] = producerRegisters();
+    bool split = computeRegs > launchRegisters();
     line(llvm::formatv("if (threadIdx.x >= {0}) {{", numThreads));
     ++indent;
-    line(llvm::formatv("setmaxnreg_dec<{0}>();", producerRegs));
+    if (split)
+      line(llvm::formatv("setmaxnreg_dec<{0}>();", producerRegs));
     line(llvm::formatv("if (threadIdx.x == {0}) {{", numThreads));
     ++indent;
     // Its slice defines its own names for the scalars and spans it needs.
@@ -381,7 +386,8 @@ LogicalResult Emitter::emitTopLevelLoops() {
     --indent;
     line("} else {");
     ++indent;
-    line(llvm::formatv("setmaxnreg_inc<{0}>();", computeRegs));
+    if (split)
+      line(llvm::formatv("setmaxnreg_inc<{0}>();", computeRegs));
   }
   if (failed(emitPrograms()))
     return failure();

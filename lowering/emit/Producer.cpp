@@ -471,9 +471,20 @@ std::pair<int64_t, int64_t> Emitter::producerRegisters() const {
   // counts); setmaxnreg takes multiples of 8 from 24 to 256, and a thread
   // addresses at most 255.
   constexpr int64_t kProducer = 40;
-  int64_t perProgram = 65536 / std::max<int64_t>(minPrograms, 1);
-  int64_t compute = (perProgram - 128 * kProducer) / numThreads / 8 * 8;
-  return {kProducer, std::clamp<int64_t>(compute, 24, 240)};
+  // What the warpgroups split is what the program holds at launch: every
+  // thread with the kernel's register count, which for a kernel that uses
+  // setmaxnreg is __launch_bounds__' cap (65536 over min_programs_per_sm
+  // programs of all their threads, in multiples of 8). Asking for more
+  // than that (the SM's 65536 over the programs alone, ignoring the
+  // rounding) blocks setmaxnreg.inc forever: 3 programs of 256 threads
+  // hold 80 each, 20480 in all, not 21845.
+  int64_t compute = (launchRegisters() * (numThreads + 128) - 128 * kProducer) / numThreads / 8 * 8;
+  return {kProducer, std::min<int64_t>(compute, 240)};
+}
+
+int64_t Emitter::launchRegisters() const {
+  int64_t threads = numThreads + (producer ? 128 : 0);
+  return std::min<int64_t>(65536 / (std::max<int64_t>(minPrograms, 1) * threads) / 8 * 8, 248);
 }
 
 void Emitter::emitRings() {

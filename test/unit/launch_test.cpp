@@ -247,6 +247,51 @@ TEST(Registration, TheDefaultFallsBackWhereEmissionTurnsItsProducerDown) {
   EXPECT_NO_THROW(lowerToCuda(k->ir, k->name, specs(128), speculative, target));
 }
 
+TEST(Registration, TheRegisterSplitFitsWhatTheProgramHoldsAtLaunch) {
+  // A producer warpgroup gives registers back (setmaxnreg.dec) and the
+  // computing warpgroups take them (setmaxnreg.inc), which blocks until the
+  // program has them: the split must fit in what its threads hold at
+  // launch, __launch_bounds__' cap (65536 over the programs' threads, in
+  // multiples of 8). 3 programs of 256 threads hold 80 each; asking for
+  // 128 hung every launch.
+  const KernelSource *k = lookup_kernel(&attention);
+  ASSERT_NE(k, nullptr);
+  CompileOptions target;
+  target.arch = "sm_90a";
+  std::vector<ArgSpec> specs;
+  for (const char *name : {"q", "k", "v"})
+    specs.push_back(ArgSpec::tensor(name, bf16, {8, 1024, 64}, {}, 16));
+  auto number = [](const std::string &src, const std::string &key) -> int64_t {
+    size_t at = src.find(key);
+    return at == std::string::npos ? -1 : std::stoll(src.substr(at + key.size()));
+  };
+  int splits = 0;
+  for (int warps : {8, 12})
+    for (int programs : {1, 2, 3}) {
+      std::string rows = std::to_string((warps / 4 - 1) * 64); // a computing warpgroup's 64
+      std::string config = R"({"block_sizes":[1,)" + rows + R"(,64],"num_warps":)" +
+                           std::to_string(warps) +
+                           R"(,"num_stages":2,"tensor_cores":true,"wgmma":true,)"
+                           R"("warp_specialize":true,"overlap_products":true,)"
+                           R"("min_programs_per_sm":)" +
+                           std::to_string(programs) + "}";
+      SCOPED_TRACE(config);
+      std::string src = lowerToCuda(k->ir, k->name, specs, config, target).source;
+      int64_t threads = warps * 32;
+      ASSERT_NE(src.find("__launch_bounds__(" + std::to_string(threads)), std::string::npos);
+      int64_t held = std::min<int64_t>(65536 / (programs * threads) / 8 * 8, 255);
+      int64_t dec = number(src, "setmaxnreg_dec<"), inc = number(src, "setmaxnreg_inc<");
+      ASSERT_EQ(dec < 0, inc < 0) << "setmaxnreg on one side only";
+      if (inc < 0)
+        continue;
+      ++splits;
+      EXPECT_LT(dec, held);
+      EXPECT_GT(inc, held);
+      EXPECT_LE(dec * 128 + inc * (threads - 128), held * threads);
+    }
+  EXPECT_GE(splits, 4);
+}
+
 TEST(Registration, PersistentPlanKeepsItsProgramIds) {
   // A persistent kernel loops over its program ids by gridDim.x; its plan
   // holds how many there are, and the launch runs as many programs as the
