@@ -48,6 +48,25 @@ SearchSpace::SearchSpace(const json &space) {
                   " has no entry in the default config");
     params_.push_back(std::move(param));
   }
+  if (space.contains("starts")) {
+    if (!space["starts"].is_array())
+      throw Error("kite autotune: malformed config space: \"starts\" must be a list of configs");
+    for (const json &s : space["starts"]) {
+      if (!s.is_object())
+        throw Error("kite autotune: malformed config space: a start is not a config: " + s.dump());
+      starts_.push_back(s);
+    }
+  }
+}
+
+std::vector<Point> SearchSpace::starts() const {
+  std::vector<Point> points;
+  for (const json &s : starts_) {
+    Point p = nearest(s);
+    if (p != defaults() && std::find(points.begin(), points.end(), p) == points.end())
+      points.push_back(std::move(p));
+  }
+  return points;
 }
 
 void SearchSpace::pin(const json &partial) {

@@ -66,9 +66,14 @@ public:
   /// space has it, the nearest number (on a log scale) where it has numbers,
   /// else its default.
   Point nearest(const nlohmann::json &config) const;
+  /// The space's starts (configs the compiler knows to win at some shapes,
+  /// far from the default) as points, each at most once and none the
+  /// default.
+  std::vector<Point> starts() const;
 
 private:
   nlohmann::json defaults_;
+  std::vector<nlohmann::json> starts_;
   std::vector<Parameter> params_;
 };
 

@@ -272,10 +272,17 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
     log(fmt::format("kite autotune: {}: the cache's nearby winners are not usable ({})", name,
                     firstLine(e.what())));
   }
+  // Then the compiler's starts: configs far from the default that win at
+  // some shapes (three programs an SM of smaller tiles, say).
+  for (Point &p : space.starts())
+    if (std::find(search.warmStarts.begin(), search.warmStarts.end(), p) ==
+        search.warmStarts.end())
+      search.warmStarts.push_back(std::move(p));
   result.warmStarts = (int)search.warmStarts.size();
   if (!search.warmStarts.empty())
-    log(fmt::format("kite autotune: {}: starting beside {} configs tuned for nearby shapes", name,
-                    search.warmStarts.size()));
+    log(fmt::format("kite autotune: {}: starting beside {} configs (tuned for nearby shapes, or "
+                    "the compiler's starts)",
+                    name, search.warmStarts.size()));
   search.effort = options.effort;
   search.budgetSeconds = budget;
   search.seed = std::hash<std::string>{}(name);

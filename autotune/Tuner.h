@@ -76,7 +76,8 @@ struct TuneResult {
   uint64_t bytes = 0;          // arguments + outputs
   std::vector<std::string> failures; // "config: why" for failed and wrong ones
   int workerStarts = 0;
-  int warmStarts = 0; // cached winners for nearby shapes the search began with
+  int warmStarts = 0; // configs the search began with beside the default (cached winners for
+                      // nearby shapes, the compiler's starts)
   /// Every config that ran, in the order timed: the search's time and, for
   /// the finalists, the median of their re-timing rounds (else 0).
   struct Timed {

@@ -17,6 +17,9 @@
 //
 // `index` is present for list-valued keys (block_sizes[i], loop_orders[i],
 // l2_groupings[i], reduction_loops[i]); a config sets every list in full.
+// An optional "starts": [{...}, ...] lists whole configs far from the
+// default (several keys apart) that win at some shapes; the search tries
+// them beside the default and descends from the best.
 //
 //===----------------------------------------------------------------------===//
 

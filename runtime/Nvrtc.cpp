@@ -266,6 +266,15 @@ NvrtcOutput compile(std::string_view source, std::string_view name, std::string_
   nvrtcResult r = nvrtc().nvrtcCompileProgram(program.get(), int(argv.size()), argv.data());
   result.log = programLog(program.get());
   if (r != NVRTC_SUCCESS) {
+    // ptxas could not fit an instruction's operands (a wgmma's sums) in the
+    // registers __launch_bounds__ leaves a thread: the config's programs an
+    // SM (min_programs_per_sm) do not fit the kernel, which is a rejection.
+    if (size_t at = result.log.find("(C7602)"); at != std::string::npos) {
+      size_t begin = result.log.rfind('\n', at), end = result.log.find('\n', at);
+      begin = begin == std::string::npos ? 0 : begin + 1;
+      throw ConfigRejected(fmt::format("{} for {}: config does not fit: {}", name, target,
+                                       result.log.substr(begin, end - begin)));
+    }
     std::string saved = saveFailedSource(source, name, opts);
     std::string where = saved.empty()
                             ? std::string("the source could not be saved (no writable "

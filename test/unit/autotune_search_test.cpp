@@ -116,6 +116,27 @@ TEST(SearchSpace, MalformedSpacesAreErrors) {
             std::string::npos);
 }
 
+TEST(SearchSpace, StartsAreThePointsOfTheCompilersStarts) {
+  json text = rowSpace();
+  // The default itself, a start two keys away, the same again, and one
+  // whose value the space lacks (the nearest is taken).
+  text["starts"] = json::parse(R"([
+    {"block_sizes": [4, 64], "num_warps": 4},
+    {"block_sizes": [8, 64], "pid_type": "persistent_interleaved"},
+    {"block_sizes": [8, 64], "pid_type": "persistent_interleaved"},
+    {"num_warps": 12}])");
+  SearchSpace space(text);
+  EXPECT_EQ(space.starts(), (std::vector<Point>{{3, 2, 2, 2, 3}, {2, 2, 4, 0, 3}}));
+  // A pinned key keeps its pinned value in every start.
+  space.pin(json::parse(R"({"pid_type": "flat"})"));
+  EXPECT_EQ(space.starts(), (std::vector<Point>{{3, 2, 2, 3}, {2, 2, 4, 3}}));
+  EXPECT_TRUE(SearchSpace(rowSpace()).starts().empty());
+  text["starts"] = json::parse(R"({"num_warps": 8})");
+  EXPECT_THROW(SearchSpace{text}, kite::Error);
+  text["starts"] = json::parse(R"([8])");
+  EXPECT_THROW(SearchSpace{text}, kite::Error);
+}
+
 /// A synthetic kernel: time is a bowl around `opt` in index space with an
 /// interaction between the two block sizes, rejected where the tile is too
 /// big, failing at one pid type for big tiles.

@@ -17,6 +17,7 @@
 #include <kite/runtime.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -290,6 +291,45 @@ TEST(Registration, TheRegisterSplitFitsWhatTheProgramHoldsAtLaunch) {
       EXPECT_LE(dec * 128 + inc * (threads - 128), held * threads);
     }
   EXPECT_GE(splits, 4);
+}
+
+TEST(Registration, TheSpacesStartsCompileWhereTheyFit) {
+  // The config space of a producer-served key loop starts the search beside
+  // configs several keys from the default: its tiles halved at three
+  // programs an SM, and grouped programs taken as they finish. Both compile
+  // at head dim 64. At 128 ptxas cannot fit a product's sums in the 80
+  // registers a thread three programs leave: a rejection (the tuner skips
+  // it), not a compile failure.
+  const KernelSource *k = lookup_kernel(&attention);
+  ASSERT_NE(k, nullptr);
+  CompileOptions target;
+  target.arch = "sm_90a";
+  auto specs = [](int64_t d) {
+    std::vector<ArgSpec> s;
+    for (const char *name : {"q", "k", "v"})
+      s.push_back(ArgSpec::tensor(name, bf16, {8, 1024, d}, {}, 16));
+    return s;
+  };
+  nlohmann::json space = nlohmann::json::parse(configSpaceOf(*k, specs(64), "sm_90a"));
+  ASSERT_TRUE(space.contains("starts"));
+  ASSERT_EQ(space["starts"].size(), 2u);
+  EXPECT_EQ(space["starts"][0]["min_programs_per_sm"], 3);
+  EXPECT_EQ(space["starts"][1]["pid_type"], "persistent_dynamic");
+  for (const nlohmann::json &start : space["starts"]) {
+    Options options;
+    options.config = start.dump();
+    SCOPED_TRACE(options.config);
+    EXPECT_NO_THROW(compileToPlan(*k, specs(64), options, target));
+  }
+  Options small;
+  small.config = space["starts"][0].dump();
+  EXPECT_THROW(compileToPlan(*k, specs(128), small, target), ConfigRejected);
+  // Kernels without such a loop have none.
+  const KernelSource *a = lookup_kernel(&add);
+  ASSERT_NE(a, nullptr);
+  std::vector<ArgSpec> xy = {ArgSpec::tensor("x", f32, {1024, 1024}),
+                             ArgSpec::tensor("y", f32, {1024, 1024})};
+  EXPECT_FALSE(nlohmann::json::parse(configSpaceOf(*a, xy, "sm_90a")).contains("starts"));
 }
 
 TEST(Registration, PersistentPlanKeepsItsProgramIds) {

@@ -325,7 +325,14 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     const nlohmann::json &params = space["parameters"];
     for (size_t i = 0; i < params.size(); ++i)
       js += (i ? ",\n  " : "\n  ") + params[i].dump();
-    report.configSpace = js + "\n]}\n";
+    js += "\n]";
+    if (space.contains("starts")) {
+      js += ",\n \"starts\": [";
+      for (size_t i = 0; i < space["starts"].size(); ++i)
+        js += (i ? ",\n  " : "\n  ") + space["starts"][i].dump();
+      js += "\n]";
+    }
+    report.configSpace = js + "}\n";
     if (opts.html.empty())
       return kite::cli::kSuccess;
     report.stages.pop_back(); // the full pipeline below records it again
