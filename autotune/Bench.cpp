@@ -180,10 +180,36 @@ std::pair<double, double> tolerance(DType t) {
 
 } // namespace
 
+namespace {
+/// How long one launch may run before the bench calls it hung: a kernel
+/// that deadlocks (a barrier never reached, registers never granted) would
+/// otherwise block `kite bench` and kite_bench forever. No benchmark launch
+/// takes a minute.
+constexpr double kStallSeconds = 60;
+
+/// Waits for `done`, launched after the last event waited for; a clear
+/// error, not a hang, where it does not come within kStallSeconds.
+void awaitLaunch(rt::Event &done) {
+  if (!done.waitFor(kStallSeconds))
+    throw Error(fmt::format("kite bench: a launch did not finish within {:.0f} s: the kernel "
+                            "never ends (a deadlock in its synchronization?); the process must "
+                            "exit to free the GPU",
+                            kStallSeconds));
+}
+} // namespace
+
+void kite::autotune::synchronizeLaunches() {
+  rt::Event done;
+  done.record();
+  awaitLaunch(done);
+}
+
 double kite::autotune::timeLaunches(const std::function<void()> &launch, const Tensor *flush,
                                     int warmup, int runs) {
-  for (int i = 0; i < warmup; ++i)
+  for (int i = 0; i < warmup; ++i) {
     launch();
+    synchronizeLaunches();
+  }
   std::vector<std::unique_ptr<rt::Event>> start, stop;
   for (int i = 0; i < runs; ++i) {
     start.push_back(std::make_unique<rt::Event>());
@@ -202,7 +228,9 @@ double kite::autotune::timeLaunches(const std::function<void()> &launch, const T
     launch();
     stop[i]->record();
   }
-  stop.back()->synchronize();
+  // In order, so that each wait covers one launch (and the flush before).
+  for (int i = 0; i < runs; ++i)
+    awaitLaunch(*stop[i]);
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i)
     ms.push_back(stop[i]->elapsedMsSince(*start[i]));
@@ -340,7 +368,7 @@ PlanBench::~PlanBench() = default;
 void PlanBench::setReference(const KernelPlan &plan) {
   rt::ContextScope scope(impl_->dc);
   impl_->reference = run_plan(plan, impl_->args);
-  cuda::synchronize();
+  synchronizeLaunches();
   impl_->referenceMax.clear();
   for (const Tensor &r : impl_->reference) {
     double big = 0;

@@ -96,11 +96,17 @@ private:
   bool broken_ = false;
 };
 
+/// Waits for the work queued on the default stream of the current context;
+/// throws kite::Error, instead of waiting forever, where it has not finished
+/// within a minute (a kernel that deadlocks).
+void synchronizeLaunches();
+
 /// Times `launch` with CUDA events on the default stream of the current
 /// context: `warmup` launches, then `runs` launches, each after `flush` (if
 /// given) is overwritten and the L2's persisting lines are reset, outside the
 /// timed interval, emptying the L2.
-/// Returns the median in ms.
+/// Returns the median in ms. A launch that runs for a minute is a hang: a
+/// kite::Error, not a wait without end.
 double timeLaunches(const std::function<void()> &launch, const Tensor *flush, int warmup,
                     int runs);
 

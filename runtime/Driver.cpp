@@ -18,9 +18,11 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 
 using namespace kite;
@@ -367,6 +369,22 @@ void Event::record(Stream stream) {
 }
 
 void Event::synchronize() { check(cu().cuEventSynchronize(event_), "waiting for an event"); }
+
+bool Event::waitFor(double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  auto pause = std::chrono::microseconds(20);
+  for (;;) {
+    CUresult r = cu().cuEventQuery(event_);
+    if (r != CUDA_ERROR_NOT_READY) {
+      check(r, "waiting for an event");
+      return true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(10000));
+  }
+}
 
 float Event::elapsedMsSince(const Event &start) const {
   float ms = 0;

@@ -77,6 +77,7 @@ namespace kite::runtime {
   X(cuEventCreate)                                                                                 \
   X(cuEventRecord)                                                                                 \
   X(cuEventSynchronize)                                                                            \
+  X(cuEventQuery)                                                                                  \
   X(cuEventElapsedTime)                                                                            \
   X(cuEventDestroy)                                                                                \
   X(cuPointerGetAttribute)
@@ -256,6 +257,9 @@ public:
   CUevent get() const { return event_; }
   void record(Stream stream = {});
   void synchronize();
+  /// Waits up to `seconds` for the work before the event; false if it has
+  /// not finished by then (a kernel that never ends keeps the device busy).
+  bool waitFor(double seconds);
   /// Milliseconds from `start` to this event (both recorded and complete).
   float elapsedMsSince(const Event &start) const;
 
