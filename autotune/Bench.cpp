@@ -178,9 +178,6 @@ std::pair<double, double> tolerance(DType t) {
   }
 }
 
-} // namespace
-
-namespace {
 /// How long one launch may run before the bench calls it hung: a kernel
 /// that deadlocks (a barrier never reached, registers never granted) would
 /// otherwise block `kite bench` and kite_bench forever. No benchmark launch

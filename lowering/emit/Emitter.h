@@ -446,8 +446,8 @@ private:
   /// slice of each body).
   bool producing = false;
   /// The registers a thread of the producer warpgroup keeps and a
-  /// computing thread takes (setmaxnreg), within an SM's 65536 over
-  /// min_programs_per_sm programs.
+  /// computing thread takes (setmaxnreg), within what the program's threads
+  /// hold at launch (launchRegisters).
   std::pair<int64_t, int64_t> producerRegisters() const;
   /// The registers each thread holds at launch: __launch_bounds__' cap for
   /// numThreads (and the producer's 128) at min_programs_per_sm programs.
