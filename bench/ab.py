@@ -10,6 +10,7 @@ writes JSON with every round's time.
 
     python3 bench/ab.py [--kite PATH] [--ir DIR] [--cases FILE.json]
                         [--rounds N] [--runs N] [--filter S] [--json PATH] [--dry]
+                        [--timeout SECONDS]
 
 --cases is a JSON list of {"name", "ir" (a file in --ir), "kernel"
 (optional), "args": [...], "configs": [...]}; without it the built-in cases
@@ -63,7 +64,7 @@ CASES = [
 ]
 
 
-def time_config(kite, ir, case, config, runs, dry=False):
+def time_config(kite, ir, case, config, runs, dry=False, timeout=300):
     cmd = [kite, "bench", ir, "--json", "--runs", str(runs)]
     if dry:
         cmd = [kite, "inspect", ir, "--emit=ptx"]
@@ -72,7 +73,10 @@ def time_config(kite, ir, case, config, runs, dry=False):
         cmd += ["--kernel", case["kernel"]]
     for a in case["args"]:
         cmd += ["--arg", a]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"no result within {timeout:g} s (a launch that never ends?)")
     if p.returncode != 0:
         raise RuntimeError((p.stderr or p.stdout).strip().splitlines()[-1])
     return 0.0 if dry else json.loads(p.stdout)["ms"]
@@ -88,10 +92,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--filter", default="", help="only cases whose name contains this")
+    ap.add_argument("--timeout", type=float, default=300,
+                    help="seconds one `kite bench` may take (compile and runs) before its "
+                         "config counts as failed")
     ap.add_argument("--json", help="write every round's times here")
     ap.add_argument("--dry", action="store_true",
                     help="compile every config to PTX instead of timing it (no GPU needed)")
     args = ap.parse_args()
+    # Each case's table as soon as it is done, also into a pipe, so that a
+    # run cut off by a time limit keeps what it has.
+    sys.stdout.reconfigure(line_buffering=True)
     cases = CASES
     if args.cases:
         with open(args.cases) as f:
@@ -110,7 +120,7 @@ def main():
                     continue
                 try:
                     times[i].append(time_config(args.kite, ir, case, config, args.runs,
-                                                args.dry))
+                                                args.dry, args.timeout))
                 except (RuntimeError, ValueError, KeyError) as e:
                     errors[i] = str(e)
                     failed = True
