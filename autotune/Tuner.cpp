@@ -252,6 +252,12 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
   };
 
   SearchOptions search;
+  auto addWarmStart = [&](Point p) {
+    if (p != space.defaults() &&
+        std::find(search.warmStarts.begin(), search.warmStarts.end(), p) ==
+            search.warmStarts.end())
+      search.warmStarts.push_back(std::move(p));
+  };
   // Winners for nearby shapes from the cache start the search beside the
   // default.
   try {
@@ -262,11 +268,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
       json config = json::parse(c, nullptr, false);
       if (config.is_discarded())
         continue;
-      Point p = space.nearest(config);
-      if (p != space.defaults() &&
-          std::find(search.warmStarts.begin(), search.warmStarts.end(), p) ==
-              search.warmStarts.end())
-        search.warmStarts.push_back(p);
+      addWarmStart(space.nearest(config));
     }
   } catch (const std::exception &e) {
     log(fmt::format("kite autotune: {}: the cache's nearby winners are not usable ({})", name,
@@ -275,9 +277,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
   // Then the compiler's starts: configs far from the default that win at
   // some shapes (three programs an SM of smaller tiles, say).
   for (Point &p : space.starts())
-    if (std::find(search.warmStarts.begin(), search.warmStarts.end(), p) ==
-        search.warmStarts.end())
-      search.warmStarts.push_back(std::move(p));
+    addWarmStart(std::move(p));
   result.warmStarts = (int)search.warmStarts.size();
   if (!search.warmStarts.empty())
     log(fmt::format("kite autotune: {}: starting beside {} configs (tuned for nearby shapes, or "

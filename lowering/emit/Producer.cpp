@@ -483,8 +483,7 @@ std::pair<int64_t, int64_t> Emitter::producerRegisters() const {
 }
 
 int64_t Emitter::launchRegisters() const {
-  int64_t threads = numThreads + (producer ? 128 : 0);
-  return std::min<int64_t>(65536 / (std::max<int64_t>(minPrograms, 1) * threads) / 8 * 8, 248);
+  return registersPerThread(config, numThreads + (producer ? 128 : 0));
 }
 
 void Emitter::emitRings() {

@@ -45,6 +45,14 @@ using namespace kite;
 
 namespace {
 
+/// attention's q, k and v: 8 heads of 1024 rows of head dim `d`, bf16.
+std::vector<ArgSpec> attentionSpecs(int64_t d) {
+  std::vector<ArgSpec> s;
+  for (const char *name : {"q", "k", "v"})
+    s.push_back(ArgSpec::tensor(name, bf16, {8, 1024, d}, {}, 16));
+  return s;
+}
+
 std::string readFile(const std::string &path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -226,26 +234,20 @@ TEST(Registration, TheDefaultFallsBackWhereEmissionTurnsItsProducerDown) {
   ASSERT_NE(k, nullptr);
   CompileOptions target;
   target.arch = "sm_90a";
-  auto specs = [](int64_t d) {
-    std::vector<ArgSpec> s;
-    for (const char *name : {"q", "k", "v"})
-      s.push_back(ArgSpec::tensor(name, bf16, {8, 1024, d}, {}, 16));
-    return s;
-  };
-  std::string withProducer = lowerToCuda(k->ir, k->name, specs(128), "", target).source;
+  std::string withProducer = lowerToCuda(k->ir, k->name, attentionSpecs(128), "", target).source;
   EXPECT_NE(withProducer.find("TmaRing<2>"), std::string::npos);
   EXPECT_NE(withProducer.find("setmaxnreg_inc"), std::string::npos);
-  EXPECT_TRUE(speculativeDefaultFits(k->ir, k->name, specs(128), target));
+  EXPECT_TRUE(speculativeDefaultFits(k->ir, k->name, attentionSpecs(128), target));
 
   std::string plain;
-  ASSERT_NO_THROW(plain = lowerToCuda(k->ir, k->name, specs(96), "", target).source);
+  ASSERT_NO_THROW(plain = lowerToCuda(k->ir, k->name, attentionSpecs(96), "", target).source);
   EXPECT_EQ(plain.find("TmaRing"), std::string::npos);
-  EXPECT_FALSE(speculativeDefaultFits(k->ir, k->name, specs(96), target));
+  EXPECT_FALSE(speculativeDefaultFits(k->ir, k->name, attentionSpecs(96), target));
   const char *speculative =
       R"({"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,)"
       R"("wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true})";
-  EXPECT_THROW(lowerToCuda(k->ir, k->name, specs(96), speculative, target), ConfigRejected);
-  EXPECT_NO_THROW(lowerToCuda(k->ir, k->name, specs(128), speculative, target));
+  EXPECT_THROW(lowerToCuda(k->ir, k->name, attentionSpecs(96), speculative, target), ConfigRejected);
+  EXPECT_NO_THROW(lowerToCuda(k->ir, k->name, attentionSpecs(128), speculative, target));
 }
 
 TEST(Registration, TheRegisterSplitFitsWhatTheProgramHoldsAtLaunch) {
@@ -259,9 +261,7 @@ TEST(Registration, TheRegisterSplitFitsWhatTheProgramHoldsAtLaunch) {
   ASSERT_NE(k, nullptr);
   CompileOptions target;
   target.arch = "sm_90a";
-  std::vector<ArgSpec> specs;
-  for (const char *name : {"q", "k", "v"})
-    specs.push_back(ArgSpec::tensor(name, bf16, {8, 1024, 64}, {}, 16));
+  std::vector<ArgSpec> specs = attentionSpecs(64);
   auto number = [](const std::string &src, const std::string &key) -> int64_t {
     size_t at = src.find(key);
     return at == std::string::npos ? -1 : std::stoll(src.substr(at + key.size()));
@@ -304,13 +304,7 @@ TEST(Registration, TheSpacesStartsCompileWhereTheyFit) {
   ASSERT_NE(k, nullptr);
   CompileOptions target;
   target.arch = "sm_90a";
-  auto specs = [](int64_t d) {
-    std::vector<ArgSpec> s;
-    for (const char *name : {"q", "k", "v"})
-      s.push_back(ArgSpec::tensor(name, bf16, {8, 1024, d}, {}, 16));
-    return s;
-  };
-  nlohmann::json space = nlohmann::json::parse(configSpaceOf(*k, specs(64), "sm_90a"));
+  nlohmann::json space = nlohmann::json::parse(configSpaceOf(*k, attentionSpecs(64), "sm_90a"));
   ASSERT_TRUE(space.contains("starts"));
   ASSERT_EQ(space["starts"].size(), 2u);
   EXPECT_EQ(space["starts"][0]["min_programs_per_sm"], 3);
@@ -319,11 +313,11 @@ TEST(Registration, TheSpacesStartsCompileWhereTheyFit) {
     Options options;
     options.config = start.dump();
     SCOPED_TRACE(options.config);
-    EXPECT_NO_THROW(compileToPlan(*k, specs(64), options, target));
+    EXPECT_NO_THROW(compileToPlan(*k, attentionSpecs(64), options, target));
   }
   Options small;
   small.config = space["starts"][0].dump();
-  EXPECT_THROW(compileToPlan(*k, specs(128), small, target), ConfigRejected);
+  EXPECT_THROW(compileToPlan(*k, attentionSpecs(128), small, target), ConfigRejected);
   // Kernels without such a loop have none.
   const KernelSource *a = lookup_kernel(&add);
   ASSERT_NE(a, nullptr);

@@ -321,15 +321,14 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
     if (mlir::failed(check.run(*copy)))
       return kite::cli::kUserError;
     nlohmann::json space = kite::deriveConfigSpace(*kernel, opts.arch, speculativeDefault());
-    std::string js = "{\"default\": " + space["default"].dump() + ",\n \"parameters\": [";
-    const nlohmann::json &params = space["parameters"];
-    for (size_t i = 0; i < params.size(); ++i)
-      js += (i ? ",\n  " : "\n  ") + params[i].dump();
-    js += "\n]";
-    if (space.contains("starts")) {
-      js += ",\n \"starts\": [";
-      for (size_t i = 0; i < space["starts"].size(); ++i)
-        js += (i ? ",\n  " : "\n  ") + space["starts"][i].dump();
+    // One line per parameter and per start.
+    std::string js = "{\"default\": " + space["default"].dump();
+    for (const char *key : {"parameters", "starts"}) {
+      if (!space.contains(key))
+        continue;
+      js += std::string(",\n \"") + key + "\": [";
+      for (size_t i = 0; i < space[key].size(); ++i)
+        js += (i ? ",\n  " : "\n  ") + space[key][i].dump();
       js += "\n]";
     }
     report.configSpace = js + "}\n";
