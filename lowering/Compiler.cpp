@@ -364,6 +364,7 @@ kite::KernelPlan kite::compileToPlan(const KernelSource &kernel,
   plan.binary = std::move(out.binary);
   plan.grid = {(uint32_t)cuda.grid[0], (uint32_t)cuda.grid[1], (uint32_t)cuda.grid[2]};
   plan.persistent = cuda.persistent; // the launch sizes its grid to the device
+  plan.clusterSize = (uint32_t)cuda.clusterSize;
   plan.block = {(uint32_t)cuda.numThreads, 1, 1};
   plan.dynamicSharedBytes = (uint32_t)cuda.sharedBytes;
   plan.args = specs;

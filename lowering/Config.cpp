@@ -63,6 +63,8 @@ std::string Config::toJson() const {
     j["bulk_stores"] = true;
   if (generic_mainloop)
     j["generic_mainloop"] = true;
+  if (cluster_size != 1)
+    j["cluster_size"] = cluster_size;
   return j.dump();
 }
 
@@ -187,6 +189,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.bulk_stores = value.get<bool>();
       else if (key == "generic_mainloop")
         c.generic_mainloop = value.get<bool>();
+      else if (key == "cluster_size")
+        c.cluster_size = integer(value);
       else if (key == "inner_threads")
         c.inner_threads = value.is_null() ? std::nullopt : std::optional(integer(value));
       else if (key == "reduction_loops") {
@@ -201,7 +205,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
                 "streaming, privatize_atomics, l2_hints, early_loads, tensor_cores, wgmma, "
                 "warp_specialize, overlap_products, pingpong, min_programs_per_sm, split_k, "
-                "bulk_stores, generic_mainloop)";
+                "bulk_stores, generic_mainloop, cluster_size)";
         return failure();
       }
     } catch (const json::exception &e) {
@@ -212,7 +216,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
                               key == "loop_orders" || key == "reduction_loops"
                           ? "integers"
                       : key == "num_warps" || key == "num_stages" || key == "inner_threads" ||
-                              key == "min_programs_per_sm" || key == "split_k"
+                              key == "min_programs_per_sm" || key == "split_k" ||
+                              key == "cluster_size"
                           ? "an integer"
                           : "a boolean") +
               " expected)";
@@ -467,6 +472,25 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
   }
   if (c.split_k < 1 || c.split_k > 16) {
     error = "split_k = " + std::to_string(c.split_k) + " must be 1 to 16";
+    return failure();
+  }
+  if (c.cluster_size != 1 && c.cluster_size != 2) {
+    error = "cluster_size = " + std::to_string(c.cluster_size) + " must be 1 or 2";
+    return failure();
+  }
+  if (c.cluster_size != 1 && (!c.warp_specialize || !c.wgmma)) {
+    error = "cluster_size = 2 needs warp_specialize and wgmma (the producer's TMA copies are "
+            "what the cluster's programs share)";
+    return failure();
+  }
+  if (c.cluster_size != 1 && (c.pid_type == "persistent_dynamic" || c.pid_type == "xyz" ||
+                              c.pid_type == "persistent_blocked")) {
+    error = "cluster_size = 2 needs pid_type flat or persistent_interleaved (the cluster's two "
+            "programs take neighbouring tiles in step), not '" + c.pid_type + "'";
+    return failure();
+  }
+  if (c.cluster_size != 1 && c.split_k != 1) {
+    error = "cluster_size = 2 does not combine with split_k";
     return failure();
   }
   if (c.inner_threads &&

@@ -123,6 +123,14 @@ struct Config {
   /// program's producer fills the next tile's stages while this one's
   /// epilogue runs). Other plain product loops keep the main loop.
   bool generic_mainloop = false;
+  /// Programs per thread-block cluster (sm_90a, with a key loop's producer,
+  /// warp_specialize): 1 or 2. The two programs of a cluster take
+  /// neighbouring tiles along their loop's fastest-varying dim, and an
+  /// operand tile both read (its subscripts and its loops' bounds do not
+  /// depend on that dim: a product's B tile for two M tiles) arrives in both
+  /// programs' shared memory by one TMA multicast, each program issuing
+  /// half of its boxes: the tile crosses from L2 once for the two.
+  int64_t cluster_size = 1;
 
   std::string toJson() const;
 };

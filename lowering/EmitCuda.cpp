@@ -163,8 +163,10 @@ FailureOr<CudaKernel> Emitter::run() {
   os << "extern \"C\" __global__ void __launch_bounds__(" << result.numThreads;
   if (minPrograms > 1)
     os << ", " << minPrograms;
-  os << ") "
-     << result.symbol << "(" << params << ") {\n";
+  os << ") ";
+  if (result.clusterSize > 1)
+    os << "__cluster_dims__(" << result.clusterSize << ", 1, 1) ";
+  os << result.symbol << "(" << params << ") {\n";
   if (sharedBytes)
     os << "  extern __shared__ __align__(16) unsigned char kite_smem[];\n";
   if (options.trace)

@@ -78,6 +78,9 @@ struct CudaKernel {
   /// gridDim.x, so any grid runs them all; a plan launches as many programs
   /// as the SMs hold at once (KernelPlan::persistent).
   bool persistent = false;
+  /// Programs per thread-block cluster (the kernel's __cluster_dims__):
+  /// grid[0], and a persistent launch's programs, are multiples of it.
+  int64_t clusterSize = 1;
   int64_t numThreads = 128;
   int64_t sharedBytes = 0; // dynamic shared memory
   std::vector<Output> outputs;

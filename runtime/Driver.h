@@ -72,6 +72,7 @@ namespace kite::runtime {
   X(cuFuncGetAttribute)                                                                            \
   X(cuFuncSetAttribute)                                                                            \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                                  \
+  X(cuOccupancyMaxActiveClusters)                                                                  \
   X(cuLaunchKernel)                                                                                \
   X(cuTensorMapEncodeTiled)                                                                        \
   X(cuEventCreate)                                                                                 \

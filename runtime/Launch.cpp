@@ -751,11 +751,28 @@ std::unique_ptr<LoadedPlan> loadPlan(DeviceContext &dc, const KernelPlan &plan) 
     // per SM ran RMS norm 16384x768 at a half of its speed with 128-thread
     // programs, a sixth with 32); more queue behind the resident ones and
     // run their share after them.
-    int perSM = 0;
-    check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, lp->function, int(threads),
-                                                          plan.dynamicSharedBytes),
-          "reading the occupancy of {}", what);
-    uint64_t programs = uint64_t(std::max(perSM, 1)) * uint64_t(std::max(props.smCount, 1));
+    uint64_t programs = 0;
+    if (plan.clusterSize > 1) {
+      // Whole clusters: as many as the device holds at once (an SM's
+      // programs of a cluster sit in one GPC, so this can be fewer than
+      // the SMs' count over the cluster size).
+      CUlaunchConfig lc{};
+      lc.gridDimX = plan.grid[0];
+      lc.gridDimY = lc.gridDimZ = 1;
+      lc.blockDimX = threads;
+      lc.blockDimY = lc.blockDimZ = 1;
+      lc.sharedMemBytes = plan.dynamicSharedBytes;
+      int clusters = 0;
+      check(api.cuOccupancyMaxActiveClusters(&clusters, lp->function, &lc),
+            "reading the cluster occupancy of {}", what);
+      programs = uint64_t(std::max(clusters, 1)) * plan.clusterSize;
+    } else {
+      int perSM = 0;
+      check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, lp->function, int(threads),
+                                                            plan.dynamicSharedBytes),
+            "reading the occupancy of {}", what);
+      programs = uint64_t(std::max(perSM, 1)) * uint64_t(std::max(props.smCount, 1));
+    }
     lp->residentPrograms = programs;
     lp->grid[0] = uint32_t(std::min<uint64_t>(programs, plan.grid[0]));
   }

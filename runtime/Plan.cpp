@@ -225,6 +225,14 @@ void kite::validate_plan(const KernelPlan &plan) {
   if (plan.persistent && (plan.grid[1] != 1 || plan.grid[2] != 1))
     fail(fmt::format("a persistent plan loops over grid x only, but its grid is [{}, {}, {}]",
                      plan.grid[0], plan.grid[1], plan.grid[2]));
+  if (plan.clusterSize != 1 && plan.clusterSize != 2)
+    fail(fmt::format("cluster size {} (1 or 2)", plan.clusterSize));
+  if (plan.clusterSize != 1 && (!plan.gridExpr.empty() || plan.grid[0] % plan.clusterSize != 0 ||
+                                plan.grid[1] != 1 || plan.grid[2] != 1))
+    fail(fmt::format("a plan of clusters of {} programs needs a constant grid [x, 1, 1] whose x "
+                     "is a multiple of it, but its grid is [{}, {}, {}]{}",
+                     plan.clusterSize, plan.grid[0], plan.grid[1], plan.grid[2],
+                     plan.gridExpr.empty() ? "" : " computed at launch"));
   for (size_t i = 0; i < plan.args.size(); ++i) {
     const ArgSpec &a = plan.args[i];
     if (!a.divisors.empty()) {
@@ -456,6 +464,7 @@ std::vector<uint8_t> kite::serialize(const KernelPlan &plan) {
     w.u32(b);
   w.u32(plan.dynamicSharedBytes);
   w.u8(plan.persistent);
+  w.u32(plan.clusterSize);
   w.u64(plan.args.size());
   for (const ArgSpec &a : plan.args) {
     w.u8(uint8_t(a.kind));
@@ -517,6 +526,7 @@ KernelPlan kite::deserialize(std::span<const uint8_t> bytes) {
     b = r.u32("block");
   plan.dynamicSharedBytes = r.u32("dynamic shared bytes");
   plan.persistent = r.u8("persistent flag") != 0;
+  plan.clusterSize = r.u32("cluster size");
   // Each count is checked against the smallest encoding of its record.
   plan.args.resize(r.count("arguments", 43));
   for (ArgSpec &a : plan.args) {

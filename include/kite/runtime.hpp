@@ -377,6 +377,10 @@ struct KernelPlan {
   /// pid_type): the launch runs min(grid[0], SMs x the programs an SM holds
   /// at once) programs, from the driver's occupancy of the loaded kernel.
   bool persistent = false;
+  /// Programs per thread-block cluster, compiled into the kernel
+  /// (__cluster_dims__): grid[0] is a multiple of it, and a persistent
+  /// launch runs as many whole clusters as the device holds at once.
+  uint32_t clusterSize = 1;
   std::vector<ArgSpec> args;       // the kernel's arguments, in order
   std::vector<OutputSpec> outputs; // allocated by the host prologue
   std::vector<ParamSpec> params;   // the kernel's parameters, in order
@@ -406,8 +410,9 @@ std::vector<uint8_t> serialize(const KernelPlan &plan);
 KernelPlan deserialize(std::span<const uint8_t> bytes);
 /// The version serialize writes and deserialize reads (2: tensor-map
 /// parameters; 3: the persistent flag; 4: dynamic sizes and launch
-/// expressions; 5: bucketed dims; 6: staged tensor maps and workspaces).
-inline constexpr uint32_t kPlanFormatVersion = 6;
+/// expressions; 5: bucketed dims; 6: staged tensor maps and workspaces;
+/// 7: the cluster size).
+inline constexpr uint32_t kPlanFormatVersion = 7;
 
 //===----------------------------------------------------------------------===//
 // Launching

@@ -201,6 +201,9 @@ struct Prefetch {
 struct Ring {
   int64_t offset = 0, stages = 2, stageBytes = 0, barriers = 0;
   std::string name, consumed, produced;
+  /// Filled by the cluster's multicasts (cluster_size 2): its stages are
+  /// free once every program of the cluster is done with them.
+  bool cluster = false;
 };
 
 /// A prefetched load the producer copies by TMA into its ring: through
@@ -231,6 +234,9 @@ struct TmaCopy {
   /// The maps cover a copy of the tensor with rows padded to 16 bytes
   /// (TensorMapSpec::staged): its rows are not 16-byte multiples.
   bool staged = false;
+  /// Both programs of a cluster copy the same tile (cluster_size 2): each
+  /// issues every other box, multicast into both.
+  bool multicast = false;
 };
 
 /// A key loop kite-overlap-products split, while it is emitted
@@ -352,6 +358,18 @@ private:
   /// The programs a main loop's K is split over (its kite.mainloop's
   /// split_k): program ids are blockIdx.x / splitK, kite_split the rest.
   int64_t splitK = 1;
+  /// cluster_size 2: the dim of the (only) top-level loop whose neighbouring
+  /// tiles a cluster's two programs take (-1: no clusters), and its span
+  /// or index, on which a tile both programs copy does not depend.
+  int64_t clusterDim = -1;
+  Value clusterVar;
+  /// Chooses clusterDim, or rejects the config's cluster_size.
+  LogicalResult planCluster(Block *body, ArrayRef<std::string> counts,
+                            ArrayRef<int64_t> order, int64_t group,
+                            std::optional<int64_t> totalConst, size_t numLoops);
+  /// Marks the TMA copies whose tiles do not depend on clusterVar as
+  /// multicasts, and their rings as the cluster's (planProducer).
+  void planMulticasts();
   /// One of them is warp-specialized (the only code that may run with a
   /// thread count that is not a power of two: 12 warps).
   bool specializedLoop = false;

@@ -318,6 +318,14 @@ LogicalResult Emitter::emitTopLevelLoops() {
     line("__shared__ i64 kite_next[2]; // the program ids taken, in turn");
     staticSharedBytes += 16;
   }
+  if (config.cluster_size > 1) {
+    SmallVector<int64_t> order;
+    if (!loopOrders.empty() && loopOrders[0].size() == loops[0].counts.size())
+      order.assign(loopOrders[0].begin(), loopOrders[0].end());
+    if (failed(planCluster(loops[0].body, loops[0].counts, order,
+                           l2Groupings.empty() ? 1 : l2Groupings[0], totalConst, loops.size())))
+      return failure();
+  }
   if (producer) {
     SmallVector<Operation *> loads;
     kernel.walk([&](LoadOp l) {
@@ -325,6 +333,8 @@ LogicalResult Emitter::emitTopLevelLoops() {
         loads.push_back(l);
     });
     planProducer(loads);
+    if (producerRejection.empty() && clusterDim >= 0)
+      planMulticasts();
     if (!producerRejection.empty())
       return emitConfigRejection(kernel) << "the config does not fit: " << producerRejection,
              failure();
@@ -372,6 +382,8 @@ LogicalResult Emitter::emitTopLevelLoops() {
       line(llvm::formatv("setmaxnreg_dec<{0}>();", producerRegs));
     line(llvm::formatv("if (threadIdx.x == {0}) {{", numThreads));
     ++indent;
+    if (clusterDim >= 0)
+      line("const unsigned kite_cta = cluster_rank(); // which boxes of a multicast it copies");
     // Its slice defines its own names for the scalars and spans it needs.
     DenseMap<Value, std::string> savedScalars = scalars;
     DenseMap<Value, SpanVars> savedSpans = spans;
@@ -395,6 +407,8 @@ LogicalResult Emitter::emitTopLevelLoops() {
     --indent;
     line("}");
   }
+  if (clusterDim >= 0)
+    line("cluster_sync(); // no program leaves while the other may arrive on its mbarriers");
   flushPrivateAtomics();
   result.numPrograms = result.grid[0] * result.grid[1] * result.grid[2];
   return success();
@@ -493,11 +507,24 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
   else
     line(llvm::formatv("if (kite_pid >= {0} && kite_pid < {0} + {1}) {{", offset, total));
   ++indent;
-  line(llvm::formatv("i64 kite_rest = kite_pid - {0};", offset));
+  // A cluster's two programs (ids 2c and 2c + 1) take tiles 2i and 2i + 1
+  // of clusterDim, the tile i of cluster c in the clusters' order.
+  SmallVector<std::string> idCounts(counts);
+  if (clusterDim >= 0) {
+    line(llvm::formatv("i64 kite_rest = (kite_pid - {0}) / 2;", offset));
+    idCounts[clusterDim] = std::to_string(std::stoll(counts[clusterDim]) / 2);
+  } else {
+    line(llvm::formatv("i64 kite_rest = kite_pid - {0};", offset));
+  }
   FailureOr<SmallVector<std::string>> ids =
-      decomposeProgramId(loopOp, counts, order, group, xyz);
+      decomposeProgramId(loopOp, idCounts, order, group, xyz);
   if (failed(ids))
     return failure();
+  if (clusterDim >= 0) {
+    std::string paired = fresh("i");
+    line(llvm::formatv("const i64 {0} = 2 * {1} + (kite_pid & 1);", paired, (*ids)[clusterDim]));
+    (*ids)[clusterDim] = paired;
+  }
   // Tiles whose nested loops run longer start first (causal attention's
   // last query tiles), so that the shortest ones fill the last wave.
   SmallVector<bool> reversed = longestFirstDims(bodyBlock, lows, highs, bss);
@@ -543,6 +570,34 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
       line(llvm::formatv("{0}.release({1}); ++{1};", rings[ri].name, rings[ri].consumed));
   --indent;
   line("}");
+  return success();
+}
+
+LogicalResult Emitter::planCluster(Block *body, ArrayRef<std::string> counts,
+                                   ArrayRef<int64_t> order, int64_t group,
+                                   std::optional<int64_t> totalConst, size_t numLoops) {
+  auto reject = [&](const Twine &why) {
+    return emitConfigRejection(kernel) << "the config does not fit: cluster_size "
+                                       << config.cluster_size << ": " << why,
+           failure();
+  };
+  if (!producer)
+    return reject("it needs a key loop's producer (warp_specialize, on wgmma, with operand "
+                  "tiles prefetched in a key loop or generic_mainloop's product loop)");
+  if (numLoops != 1)
+    return reject("the kernel has more than one top-level loop");
+  if (!totalConst)
+    return reject("the plan takes its sizes at launch, and the clusters need a constant grid");
+  // The dim whose tiles neighbouring program ids take (decomposeProgramId).
+  int64_t rank = counts.size();
+  int64_t d = rank == 2 && group > 1 ? 0 : order.empty() ? rank - 1 : order[0];
+  if (!llvm::all_of(counts[d], ::isdigit) || std::stoll(counts[d]) % 2 != 0)
+    return reject("the top-level loop's dim " + std::to_string(d) + " (whose neighbouring tiles "
+                  "a cluster's programs take) has " + counts[d] +
+                  " tiles, not a multiple of 2");
+  clusterDim = d;
+  clusterVar = body->getArgument(d);
+  result.clusterSize = config.cluster_size;
   return success();
 }
 

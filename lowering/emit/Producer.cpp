@@ -466,6 +466,57 @@ void Emitter::planProducer(SmallVector<Operation *> loads) {
   sharedBytes = std::max(sharedBytes, sharedBase);
 }
 
+void Emitter::planMulticasts() {
+  // Whether a copy's tile, or how often it is copied, depends on the
+  // cluster's dim: its subscripts and the bounds of the loops around it,
+  // back through the scalar ops that compute them.
+  auto dependsOnClusterDim = [&](Operation *load) {
+    SmallVector<Value> worklist;
+    for (const Subscript &s : cast<LoadOp>(load).getSubscripts())
+      if (s.value)
+        worklist.push_back(s.value);
+    for (Operation *p = load->getParentOp(); p && !isa<func::FuncOp>(p); p = p->getParentOp())
+      if (auto loop = dyn_cast<TileForOp>(p); loop && !loop.isTopLevel()) {
+        llvm::append_range(worklist, loop.getLowerBounds());
+        llvm::append_range(worklist, loop.getUpperBounds());
+      }
+    DenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (v == clusterVar)
+        return true;
+      if (!seen.insert(v).second)
+        continue;
+      if (Operation *def = v.getDefiningOp())
+        llvm::append_range(worklist, def->getOperands());
+    }
+    return false;
+  };
+  for (auto &[load, c] : tmaCopies)
+    c.multicast = !dependsOnClusterDim(load);
+  // A ring is the cluster's where every copy into it is a multicast: then
+  // both programs use it the same number of times, in the same order. A
+  // ring with both kinds stays each program's own.
+  for (auto [ri, r] : llvm::enumerate(rings)) {
+    bool all = true, any = false;
+    for (auto &[load, c] : tmaCopies)
+      if (c.ring == (int)ri) {
+        all &= c.multicast;
+        any |= c.multicast;
+      }
+    r.cluster = any && all;
+    if (!r.cluster)
+      for (auto &[load, c] : tmaCopies)
+        if (c.ring == (int)ri)
+          c.multicast = false;
+  }
+  if (llvm::none_of(rings, [](const Ring &r) { return r.cluster; }))
+    producerRejection = "cluster_size " + std::to_string(config.cluster_size) +
+                        ": every operand tile the producer copies depends on the dim whose "
+                        "neighbouring tiles a cluster's programs take, so none can be "
+                        "multicast";
+}
+
 std::pair<int64_t, int64_t> Emitter::producerRegisters() const {
   // The producer's slice needs few (loop counters, coordinates, the rings'
   // counts); setmaxnreg takes multiples of 8 from 24 to 256, and a thread
@@ -488,9 +539,10 @@ int64_t Emitter::launchRegisters() const {
 
 void Emitter::emitRings() {
   for (const Ring &r : rings) {
-    line(llvm::formatv("const TmaRing<{0}> {1}{{reinterpret_cast<unsigned long long*>(kite_smem "
+    line(llvm::formatv("const TmaRing<{0}{3}> {1}{{reinterpret_cast<unsigned long long*>(kite_smem "
                        "+ {2})};",
-                       r.stages, r.name, r.barriers));
+                       r.stages, r.name, r.barriers,
+                       r.cluster ? ", " + std::to_string(config.cluster_size) : ""));
     line(llvm::formatv("unsigned {0} = 0, {1} = 0;", r.consumed, r.produced));
   }
   // persistent_dynamic: the program ids the producer takes, passed on.
@@ -509,7 +561,10 @@ void Emitter::emitRings() {
   line("mbar_fence_init();");
   --indent;
   line("}");
-  line("__syncthreads(); // the rings' mbarriers are set up: the producer splits off");
+  if (clusterDim >= 0)
+    line("cluster_sync(); // the cluster's rings are set up: the producers split off");
+  else
+    line("__syncthreads(); // the rings' mbarriers are set up: the producer splits off");
 }
 
 LogicalResult Emitter::emitProducerBlock(Block &block) {
@@ -577,6 +632,19 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
   }
   std::reverse(coords.begin(), coords.end());
   std::string stage = fresh("st"), buf = fresh("pb");
+  // A multicast's boxes alternate between the cluster's two programs, each
+  // box copied into both (the tile's bytes complete on each one's full
+  // mbarrier). Each branch of the copy numbers its boxes from 0.
+  int box = 0;
+  auto copy = [&](int64_t rank, const std::string &dst, const std::string &map,
+                  const std::string &at) {
+    if (!c.multicast)
+      return line(llvm::formatv("tma_load<{0}>({1}, &{2}, {3}.full({4}), {5});", rank, dst, map,
+                                r.name, stage, at));
+    line(llvm::formatv("if (kite_cta == {0}) tma_load_multicast<{1}>({2}, &{3}, {4}.full({5}), "
+                       "0x3, {6});",
+                       box++ % 2, rank, dst, map, r.name, stage, at));
+  };
   line("{");
   ++indent;
   line(llvm::formatv("const int {0} = {1}.acquire({2}++, {3});", stage, r.name, r.produced,
@@ -596,8 +664,8 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
           at[0] = llvm::formatv("{0} + {1}", at[0], 64 * j).str();
         if (row > 0)
           at[rowAt] = llvm::formatv("{0} + {1}", at[rowAt], row).str();
-        line(llvm::formatv("tma_load<{0}>({1} + {2}, &{3}, {4}.full({5}), {6});", c.rank, buf,
-                           dst + j * c.panelElems, c.map, r.name, stage, llvm::join(at, ", ")));
+        copy(c.rank, llvm::formatv("{0} + {1}", buf, dst + j * c.panelElems), c.map,
+             llvm::join(at, ", "));
       }
     }
   };
@@ -625,15 +693,15 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
   for (size_t b = 0; b < c.boxes.size(); b += 8) {
     auto [dst, row] = c.boxes[b];
     for (int64_t j = 0; j < c.panels; ++j)
-      line(llvm::formatv("tma_load<5>({0} + {1}, &{2}, {3}.full({4}), {5}, 0, 0, 0, (int)(({6} + "
-                         "{7}) / 8));",
-                         buf, dst + j * c.panelElems, c.blockMap, r.name, stage,
+      copy(5, llvm::formatv("{0} + {1}", buf, dst + j * c.panelElems), c.blockMap,
+           llvm::formatv("{0}, 0, 0, 0, (int)(({1} + {2}) / 8)",
                          j > 0 ? llvm::formatv("{0} + {1}", coords[0], 64 * j).str() : coords[0],
                          first, row));
   }
   --indent;
   line("} else {");
   ++indent;
+  box = 0;
   copyBoxes();
   --indent;
   line("}");

@@ -667,6 +667,33 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned long long *bar, u
                : "memory");
 }
 
+/// One arrival (release, at cluster scope) on the mbarrier at `bar`'s
+/// offset in the shared memory of the cluster's program `rank`.
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned long long *bar, unsigned rank) {
+  asm volatile("{\n"
+               ".reg .b32 remote;\n"
+               "mapa.shared::cluster.u32 remote, %0, %1;\n"
+               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+               "}\n" ::"r"(smem_addr(bar)),
+               "r"(rank)
+               : "memory");
+}
+/// Every thread of the cluster's programs waits for all the others
+/// (release/acquire at cluster scope): after the mbarriers' set-up, before
+/// another program's copies or arrivals may reach them, and at the end,
+/// so that no program exits while another may still arrive on its
+/// mbarriers.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\n"
+               "barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+/// The program's rank in its cluster.
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
 /// The shared-memory ring of a warp-specialized main loop: `Stages` A and B
 /// buffers, then a `full` and an `empty` mbarrier per stage. A stage is 128
 /// bytes of K: KA elements of TA (64 of 16 bits, 128 of 8) for each of A's
@@ -839,6 +866,35 @@ __device__ __forceinline__ void tma_load(void *dst, const KiteTensorMap *map,
                  : "memory");
 }
 
+/// tma_load's copy into the same offset of the shared memory of every
+/// program of the cluster in `ctaMask`, completing on each one's mbarrier
+/// at `bar`'s offset.
+template <int Rank>
+__device__ __forceinline__ void tma_load_multicast(void *dst, const KiteTensorMap *map,
+                                                   unsigned long long *bar, unsigned short ctaMask,
+                                                   int c0, int c1 = 0, int c2 = 0, int c3 = 0,
+                                                   int c4 = 0) {
+  static_assert(Rank >= 1 && Rank <= 5, "tma_load_multicast: tensors of rank 1 to 5");
+  const unsigned d = smem_addr(dst), b = smem_addr(bar);
+  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+#define KITE_TMA_MC(dims, coords, ...)                                                             \
+  asm volatile("cp.async.bulk.tensor." dims ".shared::cluster.global.mbarrier::complete_tx::bytes" \
+               ".multicast::cluster [%0], [%1, {" coords "}], [%2], %3;\n" ::"r"(d),              \
+               "l"(m), "r"(b), "h"(ctaMask), __VA_ARGS__                                           \
+               : "memory")
+  if constexpr (Rank == 1)
+    KITE_TMA_MC("1d", "%4", "r"(c0));
+  else if constexpr (Rank == 2)
+    KITE_TMA_MC("2d", "%4, %5", "r"(c0), "r"(c1));
+  else if constexpr (Rank == 3)
+    KITE_TMA_MC("3d", "%4, %5, %6", "r"(c0), "r"(c1), "r"(c2));
+  else if constexpr (Rank == 4)
+    KITE_TMA_MC("4d", "%4, %5, %6, %7", "r"(c0), "r"(c1), "r"(c2), "r"(c3));
+  else
+    KITE_TMA_MC("5d", "%4, %5, %6, %7, %8", "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4));
+#undef KITE_TMA_MC
+}
+
 /// Register reallocation between a warpgroup's roles (sm_90a): every warp
 /// of the warpgroup lowers (dec) or raises (inc) its threads' register
 /// count to N; raising waits until the registers are free.
@@ -882,16 +938,22 @@ __device__ __forceinline__ void mbar_fence_init() {
 /// complete, and an `empty` one, on which each computing thread arrives when
 /// it is done reading. Both sides count their uses of the ring (`n`), in the
 /// same order: use n is stage n % Stages in its (n / Stages)-th round.
-template <int Stages> struct TmaRing {
+///
+/// A ring of a cluster of `Cluster` programs (cluster_size 2) is filled by
+/// TMA multicasts that the programs issue a part each, into every
+/// program's stage: a stage is free again once every program's computing
+/// warps are done with it, so each warp arrives (one lane per program) on
+/// the `empty` mbarrier of every program of the cluster.
+template <int Stages, int Cluster = 1> struct TmaRing {
   unsigned long long *bars; // full[Stages], then empty[Stages]
   __device__ __forceinline__ unsigned long long *full(int s) const { return bars + s; }
   __device__ __forceinline__ unsigned long long *empty(int s) const { return bars + Stages + s; }
   /// Before the program's threads split: the ring's mbarriers (one
-  /// thread), `consumers` arrivals to empty a stage.
+  /// thread), `consumers` computing threads to empty a stage.
   __device__ __forceinline__ void init(unsigned consumers) const {
     for (int s = 0; s < Stages; ++s) {
       mbar_init(full(s), 1);
-      mbar_init(empty(s), consumers);
+      mbar_init(empty(s), Cluster == 1 ? consumers : consumers / 32 * Cluster);
     }
   }
   /// Producer: waits until use n's stage is free, then announces `bytes`
@@ -909,8 +971,18 @@ template <int Stages> struct TmaRing {
     mbar_wait(full(s), (n / Stages) & 1);
     return s;
   }
-  /// Computing threads: done reading use n's stage.
-  __device__ __forceinline__ void release(unsigned n) const { mbar_arrive(empty(n % Stages)); }
+  /// Computing threads: done reading use n's stage (every lane of the
+  /// warp, in step, for a cluster's ring).
+  __device__ __forceinline__ void release(unsigned n) const {
+    if constexpr (Cluster == 1) {
+      mbar_arrive(empty(n % Stages));
+    } else {
+      __syncwarp();
+      const unsigned lane = threadIdx.x % 32;
+      if (lane < Cluster)
+        mbar_arrive_cluster(empty(n % Stages), lane);
+    }
+  }
 };
 
 /// persistent_dynamic's program ids, from the producer's thread (which

@@ -316,6 +316,39 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})",
                 R"({"block_sizes":[128,128,64],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true,"generic_mainloop":true})"},
                10.0, "matmul_generic"});
+  // Clusters of two programs (cluster_size 2) on the product loop as
+  // kernel code: by default neighbouring column tiles (N = 200: 2 tiles of
+  // 128 or 4 of 64, the last partial) share x's tile, which the producers
+  // multicast (8-row boxes, or 64-row blocks where the tile starts on a
+  // multiple of 8 rows); with l2_groupings or loop_orders [[0, 1]],
+  // neighbouring row tiles share y's (rejected where the rows make an odd
+  // number of tiles: at 1, 7 and 300 rows of 128).
+  c.push_back({"matmul", "matmul", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 200}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
+               {R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})",
+                R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
+                R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})",
+                R"({"block_sizes":[128,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
+                R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})",
+                R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","l2_groupings":[2],"cluster_size":2})",
+                R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"loop_orders":[[0,1]],"cluster_size":2})"},
+               10.0, "matmul_cluster"});
+  // The same on batched operands: neighbouring column tiles (N = 72: 2
+  // tiles of 64) share a's tile of their batch.
+  c.push_back({"bmm", "bmm", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("a", randn({3, n, 136}, bf, s)), T("b", randn({3, 136, 72}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::bmm(*a[0].tensor, *a[1].tensor)); },
+               {R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})",
+                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
+                R"({"block_sizes":[1,64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})",
+                R"({"block_sizes":[1,64,64,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
+                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})"},
+               10.0, "bmm_cluster"});
   // Rows of 203 and 301 elements (odd: every 2-byte shift occurs) on the
   // main loops: aligned 16-byte loads shifted into place, partial chunks at
   // the rows' ends and the last row's end read element by element; with
@@ -609,6 +642,27 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_interleaved","bulk_stores":true})",
                 R"({"block_sizes":[1,64,64],"num_warps":4,"tensor_cores":true,"wgmma":true,"num_stages":2,"bulk_stores":true})"},
                1.0, "attention_d128"});
+  // Clusters of two programs (cluster_size 2) on neighbouring query tiles:
+  // the producers multicast k and v, each copying half of a tile's boxes
+  // into both programs' rings, whose stages both programs' warps release;
+  // a persistent program's q stays its own ring. 129 and 500 end in a
+  // partial query tile (whose pair is whole); 64-row query tiles do not
+  // pair at 129 (3 tiles), and the config is rejected there.
+  c.push_back({"attention", "attention", {129, 256, 500},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("q", randn({2, n, 128}, bf, s)), T("k", randn({2, n, 128}, bf, s + 1)),
+                                         T("v", randn({2, n, 128}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(attention(*a[0].tensor, *a[1].tensor, *a[2].tensor));
+               },
+               {R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"cluster_size":2})",
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"fast_math":true,"pid_type":"persistent_interleaved","cluster_size":2})",
+                R"({"block_sizes":[1,128,64],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":3,"warp_specialize":true,"overlap_products":true,"pingpong":true,"cluster_size":2})",
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"fast_math":true,"cluster_size":2})",
+                R"({"block_sizes":[1,128,128],"num_warps":12,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"pingpong":true,"bulk_stores":true,"cluster_size":2})",
+                R"({"block_sizes":[1,64,64],"num_warps":8,"tensor_cores":true,"wgmma":true,"num_stages":2,"warp_specialize":true,"overlap_products":true,"min_programs_per_sm":2,"cluster_size":2})"},
+               1.0, "attention_cluster"});
   // Causal: key loops that end at the query tile's end, the mask an index
   // comparison made in the scores' layout; query and key tiles of equal and
   // of different sizes (the diagonal inside a key tile, or across two). At

@@ -12,6 +12,9 @@
 // RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"num_warps\": 16, \"min_programs_per_sm\": 5}'" 2>&1 | FileCheck %s --check-prefix=MINPROGRAMSFIT
 // RUN: kite-opt %s --kite-lower="args='x=f32[1000,64]' config='{\"block_sizes\": [8], \"num_warps\": 8, \"min_programs_per_sm\": 4}'" --kite-print-cuda | FileCheck %s --check-prefix=BOUNDS
 // RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"split_k\": 0}'" 2>&1 | FileCheck %s --check-prefix=SPLITK
+// RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"cluster_size\": 4}'" 2>&1 | FileCheck %s --check-prefix=CLUSTER
+// RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"cluster_size\": 2}'" 2>&1 | FileCheck %s --check-prefix=CLUSTERWS
+// RUN: not kite-opt %s --kite-specialize="args='x=f32[1000,64]'" --kite-apply-config="config='{\"cluster_size\": 2, \"wgmma\": true, \"warp_specialize\": true, \"pid_type\": \"persistent_dynamic\"}'" 2>&1 | FileCheck %s --check-prefix=CLUSTERPID
 
 // The default gives a row tile of about 4096 elements: 64 rows of 64.
 // DEFAULT: kite.config = "{\22block_sizes\22:[64]
@@ -28,6 +31,9 @@
 // EARLYTYPE: error: bad config: config key 'early_loads' has the wrong type: 1
 // MINPROGRAMS: \22min_programs_per_sm\22:4
 // SPLITK: error: config does not fit kernel 'rows': split_k = 0 must be 1 to 16
+// CLUSTER: error: config does not fit kernel 'rows': cluster_size = 4 must be 1 or 2
+// CLUSTERWS: error: config does not fit kernel 'rows': cluster_size = 2 needs warp_specialize and wgmma
+// CLUSTERPID: error: config does not fit kernel 'rows': cluster_size = 2 needs pid_type flat or persistent_interleaved {{.*}}not 'persistent_dynamic'
 // MINPROGRAMSFIT: error: config does not fit kernel 'rows': min_programs_per_sm = 5 must be at least 1, and at most 2048 threads an SM (4 programs of 16 warps)
 // BOUNDS: __launch_bounds__(256, 4)
 // WARPS: error: config does not fit kernel 'rows': num_warps = 3 must be a power of two from 1 to 32

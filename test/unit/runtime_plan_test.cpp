@@ -78,6 +78,11 @@ TEST(RuntimePlan, RoundTrip) {
   EXPECT_TRUE(deserialize(serialize(persistent)).persistent);
   EXPECT_NE(serialize(persistent), bytes);
 
+  KernelPlan clustered = persistent;
+  clustered.clusterSize = 2;
+  EXPECT_EQ(deserialize(serialize(clustered)).clusterSize, 2u);
+  EXPECT_NE(serialize(clustered), serialize(persistent));
+
   KernelPlan empty;
   empty.name = "nothing";
   empty.kernelName = "k";
@@ -216,6 +221,15 @@ TEST(RuntimePlan, ValidatePlanNamesTheProblem) {
   p.persistent = true; // fullPlan's grid is [8, 2, 1]
   EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: a persistent plan loops over grid x "
                             "only, but its grid is [8, 2, 1]");
+  p = fullPlan();
+  p.grid = {7, 1, 1};
+  p.clusterSize = 2;
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: a plan of clusters of 2 programs "
+                            "needs a constant grid [x, 1, 1] whose x is a multiple of it, but "
+                            "its grid is [7, 1, 1]");
+  p.grid = {8, 1, 1};
+  p.clusterSize = 3;
+  EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: cluster size 3 (1 or 2)");
   p = fullPlan();
   p.args[1].strides = {1};
   EXPECT_EQ(errorOfPlan(p), "kite plan 'softmax' is invalid: argument 'w' has 2 sizes but 1 "

@@ -403,6 +403,8 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
                       .str();
   if (cuda->persistent)
     report.launch += " (program ids of persistent programs, as many as the SMs hold at once)";
+  if (cuda->clusterSize > 1)
+    report.launch += llvm::formatv(", in clusters of {0}", cuda->clusterSize).str();
   for (const kite::LaunchCheck &c : cuda->checks)
     report.launch += "; checks at launch that " + c.lhs.str(names) + " <= " + c.rhs.str(names);
 
