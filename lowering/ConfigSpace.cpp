@@ -302,13 +302,6 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch, bool speculati
                                "(pointer) or by the Tensor Memory Accelerator (tma; "
                                "16-byte aligned rows, else pointer)"));
   }
-  // Clusters where a producer's copies can be multicast: key loops, and
-  // product loops as kernel code (generic_mainloop).
-  if (keyLoops || hopper)
-    params.push_back(parameter("cluster_size", std::nullopt, {1, 2}, def.cluster_size,
-                               "with warp_specialize: programs per thread-block cluster; the "
-                               "two programs of a cluster take neighbouring tiles, and an "
-                               "operand tile both read arrives by one TMA multicast"));
   if (plainProduct)
     params.push_back(parameter("split_k", std::nullopt, {1, 2, 4}, def.split_k,
                                "programs a product tile's K loop is split over (partial sums "

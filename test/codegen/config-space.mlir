@@ -21,13 +21,13 @@
 // copies, two consumer warpgroups and L2 groups of 8, as ordinary kernel
 // code in persistent programs (generic_mainloop), which the tuner may also
 // turn off (the hand-written main loop).
-// MATMUL: "default": {"block_sizes":[128,256,64],"cluster_size":1,"generic_mainloop":true,"indexing":"tma","l2_groupings":[8],{{.*}}"num_stages":4,"num_warps":12,"pid_type":"persistent_interleaved",{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true}
+// MATMUL: "default": {"block_sizes":[128,256,64],"generic_mainloop":true,"indexing":"tma","l2_groupings":[8],{{.*}}"num_stages":4,"num_warps":12,"pid_type":"persistent_interleaved",{{.*}}"tensor_cores":true,"warp_specialize":true,"wgmma":true}
 // MATMUL: "index":0,"key":"block_sizes","values":[1,2,4,8,16,32,64,128,256,512,1024]}
 // MATMUL: "index":2,"key":"block_sizes","values":[1,2,4,8,16,32,64,128,256,512]}
 // MATMUL: "key":"num_warps","values":[1,2,4,8,12,16,32]}
 // MATMUL: "key":"generic_mainloop","values":[false,true]}
 // MATMUL: "key":"indexing","values":["pointer","tma"]}
-// MATMUL: "key":"cluster_size","values":[1,2]}
+// MATMUL-NOT: "key":"cluster_size"
 // MATMUL: "index":0,"key":"loop_orders","values":{{\[\[0,1\],\[1,0\]\]}}}
 // MATMUL: "default":3,{{.*}}"index":0,"key":"l2_groupings","values":[1,2,4,8,16,32,64]}
 // MATMUL-NOT: reduction_loops","values
@@ -39,7 +39,6 @@
 // MATMUL80: "key":"num_stages"
 // MATMUL80-NOT: "key":"wgmma"
 // MATMUL80-NOT: "key":"indexing"
-// MATMUL80-NOT: "key":"cluster_size"
 
 // Attention's head dim feeds matrix products whole: it cannot be looped, so
 // it is no parameter.
