@@ -474,24 +474,26 @@ LogicalResult kite::validateConfig(func::FuncOp kernel, const Config &c,
     error = "split_k = " + std::to_string(c.split_k) + " must be 1 to 16";
     return failure();
   }
-  if (c.cluster_size != 1 && c.cluster_size != 2) {
-    error = "cluster_size = " + std::to_string(c.cluster_size) + " must be 1 or 2";
-    return failure();
-  }
-  if (c.cluster_size != 1 && (!c.warp_specialize || !c.wgmma)) {
-    error = "cluster_size = 2 needs warp_specialize and wgmma (the producer's TMA copies are "
-            "what the cluster's programs share)";
-    return failure();
-  }
-  if (c.cluster_size != 1 && (c.pid_type == "persistent_dynamic" || c.pid_type == "xyz" ||
-                              c.pid_type == "persistent_blocked")) {
-    error = "cluster_size = 2 needs pid_type flat or persistent_interleaved (the cluster's two "
-            "programs take neighbouring tiles in step), not '" + c.pid_type + "'";
-    return failure();
-  }
-  if (c.cluster_size != 1 && c.split_k != 1) {
-    error = "cluster_size = 2 does not combine with split_k";
-    return failure();
+  if (c.cluster_size != 1) {
+    if (c.cluster_size != 2) {
+      error = "cluster_size = " + std::to_string(c.cluster_size) + " must be 1 or 2";
+      return failure();
+    }
+    if (!c.warp_specialize || !c.wgmma) {
+      error = "cluster_size = 2 needs warp_specialize and wgmma (the producer's TMA copies are "
+              "what the cluster's programs share)";
+      return failure();
+    }
+    if (c.pid_type == "persistent_dynamic" || c.pid_type == "xyz" ||
+        c.pid_type == "persistent_blocked") {
+      error = "cluster_size = 2 needs pid_type flat or persistent_interleaved (the cluster's two "
+              "programs take neighbouring tiles in step), not '" + c.pid_type + "'";
+      return failure();
+    }
+    if (c.split_k != 1) {
+      error = "cluster_size = 2 does not combine with split_k";
+      return failure();
+    }
   }
   if (c.inner_threads &&
       (*c.inner_threads < 1 || *c.inner_threads > 1024 || !llvm::isPowerOf2_64(*c.inner_threads))) {

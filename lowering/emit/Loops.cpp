@@ -318,14 +318,19 @@ LogicalResult Emitter::emitTopLevelLoops() {
     line("__shared__ i64 kite_next[2]; // the program ids taken, in turn");
     staticSharedBytes += 16;
   }
-  if (config.cluster_size > 1) {
+  // Top-level loop li's order of dims over program ids (empty: the
+  // default) and its L2 grouping (1: none), from the config.
+  auto orderOf = [&](size_t li) {
     SmallVector<int64_t> order;
-    if (!loopOrders.empty() && loopOrders[0].size() == loops[0].counts.size())
-      order.assign(loopOrders[0].begin(), loopOrders[0].end());
-    if (failed(planCluster(loops[0].body, loops[0].counts, order,
-                           l2Groupings.empty() ? 1 : l2Groupings[0], totalConst, loops.size())))
-      return failure();
-  }
+    if (li < loopOrders.size() && loopOrders[li].size() == loops[li].counts.size())
+      order.assign(loopOrders[li].begin(), loopOrders[li].end());
+    return order;
+  };
+  auto groupOf = [&](size_t li) { return li < l2Groupings.size() ? l2Groupings[li] : 1; };
+  if (config.cluster_size > 1 &&
+      failed(planCluster(loops[0].body, loops[0].counts, orderOf(0), groupOf(0), totalConst,
+                         loops.size())))
+    return failure();
   if (producer) {
     SmallVector<Operation *> loads;
     kernel.walk([&](LoadOp l) {
@@ -352,13 +357,9 @@ LogicalResult Emitter::emitTopLevelLoops() {
       result.gridExpr = totalExpr;
     }
     for (auto [li, loop] : llvm::enumerate(loops)) {
-      SmallVector<int64_t> order;
-      if (li < loopOrders.size() && loopOrders[li].size() == loop.counts.size())
-        order.assign(loopOrders[li].begin(), loopOrders[li].end());
-      int64_t group = li < l2Groupings.size() ? l2Groupings[li] : 1;
       if (failed(emitTopLevelLoop(loop.op, loop.body, loop.lows, loop.highs, loop.highExprs,
                                   loop.endDivisors, loop.blockSizes, loop.counts, offsets[li],
-                                  totals[li], order, group, pidType == "xyz")))
+                                  totals[li], orderOf(li), groupOf(li), pidType == "xyz")))
         return failure();
     }
     for (int i = 0; i < *closeLoops; ++i) {

@@ -336,19 +336,6 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","l2_groupings":[2],"cluster_size":2})",
                 R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"loop_orders":[[0,1]],"cluster_size":2})"},
                10.0, "matmul_cluster"});
-  // The same on batched operands: neighbouring column tiles (N = 72: 2
-  // tiles of 64) share a's tile of their batch.
-  c.push_back({"bmm", "bmm", {1, 7, 129, 300},
-               [=](int64_t n, uint64_t s) {
-                 return std::vector<Arg>{T("a", randn({3, n, 136}, bf, s)), T("b", randn({3, 136, 72}, bf, s + 1))};
-               },
-               [](const std::vector<Arg> &a) { return one(::bmm(*a[0].tensor, *a[1].tensor)); },
-               {R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})",
-                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
-                R"({"block_sizes":[1,64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})",
-                R"({"block_sizes":[1,64,64,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
-                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})"},
-               10.0, "bmm_cluster"});
   // Rows of 203 and 301 elements (odd: every 2-byte shift occurs) on the
   // main loops: aligned 16-byte loads shifted into place, partial chunks at
   // the rows' ends and the last row's end read element by element; with
@@ -522,14 +509,21 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[1,64,128,64],"num_warps":8,"num_stages":5,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})"},
                10.0, "bmm_aligned"});
   // generic_mainloop on batched operands: 3-D tensor maps, the batch a
-  // unit dim of the streamed tiles.
+  // unit dim of the streamed tiles; then in clusters of two programs
+  // (cluster_size 2): neighbouring column tiles (N = 72: 2 tiles of 64)
+  // share a's tile of their batch.
   c.push_back({"bmm", "bmm", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("a", randn({3, n, 136}, bf, s)), T("b", randn({3, 136, 72}, bf, s + 1))};
                },
                [](const std::vector<Arg> &a) { return one(::bmm(*a[0].tensor, *a[1].tensor)); },
                {R"({"block_sizes":[1,128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})",
-                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_dynamic"})"},
+                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_dynamic"})",
+                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})",
+                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
+                R"({"block_sizes":[1,64,64,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})",
+                R"({"block_sizes":[1,64,64,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
+                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})"},
                10.0, "bmm_generic"});
   // Rows of 77 elements on both sides (the right operand's 99 too): with
   // indexing "tma" the TMA main loop reads staged, padded copies of both
