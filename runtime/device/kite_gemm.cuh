@@ -667,13 +667,18 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned long long *bar, u
                : "memory");
 }
 
-/// One arrival (release, at cluster scope) on the mbarrier at `bar`'s
-/// offset in the shared memory of the cluster's program `rank`.
+/// One arrival on the mbarrier at `bar`'s offset in the shared memory of
+/// the cluster's program `rank`: a computing warp's "done reading this
+/// stage". Release at CTA scope (the default), not `.release.cluster`:
+/// ptxas puts a MEMBAR.ALL.GPU before a cluster-scope release (seen in the
+/// SASS of sm_90a, CUDA 13), a full memory fence in every warp's every K
+/// step, and the stage's reads need none, since they have completed (the
+/// wgmma group that read it has been waited for) before the arrival.
 __device__ __forceinline__ void mbar_arrive_cluster(unsigned long long *bar, unsigned rank) {
   asm volatile("{\n"
                ".reg .b32 remote;\n"
                "mapa.shared::cluster.u32 remote, %0, %1;\n"
-               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+               "mbarrier.arrive.release.cta.shared::cluster.b64 _, [remote];\n"
                "}\n" ::"r"(smem_addr(bar)),
                "r"(rank)
                : "memory");
@@ -943,9 +948,9 @@ __device__ __forceinline__ void mbar_fence_init() {
 /// TMA multicasts that the programs issue a part each, into every
 /// program's stage: a stage is free again once every program's computing
 /// warps are done with it, so each warp arrives (one lane per program) on
-/// the `empty` mbarrier of every program of the cluster. (Correct, but each
-/// K step runs about 1.5x longer than with a program's own ring: see
-/// docs/architecture.md, Clusters.)
+/// the `empty` mbarrier of every program of the cluster. (Correct; each K
+/// step ran about 1.5x longer than with a program's own ring while those
+/// arrivals carried a GPU-wide fence: see docs/architecture.md, Clusters.)
 template <int Stages, int Cluster = 1> struct TmaRing {
   unsigned long long *bars; // full[Stages], then empty[Stages]
   __device__ __forceinline__ unsigned long long *full(int s) const { return bars + s; }
