@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -46,6 +47,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "examples_ir.h"
@@ -716,6 +718,39 @@ void writeJson(const Settings &s, const json &j) {
     std::fprintf(stderr, "kite_bench: could not write %s\n", s.jsonPath.c_str());
 }
 
+/// One config's plan, or why it did not compile.
+struct Compiled {
+  std::optional<KernelPlan> plan;
+  std::string error;
+};
+
+/// Every config of a row compiled at once, a thread per config up to the
+/// machine's cores: NVRTC and ptxas take most of a sweep's time (about 3 s a
+/// config for attention), timing a fraction of it. compileToPlan is
+/// thread-safe (the autotuner compiles its batches the same way).
+std::vector<Compiled> compileConfigs(const KernelSource &source, const std::vector<ArgSpec> &specs,
+                                     const std::vector<std::string> &configs, const CompileOptions &target) {
+  std::vector<Compiled> out(configs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < configs.size();) {
+      try {
+        out[i].plan = compileToPlan(source, specs, Options{{}, configs[i]}, target);
+      } catch (const std::exception &e) {
+        out[i].error = e.what();
+      }
+    }
+  };
+  int threads = std::min<int>(std::max(1u, std::thread::hardware_concurrency()), (int)configs.size());
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  return out;
+}
+
 int compileOnly(const std::string &filter) {
   int rc = 0;
   for (const Bench &b : benches()) {
@@ -728,20 +763,21 @@ int compileOnly(const std::string &filter) {
       continue;
     }
     KernelSource source{nullptr, b.kernel, ir, "bench", b.file};
-    for (const std::string &config : b.configs) {
+    std::vector<Compiled> compiled = compileConfigs(source, b.specs, b.configs, CompileOptions{"sm_90a"});
+    for (size_t i = 0; i < b.configs.size(); ++i) {
+      const std::string &config = b.configs[i];
       const char *shown = config.empty() ? "default" : config.c_str();
-      try {
-        KernelPlan plan = compileToPlan(source, b.specs, Options{{}, config}, CompileOptions{"sm_90a"});
+      if (const std::optional<KernelPlan> &plan = compiled[i].plan) {
         std::printf("%-14s %-40s ok: grid [%u,%u,%u] block [%u,%u,%u] shared %u B, %zu B cubin\n", b.name.c_str(),
-                    shown, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1], plan.block[2],
-                    plan.dynamicSharedBytes, plan.binary.size());
-      } catch (const std::exception &e) {
-        std::printf("%-14s %-40s rejected: %s\n", b.name.c_str(), shown, oneLine(e.what()).c_str());
+                    shown, plan->grid[0], plan->grid[1], plan->grid[2], plan->block[0], plan->block[1],
+                    plan->block[2], plan->dynamicSharedBytes, plan->binary.size());
+      } else {
+        std::printf("%-14s %-40s rejected: %s\n", b.name.c_str(), shown, oneLine(compiled[i].error).c_str());
         if (config.empty())
           rc = 1;
       }
-      std::fflush(stdout);
     }
+    std::fflush(stdout);
   }
   return rc;
 }
@@ -870,10 +906,14 @@ int main(int argc, char **argv) {
         double bestMs = INFINITY, defaultMs = NAN;
         std::string bestConfig;
         std::vector<std::string> timed; // resolved configs already timed
-        for (const std::string &config : configs) {
+        std::vector<Compiled> compiled = compileConfigs(source, specs, configs, CompileOptions{});
+        for (size_t i = 0; i < configs.size(); ++i) {
+          const std::string &config = configs[i];
           json c = {{"config", config.empty() ? "default" : config}};
           try {
-            KernelPlan plan = compileToPlan(source, specs, Options{{}, config});
+            if (!compiled[i].plan)
+              throw Error(compiled[i].error);
+            KernelPlan plan = std::move(*compiled[i].plan);
             c["resolved"] = plan.config;
             c["grid"] = plan.grid;
             c["persistent"] = plan.persistent;
