@@ -377,9 +377,23 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
                std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + tma + "}",
                std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + ws + grouped + "}",
                std::string(pre) + R"(256,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true)" + grouped + "}"};
+  // Clusters of two programs (cluster_size 2) on the product loop as
+  // kernel code: neighbouring row tiles (L2 groups) share y's tile, which
+  // the producers multicast; without groups, neighbouring column tiles
+  // share x's. (1.7x slower on the H200 while each remote arrival carried
+  // a GPU-wide fence; here to time them without it.)
+  const std::string cluster = tma + R"(,"generic_mainloop":true,"cluster_size":2)";
+  b.configs.push_back(std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4,"pid_type":"persistent_interleaved")" +
+                      cluster + grouped + "}");
+  b.configs.push_back(std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4,"pid_type":"persistent_interleaved")" +
+                      cluster + "}");
   // Fewer 128 x 128 tiles than SMs (128 x 8192 x 8192): K split over 2
-  // programs a 128 x 128 tile, or 4 a 128 x 256 one.
+  // programs a 128 x 128 tile, or 4 a 128 x 256 one; or 128 x 64 tiles in
+  // clusters, a pair sharing x's tile, or 64 x 128 ones, a pair sharing y's.
   if (B * ((M + 127) / 128) * ((N + 127) / 128) < 132) {
+    b.configs.push_back(std::string(pre) + R"(128,64,64],"num_warps":12,"num_stages":6)" + cluster + "}");
+    b.configs.push_back(std::string(pre) + R"(64,128,64],"num_warps":8,"num_stages":6,"loop_orders":[[0,1]])" +
+                        cluster + "}");
     b.configs.push_back(std::string(pre) + R"(128,128,64],"num_warps":12,"num_stages":4,"split_k":2)" + tma + "}");
     b.configs.push_back(std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4,"split_k":4)" + tma + "}");
   }
@@ -502,6 +516,11 @@ Bench attentionBench(int64_t B, int64_t H, int64_t S, int64_t D, bool causal = f
                twoPerSm, grouped, groupedDynamic};
   if (D <= 64)
     b.configs.push_back(threePerSm);
+  // Clusters of two programs on neighbouring query tiles, k and v
+  // multicast (not causal: there, no key tile is the same for both).
+  if (!causal)
+    b.configs.push_back("{" + ws +
+                        R"(,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true,"cluster_size":2})");
   return b;
 }
 
