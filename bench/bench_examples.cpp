@@ -377,6 +377,13 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
                std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + tma + "}",
                std::string(pre) + R"(128,256,64],"num_warps":12,"num_stages":4)" + ws + grouped + "}",
                std::string(pre) + R"(256,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true)" + grouped + "}"};
+  // Two programs an SM of 128 x 128 tiles, one computing warpgroup and a
+  // producer each, 3 stages (99 KB of shared memory a program): one
+  // program's epilogue and tile start run under the other's products.
+  b.configs.push_back(std::string(pre) + R"(128,128,64],"num_warps":8,"num_stages":3,"min_programs_per_sm":2)" + tma +
+                      grouped + "}");
+  b.configs.push_back(std::string(pre) + R"(128,128,64],"num_warps":8,"num_stages":3,"min_programs_per_sm":2)" + tma +
+                      R"(,"generic_mainloop":true)" + grouped + "}");
   // Clusters of two programs (cluster_size 2) on the product loop as
   // kernel code: neighbouring row tiles (L2 groups) share y's tile, which
   // the producers multicast; without groups, neighbouring column tiles
