@@ -1,7 +1,7 @@
 //===- Resources.cpp - what a compiled kernel uses of an SM ---------------===//
 //
-// This file implements the ptxas report reader and the occupancy
-// calculation (see Resources.h).
+// This file implements the ptxas report reader, the occupancy calculation
+// and the SASS instruction counts (see Resources.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <regex>
+#include <sstream>
 #include <string>
 
 using namespace kite::runtime;
@@ -92,4 +93,77 @@ Occupancy kite::runtime::theoreticalOccupancy(const KernelResources &r, int thre
   o.warpsPerSM = o.blocksPerSM * warps;
   o.limiter = least.name;
   return o;
+}
+
+SassSummary kite::runtime::summarizeSass(std::string_view sass) {
+  // An instruction line, in both disassemblers' formats:
+  //   /*0c10*/                   WARPGROUP.ARRIVE ;
+  //   /*11f0*/              @!P0 SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [R7+URZ], RZ ;
+  static const std::regex line(R"(^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P[0-9T]+\s+)?([A-Z][A-Z0-9_]*)(\S*)\s*(.*)$)");
+  static const std::regex registerA(R"(^R[0-9]+, R[0-9]+,)");
+  static const std::regex hex(R"(0x([0-9a-f]+)\s*;)");
+  SassSummary s;
+  std::istringstream in{std::string(sass)};
+  std::string text;
+  std::smatch m;
+  while (std::getline(in, text)) {
+    if (!std::regex_match(text, m, line))
+      continue;
+    std::string op = m[1].str(), modifiers = m[2].str(), operands = m[3].str();
+    if (op == "NOP")
+      continue;
+    ++s.instructions;
+    if (op == "HGMMA" || op == "QGMMA" || op == "IGMMA" || op == "BGMMA") {
+      ++s.warpgroupMma;
+      s.registerA += std::regex_search(operands, registerA);
+    } else if (op == "HMMA" || op == "IMMA" || op == "DMMA") {
+      ++s.warpMma;
+    } else if (op == "UTMALDG" || op == "UTMASTG" || op == "UTMAREDG" || op == "UBLKCP") {
+      ++s.tmaCopies;
+    } else if (op == "LDGSTS") {
+      ++s.asyncCopies;
+    } else if (op == "LDL" || op == "STL") {
+      ++s.localAccesses;
+    } else if (op == "MEMBAR") {
+      s.gpuFences += modifiers.find(".GPU") != std::string::npos ||
+                     modifiers.find(".SYS") != std::string::npos;
+    } else if (op == "USETMAXREG") {
+      std::smatch h;
+      if (std::regex_search(operands, h, hex))
+        s.setmaxnreg.push_back((int)std::stol(h[1].str(), nullptr, 16));
+    }
+  }
+  return s;
+}
+
+std::string kite::runtime::describe(const SassSummary &s) {
+  auto count = [](int64_t n, const char *one, const char *many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  std::vector<std::string> parts;
+  if (s.warpgroupMma)
+    parts.push_back(count(s.warpgroupMma, "warpgroup MMA", "warpgroup MMAs") + " (" +
+                    std::to_string(s.registerA) + " with A from registers)");
+  if (s.warpMma)
+    parts.push_back(count(s.warpMma, "warp MMA", "warp MMAs"));
+  if (s.tmaCopies)
+    parts.push_back(count(s.tmaCopies, "TMA copy", "TMA copies"));
+  if (s.asyncCopies)
+    parts.push_back(count(s.asyncCopies, "cp.async copy", "cp.async copies"));
+  if (!s.setmaxnreg.empty()) {
+    std::string counts;
+    for (size_t i = 0; i < s.setmaxnreg.size(); ++i)
+      counts += (i == 0 ? "" : i + 1 == s.setmaxnreg.size() ? " and " : ", ") +
+                std::to_string(s.setmaxnreg[i]);
+    parts.push_back("setmaxnreg " + counts);
+  }
+  parts.push_back(s.localAccesses
+                      ? count(s.localAccesses, "local-memory access", "local-memory accesses")
+                      : "no local memory");
+  parts.push_back(s.gpuFences ? count(s.gpuFences, "GPU-scope fence", "GPU-scope fences")
+                              : "no GPU-scope fences");
+  std::string out = count(s.instructions, "instruction", "instructions") + ":";
+  for (size_t i = 0; i < parts.size(); ++i)
+    out += (i == 0 ? " " : ", ") + parts[i];
+  return out;
 }

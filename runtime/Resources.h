@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kite::runtime {
 
@@ -53,6 +54,26 @@ struct Occupancy {
 };
 Occupancy theoreticalOccupancy(const KernelResources &r, int threadsPerBlock,
                                int64_t dynamicShared, const SmLimits &limits);
+
+/// What a kernel's machine code holds of the instructions that decide its
+/// speed, counted in its disassembly (nvdisasm -c or cuobjdump -sass):
+/// static counts, each instruction once however often it runs.
+struct SassSummary {
+  int64_t instructions = 0;       // all but NOPs
+  int64_t warpgroupMma = 0;       // HGMMA, QGMMA, IGMMA, BGMMA (Hopper's wgmma)
+  int64_t registerA = 0;          // of those, with the A operand in registers
+  int64_t warpMma = 0;            // HMMA, IMMA, DMMA (mma.sync)
+  int64_t tmaCopies = 0;          // UTMALDG, UTMASTG, UTMAREDG, UBLKCP
+  int64_t asyncCopies = 0;        // LDGSTS (cp.async)
+  int64_t localAccesses = 0;      // LDL, STL (spills and local arrays)
+  int64_t gpuFences = 0;          // MEMBAR at GPU or system scope
+  std::vector<int> setmaxnreg;    // USETMAXREG's register counts, in code order
+};
+SassSummary summarizeSass(std::string_view sass);
+/// One line, e.g. "4959 instructions: 32 warpgroup MMAs (16 with A from
+/// registers), 128 TMA copies, setmaxnreg 40 and 232, no local memory, no
+/// GPU-scope fences".
+std::string describe(const SassSummary &s);
 
 } // namespace kite::runtime
 

@@ -8,6 +8,7 @@
 #     gdesc`), TMA copies (`UTMALDG`), register reallocation (`USETMAXREG`);
 #   - the products (matmul's main loop, its loop as kernel code, FP8):
 #     `HGMMA` (FP8: `QGMMA`) from shared memory and `UTMALDG`;
+#   - `--emit=resources`' machine-code counts agree (attention);
 #   - a clustered product: multicast copies, and no GPU-scope memory fence
 #     (`MEMBAR.ALL.GPU`) before a computing warp's arrival on the other
 #     program's mbarrier (`SYNCS.ARRIVE...RED`): a fence there costs every
@@ -50,6 +51,12 @@ for d in 64 128; do
     expect "$k D$d" "$out" 'HGMMA\.[0-9x]+\.F32\.BF16 R[0-9]+, R[0-9]+, gdesc' 'UTMALDG' 'USETMAXREG'
   done
 done
+
+# --emit=resources counts the same in its "machine code" row.
+out=$("$kite" inspect "$ir/attention.mlir" --kernel attention --arg 'q=bf16[32,1024,128]' \
+  'k=bf16[32,1024,128]' 'v=bf16[32,1024,128]' --emit=resources 2>&1)
+expect "attention --emit=resources" "$out" \
+  '^machine code +[0-9]+ instructions: [0-9]+ warpgroup MMAs \([1-9][0-9]* with A from registers\), [0-9]+ TMA copies.*setmaxnreg [0-9]+ and [0-9]+, no local memory, no GPU-scope fences$'
 
 out=$(sass matmul matmul "" 'x=bf16[4096,4096]' 'y=bf16[4096,4096]')
 expect "matmul" "$out" 'HGMMA\.[0-9x]+\.F32\.BF16 R[0-9]+, gdesc' 'UTMALDG'

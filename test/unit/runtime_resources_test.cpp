@@ -75,6 +75,50 @@ TEST(Resources, OccupancyOnHopper) {
   EXPECT_EQ(o.warpsPerSM, 8);
 }
 
+// Lines as nvdisasm -c prints them (sm_90a), with the labels, line-info
+// comments and predicates that come between.
+const char *kSass = R"(	.target	sm_90a
+.text.kite_attention:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   USETMAXREG.DEALLOC.CTAPOOL 0x28 ;
+	//## File "kite_gemm.cuh", line 982
+        /*0020*/                   NOP ;
+        /*0030*/               @P0 BRA `(.L_x_1) ;
+.L_x_1:
+        /*0040*/                   USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xe8 ;
+        /*0050*/              @!P0 UTMALDG.3D [UR8], [UR4], desc[UR6] ;
+        /*0060*/                   UTMALDG.2D [UR8], [UR4] ;
+        /*0070*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR16], RZ, !UPT ;
+        /*0080*/                   HGMMA.64x128x16.F32.BF16 R88, R152, gdesc[UR16].tnspB, R88, gsb0 ;
+        /*0090*/                   QGMMA.64x256x32.F32.E4M3.E4M3 R24, gdesc[UR12], R24 ;
+        /*00a0*/                   HMMA.16816.F32.BF16 R4, R8, R12, R4 ;
+        /*00b0*/                   LDGSTS.E.BYPASS.128 [R3], desc[UR4][R6.64] ;
+        /*00c0*/                   STL [R1], R2 ;
+        /*00d0*/                   LDL R2, [R1] ;
+        /*00e0*/                   MEMBAR.ALL.CTA ;
+        /*00f0*/              @!P6 MEMBAR.ALL.GPU ;
+        /*0100*/                   EXIT ;
+)";
+
+TEST(Resources, CountsTheMachineCodesInstructions) {
+  SassSummary s = summarizeSass(kSass);
+  EXPECT_EQ(s.instructions, 16); // the NOP not counted
+  EXPECT_EQ(s.warpgroupMma, 3);
+  EXPECT_EQ(s.registerA, 1);
+  EXPECT_EQ(s.warpMma, 1);
+  EXPECT_EQ(s.tmaCopies, 2);
+  EXPECT_EQ(s.asyncCopies, 1);
+  EXPECT_EQ(s.localAccesses, 2);
+  EXPECT_EQ(s.gpuFences, 1);
+  EXPECT_EQ(s.setmaxnreg, (std::vector<int>{40, 232}));
+  EXPECT_EQ(describe(s), "16 instructions: 3 warpgroup MMAs (1 with A from registers), 1 warp "
+                         "MMA, 2 TMA copies, 1 cp.async copy, setmaxnreg 40 and 232, 2 "
+                         "local-memory accesses, 1 GPU-scope fence");
+  SassSummary none = summarizeSass("not a disassembly\n");
+  EXPECT_EQ(none.instructions, 0);
+  EXPECT_EQ(describe(none), "0 instructions: no local memory, no GPU-scope fences");
+}
+
 TEST(Resources, OtherArchitectures) {
   EXPECT_EQ(smLimits("sm_80").sharedBytes, 167936);
   EXPECT_EQ(smLimits("sm_86").maxWarps, 48);

@@ -16,7 +16,9 @@
 //                pinned (--config), tuned (the cache directory's entry for
 //                these arguments on --arch), or the default
 //   resources    registers, spills, stack, shared memory, barriers (ptxas's
-//                report through NVRTC) and the theoretical occupancy
+//                report through NVRTC), the theoretical occupancy, and the
+//                machine code's counts of MMAs, TMA copies, setmaxnreg,
+//                local memory and fences (with nvdisasm or cuobjdump)
 //   roofline     bytes moved and FLOPs from the IR; with a GPU, the measured
 //                time against the measured copy bandwidth and the peak math
 //
@@ -539,8 +541,16 @@ int collect(const InspectOptions &opts, const kite::cli::Context &context, mlir:
                            (int)std::lround(100 * occ.fraction()), occ.blocksPerSM, occ.limiter,
                            limits.known ? opts.arch : std::string("sm_90"))});
       }
+      // The machine code: shown by --emit=sass, counted in the resources.
+      std::optional<std::string> sass;
+      if (wants(opts, "sass") || wants(opts, "resources"))
+        sass = disassemble(out.binary, report.sassNote);
+      if (sass && r)
+        report.resources.push_back(
+            {"machine code", kite::runtime::describe(kite::runtime::summarizeSass(*sass))});
+      else if (r)
+        report.resources.push_back({"machine code", "not read: " + report.sassNote});
       if (wants(opts, "sass")) {
-        std::optional<std::string> sass = disassemble(out.binary, report.sassNote);
         if (sass)
           report.sass = *sass;
         else if (opts.html.empty())
