@@ -661,7 +661,7 @@ json writeSample(const std::string &path, const Bench &b, const std::vector<DevA
 /// --compile-only: every config of every benchmark through the compiler and
 /// NVRTC for sm_90a at the benchmark shapes (no GPU needed). Returns 1 if a
 /// default config fails.
-int compileOnly(const std::string &filter);
+int compileOnly(const std::string &filter, bool quick);
 
 const char *irOf(const std::string &file) {
   for (const auto &e : kite_test_ir::kFiles)
@@ -720,7 +720,8 @@ int parseArgs(int argc, char **argv, Settings &s) {
                 "                  [--compile-only] [--samples DIR]\n"
                 "  Times the memory-bound example kernels and matmul on GPU 0 (CUDA events, median,\n"
                 "  L2 flushed before each run) and the 1 GiB device-to-device copy bandwidth.\n"
-                "  --quick: default configs only; --filter S[,S...]: only kernels whose \"name shape\" contains an S;\n"
+                "  --quick: default configs only (also with --compile-only); --filter S[,S...]: only kernels\n"
+                "  whose \"name shape\" contains an S;\n"
                 "  --samples DIR: write the first rows of each row-wise kernel's inputs and first output\n"
                 "  to DIR, for torch_baseline.py --check-against to compare with PyTorch;\n"
                 "  --compile-only: compile every config for sm_90a at the benchmark shapes (no GPU).\n"
@@ -777,11 +778,13 @@ std::vector<Compiled> compileConfigs(const KernelSource &source, const std::vect
   return out;
 }
 
-int compileOnly(const std::string &filter) {
+int compileOnly(const std::string &filter, bool quick) {
   int rc = 0;
-  for (const Bench &b : benches()) {
+  for (Bench b : benches()) {
     if (!selected(filter, b))
       continue;
+    if (quick)
+      b.configs.resize(1);
     const char *ir = irOf(b.file);
     if (!ir) {
       std::printf("%-14s no captured IR for %s\n", b.name.c_str(), b.file.c_str());
@@ -817,7 +820,7 @@ int main(int argc, char **argv) {
   if (int rc = parseArgs(argc, argv, s))
     return rc;
   if (s.compileOnly)
-    return compileOnly(s.filter);
+    return compileOnly(s.filter, s.quick);
   json out;
   if (!gpu_available()) {
     std::string reason = gpu_unavailable_reason();
