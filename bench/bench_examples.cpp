@@ -604,17 +604,28 @@ std::vector<Bench> benches() {
 }
 
 /// --filter: comma-separated substrings of "name shape"; any one selects.
+/// --filter's comma-separated terms: a kernel runs if its "name shape"
+/// contains one of the plain terms (any, where there are none) and none of
+/// the terms written with a leading '-' ("-S16384,-S32768": all but the
+/// long attention rows). torch_baseline.py reads the filter the same way.
 bool selected(const std::string &filter, const Bench &b) {
-  if (filter.empty())
-    return true;
+  bool anyPlain = false, plainMatch = false;
+  const std::string key = b.key();
   for (size_t at = 0; at <= filter.size();) {
     size_t comma = std::min(filter.find(',', at), filter.size());
     std::string part = filter.substr(at, comma - at);
-    if (!part.empty() && b.key().find(part) != std::string::npos)
-      return true;
     at = comma + 1;
+    if (part.empty())
+      continue;
+    if (part[0] == '-') {
+      if (part.size() > 1 && key.find(part.substr(1)) != std::string::npos)
+        return false;
+      continue;
+    }
+    anyPlain = true;
+    plainMatch |= key.find(part) != std::string::npos;
   }
-  return false;
+  return !anyPlain || plainMatch;
 }
 
 /// Writes the first `rows` rows of the row inputs of `args` (x, y, logits,
@@ -680,7 +691,15 @@ std::string oneLine(std::string s) {
 int parseArgs(int argc, char **argv, Settings &s) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    // --flag=value as well as --flag value (a filter may start with '-').
+    std::optional<std::string> inlineValue;
+    if (size_t eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
+      inlineValue = a.substr(eq + 1);
+      a.resize(eq);
+    }
     auto value = [&](const char *flag) -> std::string {
+      if (inlineValue)
+        return *inlineValue;
       if (i + 1 >= argc) {
         std::fprintf(stderr, "kite_bench: %s needs a value\n", flag);
         std::exit(2);
@@ -721,7 +740,7 @@ int parseArgs(int argc, char **argv, Settings &s) {
                 "  Times the memory-bound example kernels and matmul on GPU 0 (CUDA events, median,\n"
                 "  L2 flushed before each run) and the 1 GiB device-to-device copy bandwidth.\n"
                 "  --quick: default configs only (also with --compile-only); --filter S[,S...]: only kernels\n"
-                "  whose \"name shape\" contains an S;\n"
+                "  whose \"name shape\" contains an S (an S written -S: none that contain it);\n"
                 "  --samples DIR: write the first rows of each row-wise kernel's inputs and first output\n"
                 "  to DIR, for torch_baseline.py --check-against to compare with PyTorch;\n"
                 "  --compile-only: compile every config for sm_90a at the benchmark shapes (no GPU).\n"

@@ -37,10 +37,19 @@ def main():
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--filter", default="",
-                    help="comma-separated; only kernels whose 'name shape' contains one")
+                    help="comma-separated; only kernels whose 'name shape' contains one, "
+                         "and none of those written -S")
     ap.add_argument("--no-compile", action="store_true", help="eager only")
     ap.add_argument("--check-against", help="kite_bench's JSON with samples (--samples)")
     args = ap.parse_args()
+
+    def selected(key):
+        """kite_bench's --filter: a plain term must match (if there is one), no -term may."""
+        terms = [t for t in args.filter.split(",") if t]
+        plain = [t for t in terms if not t.startswith("-")]
+        if any(len(t) > 1 and t[1:] in key for t in terms if t.startswith("-")):
+            return False
+        return not plain or any(t in key for t in plain)
 
     def write(out):
         if args.json:
@@ -312,7 +321,7 @@ def main():
 
     for name, shape, make, fn in benches:
         key = f"{name} {shape}"
-        if args.filter and not any(f and f in key for f in args.filter.split(",")):
+        if not selected(key):
             continue
         k = {"name": name, "key": key, "dtype": dtypes.get(name, "bf16"), "shape": shape}
         inputs = None

@@ -14,8 +14,9 @@
 #                           kite_bench autotunes each kernel; KITE_SANITIZERS:
 #                           the tools to run; KITE_DIFFTEST_BUDGET: seconds)
 #   tools/gpu.sh bench [OUT]  on a GPU host: the benchmarks only
-#                           (KITE_BENCH_FILTER=S: only kernels whose name and
-#                           shape contain S)
+#                           (KITE_BENCH_FILTER=S[,S...]: only kernels whose name
+#                           and shape contain an S; -S: none that contain S, e.g.
+#                           -S16384,-S32768 for all but the long attention rows)
 #   tools/gpu.sh tune-table [OUT]  on a GPU host: `kite autotune` at --effort
 #                           quick and full for GPU.md's kernels and matmul
 #                           4096^3, each from an empty cache, both winners
@@ -93,7 +94,8 @@ run_bench() {
   if [ -x "$bin/kite_bench" ]; then
     local tune=() filter=()
     [ -n "${KITE_BENCH_TUNE:-}" ] && tune=(--tune "$KITE_BENCH_TUNE")
-    [ -n "${KITE_BENCH_FILTER:-}" ] && filter=(--filter "$KITE_BENCH_FILTER")
+    # --filter=S: argparse would take an S that starts with '-' for an option.
+    [ -n "${KITE_BENCH_FILTER:-}" ] && filter=("--filter=$KITE_BENCH_FILTER")
     rm -rf "$out/samples"; mkdir -p "$out/samples"
     timeout "$limit" "$bin/kite_bench" --json "$out/bench_kite.json" --samples "$out/samples" "${tune[@]}" \
       "${filter[@]}" > "$out/bench_kite.log" 2>&1 ||
