@@ -10,6 +10,9 @@ the flush's 0.07 ms, the GPU first spins long enough for the host to queue
 every run, so that torch.compile's per-call host cost is never timed.
 Writes JSON for bench/report.py.
 
+Attention rows run eager only: scaled_dot_product_attention is one library
+call, and torch.compile runs the same flash kernel.
+
 Correctness, each against the other: torch.compile's output is compared with
 eager's on the benchmark inputs, and with --check-against (kite_bench's JSON
 written with --samples) eager runs on the rows kite_bench saved and is
@@ -334,7 +337,11 @@ def main():
             k["eager_ms"] = time_ms(lambda: fn(*inputs), w, r)
         except Exception as e:
             k["eager_error"] = f"{type(e).__name__}: {e}"[:300]
-        if not args.no_compile:
+        # SDPA is one library call, which torch.compile leaves to the same
+        # flash kernel: compiling it would only spend the run's time (the
+        # attention sweep's 32 rows, 5-15 s each).
+        eager_only = name in ("attention", "causal_attention")
+        if not args.no_compile and not eager_only:
             try:
                 cfn = torch.compile(fn, dynamic=False)
                 t0 = time.time()
