@@ -338,8 +338,8 @@ def main():
         except Exception as e:
             k["eager_error"] = f"{type(e).__name__}: {e}"[:300]
         # SDPA is one library call, which torch.compile leaves to the same
-        # flash kernel: compiling it would only spend the run's time (the
-        # attention sweep's 32 rows, 5-15 s each).
+        # flash kernel: compiling it for the attention sweep's 32 rows would
+        # only spend the device's time.
         eager_only = name in ("attention", "causal_attention")
         if not args.no_compile and not eager_only:
             try:
