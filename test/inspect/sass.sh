@@ -9,14 +9,15 @@
 #   - the products (matmul's main loop, its loop as kernel code, FP8):
 #     `HGMMA` (FP8: `QGMMA`) from shared memory and `UTMALDG`;
 #   - `--emit=resources`' machine-code counts agree (attention);
-#   - a clustered product: multicast copies, and no GPU-scope memory fence
-#     (`MEMBAR.ALL.GPU`) before a computing warp's arrival on the other
-#     program's mbarrier (`SYNCS.ARRIVE...RED`): a fence there costs every
-#     K step.
+#   - a clustered product and clustered attention: multicast copies, and
+#     no GPU-scope memory fence (`MEMBAR.ALL.GPU`) before a computing warp's
+#     arrival on the other program's mbarrier (`SYNCS.ARRIVE...RED`): a
+#     fence there costs every K step.
 set -u
 kite="$1" ir="$2"
 failed=0 checks=0
 gemm='"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true'
+attn='"tensor_cores":true,"wgmma":true,"fast_math":true,"warp_specialize":true,"overlap_products":true,"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"pingpong":true'
 
 sass() { # file kernel config args...
   local file="$1" kernel="$2" config="$3"
@@ -70,12 +71,21 @@ expect "scaled_matmul e4m3" "$out" 'QGMMA\.[0-9x]+\.F32\.E4M3\.E4M3' 'UTMALDG'
 out=$(sass matmul matmul "{\"block_sizes\":[128,256,64],\"num_warps\":12,\"num_stages\":4,$gemm,\"pid_type\":\"persistent_interleaved\",\"cluster_size\":2}" \
   'x=bf16[4096,4096]' 'y=bf16[4096,4096]')
 expect "matmul, cluster_size 2" "$out" 'UTMALDG.*MULTICAST' 'SYNCS\.ARRIVE\.TRANS64\.RED'
-checks=$((checks + 1))
-# Predicated or not, the few instructions before each remote arrival.
-fenced=$(awk '/MEMBAR\.ALL\.GPU/ { fence = NR } /SYNCS\.ARRIVE\.TRANS64\.RED/ && fence && NR - fence < 8 { n++ } END { print n + 0 }' <<<"$out")
-if [ "$fenced" -ne 0 ]; then
-  echo "FAIL matmul, cluster_size 2: $fenced remote arrivals follow a MEMBAR.ALL.GPU"; failed=$((failed + 1))
-fi
+# unfenced NAME TEXT: no remote arrival within the few instructions after a
+# MEMBAR.ALL.GPU (predicated or not).
+unfenced() {
+  checks=$((checks + 1))
+  local fenced
+  fenced=$(awk '/MEMBAR\.ALL\.GPU/ { fence = NR } /SYNCS\.ARRIVE\.TRANS64\.RED/ && fence && NR - fence < 8 { n++ } END { print n + 0 }' <<<"$2")
+  if [ "$fenced" -ne 0 ]; then
+    echo "FAIL $1: $fenced remote arrivals follow a MEMBAR.ALL.GPU"; failed=$((failed + 1))
+  fi
+}
+unfenced "matmul, cluster_size 2" "$out"
+out=$(sass attention attention "{$attn,\"cluster_size\":2}" \
+  'q=bf16[32,1024,128]' 'k=bf16[32,1024,128]' 'v=bf16[32,1024,128]')
+expect "attention, cluster_size 2" "$out" 'UTMALDG.*MULTICAST' 'SYNCS\.ARRIVE\.TRANS64\.RED'
+unfenced "attention, cluster_size 2" "$out"
 
 echo "$checks checks, $failed failed"
 [ $failed -eq 0 ]
