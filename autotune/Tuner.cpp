@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "autotune/Tuner.h"
+#include "autotune/Parallel.h"
 #include "autotune/Worker.h"
 
 #include <kite/cache.hpp>
@@ -14,11 +15,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <variant>
 
 using json = nlohmann::json;
@@ -106,32 +105,22 @@ std::vector<std::variant<KernelPlan, Evaluation>>
 compileAll(const TuneRequest &request, const std::vector<std::string> &configs, int threads,
            std::chrono::steady_clock::time_point deadline, CompileTimes &times, bool maySkip) {
   std::vector<std::variant<KernelPlan, Evaluation>> out(configs.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < configs.size();) {
-      auto begin = std::chrono::steady_clock::now();
-      if (maySkip &&
-          begin + std::chrono::milliseconds((int64_t)(times.typical() * 1000)) > deadline) {
-        out[i] = Evaluation{Evaluation::Status::skipped, 0, "out of time"};
-        continue;
-      }
-      try {
-        out[i] = request.compile(configs[i]);
-      } catch (const ConfigRejected &e) {
-        out[i] = Evaluation{Evaluation::Status::rejected, 0, e.what()};
-      } catch (const std::exception &e) {
-        out[i] = Evaluation{Evaluation::Status::failed, 0, e.what()};
-      }
-      times.add(since(begin));
+  parallelFor(configs.size(), threads, [&](size_t i) {
+    auto begin = std::chrono::steady_clock::now();
+    if (maySkip &&
+        begin + std::chrono::milliseconds((int64_t)(times.typical() * 1000)) > deadline) {
+      out[i] = Evaluation{Evaluation::Status::skipped, 0, "out of time"};
+      return;
     }
-  };
-  int n = std::max(1, std::min<int>(threads, (int)configs.size()));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < n; ++t)
-    pool.emplace_back(work);
-  work();
-  for (std::thread &t : pool)
-    t.join();
+    try {
+      out[i] = request.compile(configs[i]);
+    } catch (const ConfigRejected &e) {
+      out[i] = Evaluation{Evaluation::Status::rejected, 0, e.what()};
+    } catch (const std::exception &e) {
+      out[i] = Evaluation{Evaluation::Status::failed, 0, e.what()};
+    }
+    times.add(since(begin));
+  });
   return out;
 }
 
@@ -171,8 +160,7 @@ TuneResult kite::autotune::tune(const TuneRequest &request, const TuneOptions &o
       throw Error("kite autotune: the pinned config is not JSON: " + request.pinned);
     space.pin(pinned);
   }
-  int threads = options.threads > 0 ? options.threads
-                                    : std::max(1, (int)std::thread::hardware_concurrency());
+  int threads = options.threads > 0 ? options.threads : hardwareThreads();
   std::string name(request.kernel.name);
 
   // The reference: the default config (with the pinned keys).

@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autotune/Parallel.h"
 #include "autotune/Tuner.h"
 #include "autotune/Worker.h"
 #include "lowering/Compiler.h"
@@ -35,7 +36,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -47,7 +47,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "examples_ir.h"
@@ -778,23 +777,13 @@ struct Compiled {
 std::vector<Compiled> compileConfigs(const KernelSource &source, const std::vector<ArgSpec> &specs,
                                      const std::vector<std::string> &configs, const CompileOptions &target) {
   std::vector<Compiled> out(configs.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < configs.size();) {
-      try {
-        out[i].plan = compileToPlan(source, specs, Options{{}, configs[i]}, target);
-      } catch (const std::exception &e) {
-        out[i].error = e.what();
-      }
+  autotune::parallelFor(configs.size(), autotune::hardwareThreads(), [&](size_t i) {
+    try {
+      out[i].plan = compileToPlan(source, specs, Options{{}, configs[i]}, target);
+    } catch (const std::exception &e) {
+      out[i].error = e.what();
     }
-  };
-  int threads = std::min<int>(std::max(1u, std::thread::hardware_concurrency()), (int)configs.size());
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t)
-    pool.emplace_back(work);
-  work();
-  for (std::thread &t : pool)
-    t.join();
+  });
   return out;
 }
 
