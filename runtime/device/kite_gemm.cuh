@@ -838,66 +838,60 @@ struct __align__(64) KiteTensorMap {
 };
 
 /// A TMA copy of the box at coordinates (c0 innermost, c1, ...; Rank of
-/// them, 1 to 5) of `map` into shared memory at `dst`, completing on `bar`.
+/// them, 1 to 5) of `map` into shared memory at `dst`, completing on `bar`;
+/// with `Multicast`, into the same offset of the shared memory of every
+/// program of the cluster in `ctaMask`, completing on each one's mbarrier at
+/// `bar`'s offset.
+template <int Rank, bool Multicast>
+__device__ __forceinline__ void tma_copy(void *dst, const KiteTensorMap *map,
+                                         unsigned long long *bar, unsigned short ctaMask, int c0,
+                                         int c1, int c2, int c3, int c4) {
+  static_assert(Rank >= 1 && Rank <= 5, "TMA copies: tensors of rank 1 to 5");
+  const unsigned d = smem_addr(dst), b = smem_addr(bar);
+  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+  // `coords`: the coordinates' operands (from %3); `mask`: the one after.
+#define KITE_TMA(dims, coords, mask, ...)                                                          \
+  do {                                                                                             \
+    if constexpr (Multicast)                                                                       \
+      asm volatile("cp.async.bulk.tensor." dims ".shared::cluster.global.mbarrier::complete_tx"   \
+                   "::bytes.multicast::cluster [%0], [%1, {" coords "}], [%2], " mask ";\n"        \
+                   ::"r"(d), "l"(m), "r"(b), __VA_ARGS__, "h"(ctaMask)                             \
+                   : "memory");                                                                    \
+    else                                                                                           \
+      asm volatile("cp.async.bulk.tensor." dims ".shared::cluster.global.mbarrier::complete_tx"   \
+                   "::bytes [%0], [%1, {" coords "}], [%2];\n" ::"r"(d), "l"(m), "r"(b),           \
+                   __VA_ARGS__                                                                     \
+                   : "memory");                                                                    \
+  } while (0)
+  if constexpr (Rank == 1)
+    KITE_TMA("1d", "%3", "%4", "r"(c0));
+  else if constexpr (Rank == 2)
+    KITE_TMA("2d", "%3, %4", "%5", "r"(c0), "r"(c1));
+  else if constexpr (Rank == 3)
+    KITE_TMA("3d", "%3, %4, %5", "%6", "r"(c0), "r"(c1), "r"(c2));
+  else if constexpr (Rank == 4)
+    KITE_TMA("4d", "%3, %4, %5, %6", "%7", "r"(c0), "r"(c1), "r"(c2), "r"(c3));
+  else
+    KITE_TMA("5d", "%3, %4, %5, %6, %7", "%8", "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4));
+#undef KITE_TMA
+}
+
+/// The TMA copy into this program's shared memory.
 template <int Rank>
 __device__ __forceinline__ void tma_load(void *dst, const KiteTensorMap *map,
                                          unsigned long long *bar, int c0, int c1 = 0,
                                          int c2 = 0, int c3 = 0, int c4 = 0) {
-  static_assert(Rank >= 1 && Rank <= 5, "tma_load: tensors of rank 1 to 5");
-  const unsigned d = smem_addr(dst), b = smem_addr(bar);
-  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
-  if constexpr (Rank == 1)
-    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                 "[%0], [%1, {%3}], [%2];\n" ::"r"(d), "l"(m), "r"(b), "r"(c0)
-                 : "memory");
-  else if constexpr (Rank == 2)
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                 "[%0], [%1, {%3, %4}], [%2];\n" ::"r"(d), "l"(m), "r"(b), "r"(c0), "r"(c1)
-                 : "memory");
-  else if constexpr (Rank == 3)
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                 "[%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(d), "l"(m), "r"(b), "r"(c0),
-                 "r"(c1), "r"(c2)
-                 : "memory");
-  else if constexpr (Rank == 4)
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                 "[%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(d), "l"(m), "r"(b), "r"(c0),
-                 "r"(c1), "r"(c2), "r"(c3)
-                 : "memory");
-  else
-    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                 "[%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n" ::"r"(d), "l"(m), "r"(b),
-                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
-                 : "memory");
+  tma_copy<Rank, false>(dst, map, bar, 0, c0, c1, c2, c3, c4);
 }
 
-/// tma_load's copy into the same offset of the shared memory of every
-/// program of the cluster in `ctaMask`, completing on each one's mbarrier
-/// at `bar`'s offset.
+/// The TMA copy into every program of the cluster in `ctaMask` (one bit a
+/// program), multicast.
 template <int Rank>
 __device__ __forceinline__ void tma_load_multicast(void *dst, const KiteTensorMap *map,
                                                    unsigned long long *bar, unsigned short ctaMask,
                                                    int c0, int c1 = 0, int c2 = 0, int c3 = 0,
                                                    int c4 = 0) {
-  static_assert(Rank >= 1 && Rank <= 5, "tma_load_multicast: tensors of rank 1 to 5");
-  const unsigned d = smem_addr(dst), b = smem_addr(bar);
-  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
-#define KITE_TMA_MC(dims, coords, ...)                                                             \
-  asm volatile("cp.async.bulk.tensor." dims ".shared::cluster.global.mbarrier::complete_tx::bytes" \
-               ".multicast::cluster [%0], [%1, {" coords "}], [%2], %3;\n" ::"r"(d),              \
-               "l"(m), "r"(b), "h"(ctaMask), __VA_ARGS__                                           \
-               : "memory")
-  if constexpr (Rank == 1)
-    KITE_TMA_MC("1d", "%4", "r"(c0));
-  else if constexpr (Rank == 2)
-    KITE_TMA_MC("2d", "%4, %5", "r"(c0), "r"(c1));
-  else if constexpr (Rank == 3)
-    KITE_TMA_MC("3d", "%4, %5, %6", "r"(c0), "r"(c1), "r"(c2));
-  else if constexpr (Rank == 4)
-    KITE_TMA_MC("4d", "%4, %5, %6, %7", "r"(c0), "r"(c1), "r"(c2), "r"(c3));
-  else
-    KITE_TMA_MC("5d", "%4, %5, %6, %7, %8", "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4));
-#undef KITE_TMA_MC
+  tma_copy<Rank, true>(dst, map, bar, ctaMask, c0, c1, c2, c3, c4);
 }
 
 /// Register reallocation between a warpgroup's roles (sm_90a): every warp
