@@ -8,6 +8,7 @@
 #include "autotune/Bench.h"
 
 #include "runtime/Driver.h"
+#include "runtime/Launch.h"
 #include "runtime/Nvrtc.h"
 
 #include <fmt/format.h>
@@ -364,7 +365,12 @@ PlanBench::~PlanBench() = default;
 
 void PlanBench::setReference(const KernelPlan &plan) {
   rt::ContextScope scope(impl_->dc);
-  impl_->reference = run_plan(plan, impl_->args);
+  {
+    // Unwritten elements read back as NaN (or -1), not as whatever the
+    // recycled allocation held.
+    rt::PoisonOutputsScope poisoned(true);
+    impl_->reference = run_plan(plan, impl_->args);
+  }
   synchronizeLaunches();
   impl_->referenceMax.clear();
   for (const Tensor &r : impl_->reference) {
@@ -395,6 +401,10 @@ Evaluation PlanBench::evaluate(const KernelPlan &plan, bool injectFault, double 
           a = KernelArg(*bogus);
           break;
         }
+    // The checked run's outputs are poisoned: a candidate that leaves an
+    // element unwritten fails the comparison below instead of reading back
+    // an earlier candidate's result from the recycled block.
+    rt::PoisonOutputsScope poisoned(true);
     run_plan(plan, args, results);
     cuda::synchronize();
   } catch (const Error &err) {

@@ -922,10 +922,13 @@ private:
 } // namespace
 
 namespace {
-std::atomic<int> gPoison{-1}; // -1: not read from the environment yet
+std::atomic<int> gPoison{-1};   // -1: not read from the environment yet
+thread_local int tPoison = -1;  // a PoisonOutputsScope's setting; -1: none
 } // namespace
 
 bool kite::runtime::poisonOutputs() {
+  if (tPoison >= 0) [[unlikely]]
+    return tPoison;
   int p = gPoison.load(std::memory_order_relaxed);
   if (p < 0) [[unlikely]] {
     const char *env = std::getenv("KITE_POISON_OUTPUTS");
@@ -936,6 +939,12 @@ bool kite::runtime::poisonOutputs() {
 }
 
 void kite::runtime::setPoisonOutputs(bool on) { gPoison.store(on, std::memory_order_relaxed); }
+
+kite::runtime::PoisonOutputsScope::PoisonOutputsScope(bool on) : previous_(tPoison) {
+  tPoison = on;
+}
+
+kite::runtime::PoisonOutputsScope::~PoisonOutputsScope() { tPoison = previous_; }
 
 void kite::runtime::poison(const Tensor &t, Stream stream) {
   int64_t bytes = t.numel() * element_size(t.dtype());

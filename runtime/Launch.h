@@ -42,6 +42,22 @@ bool poisonOutputs();
 void setPoisonOutputs(bool on);
 void poison(const Tensor &t, Stream stream);
 
+/// Poisons (or not) the outputs of this thread's launches while it lives,
+/// whatever the process-wide setting; scopes nest. The tuner's checked runs
+/// poison theirs: a candidate that leaves an element unwritten would
+/// otherwise read back whatever the allocator's recycled block held (often
+/// the previous candidate's correct result) and pass.
+class PoisonOutputsScope {
+public:
+  explicit PoisonOutputsScope(bool on);
+  ~PoisonOutputsScope();
+  PoisonOutputsScope(const PoisonOutputsScope &) = delete;
+  PoisonOutputsScope &operator=(const PoisonOutputsScope &) = delete;
+
+private:
+  int previous_;
+};
+
 } // namespace kite::runtime
 
 #endif // KITE_RUNTIME_LAUNCH_H

@@ -178,7 +178,10 @@ sanitize_tuned() {
   # `kite bench` measures the copy bandwidth (for the roofline) by copying
   # a fresh, uninitialized 1 GiB buffer; initcheck reports that host-API
   # copy once per 32 bytes, which floods the log and outlasts any budget.
-  # Its kernel-side checks stay on.
+  # Its kernel-side checks stay on. (The bench's reference run poisons its
+  # outputs first, like the tuner's checked runs: initcheck does not count
+  # the writes of bulk copies (`bulk_stores`) as initializing, and flagged
+  # every element of such an output when the check read it back.)
   [ "$tool" = initcheck ] && api=(--check-api-memory-access no)
   for c in "${sanitize_cases[@]}"; do
     local head="${c%% | *}" rest="${c#* | }" file kernel args config

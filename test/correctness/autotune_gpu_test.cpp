@@ -324,6 +324,35 @@ TEST_F(AutotuneGpu, CandidatesSlowerThanTheCutoffAreNotTimedFurther) {
   EXPECT_NE(cut.message.find("slower than the cutoff"), std::string::npos) << cut.message;
 }
 
+// A candidate that leaves rows of its output unwritten is wrong, even right
+// after a correct candidate whose freed result the allocator may hand back
+// (its checked run's outputs are poisoned). The half grid launches the
+// first 256 of softmax's 512 row programs.
+TEST_F(AutotuneGpu, ACandidateThatLeavesOutputUnwrittenIsWrong) {
+  const KernelSource *source = lookup_kernel(softmax);
+  ASSERT_NE(source, nullptr);
+  std::vector<ArgSpec> specs = {ArgSpec::tensor("x", bf16, kSizes, {}, 16)};
+  KernelPlan plan = compileToPlan(*source, specs, Options{});
+  ASSERT_FALSE(plan.persistent);
+  ASSERT_TRUE(plan.gridExpr.empty());
+  ASSERT_EQ(plan.grid[0], 512u) << "one program a row";
+  KernelPlan half = plan;
+  half.grid[0] /= 2;
+  half.key += "/half-grid"; // another loaded module: the cache keeps the grid
+
+  autotune::PlanBench bench(autotune::benchArgs(plan, specs), autotune::BenchSettings{});
+  bench.setReference(plan);
+  for (int round = 0; round < 2; ++round) {
+    autotune::Evaluation whole = bench.evaluate(plan);
+    EXPECT_EQ(whole.status, autotune::Evaluation::Status::ok) << whole.message;
+    autotune::Evaluation partial = bench.evaluate(half);
+    EXPECT_EQ(partial.status, autotune::Evaluation::Status::wrong) << partial.message;
+    EXPECT_NE(partial.message.find(fmt::format("{} of {} elements differ", 256 * 3000, 512 * 3000)),
+              std::string::npos)
+        << partial.message;
+  }
+}
+
 TEST_F(AutotuneGpu, LaunchWithTuningTunesOnceAndCachesTheWinner) {
   fs::path dir = freshDir("launch-tune");
   cache::set_directory(dir.string());

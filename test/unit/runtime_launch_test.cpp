@@ -9,11 +9,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/CompilerHook.h"
+#include "runtime/Launch.h"
 #include "runtime/PlanLog.h"
 
 #include <kite/runtime.hpp>
 
 #include <gtest/gtest.h>
+
+#include <thread>
 
 using namespace kite;
 using namespace kite::runtime;
@@ -230,6 +233,33 @@ Tensor otherKernel(Tensor x) { return x; }
 const KernelRegistration kRegistration{KernelSource{
     reinterpret_cast<const void *>(&capturedKernel), "capturedKernel",
     "kite.kernel @capturedKernel() {}", "ir-hash-1", "kernels/captured.kite.cpp"}};
+
+// A PoisonOutputsScope overrides the process-wide setting on its thread
+// only, and restores what it found (scopes nest).
+TEST(RuntimeLaunch, PoisonOutputsScopeIsPerThreadAndNests) {
+  setPoisonOutputs(false);
+  EXPECT_FALSE(poisonOutputs());
+  {
+    PoisonOutputsScope on(true);
+    EXPECT_TRUE(poisonOutputs());
+    bool other = true;
+    std::thread([&] { other = poisonOutputs(); }).join();
+    EXPECT_FALSE(other) << "another thread keeps the process-wide setting";
+    {
+      PoisonOutputsScope off(false);
+      EXPECT_FALSE(poisonOutputs());
+    }
+    EXPECT_TRUE(poisonOutputs());
+  }
+  EXPECT_FALSE(poisonOutputs());
+  setPoisonOutputs(true);
+  {
+    PoisonOutputsScope off(false);
+    EXPECT_FALSE(poisonOutputs());
+  }
+  EXPECT_TRUE(poisonOutputs());
+  setPoisonOutputs(false);
+}
 
 TEST(RuntimeRegistry, LookupByFunctionAddress) {
   const KernelSource *k = lookup_kernel(&capturedKernel);
