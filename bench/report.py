@@ -51,9 +51,10 @@ def main():
     names = list(kk) + [n for n in tk if n not in kk]
 
     header = ["kernel", "shape", "kite ms", "GB/s", "% copy", "eager ms", "compile ms",
-              "kite/best torch", "check", "kite config"]
+              "kite/best torch", "side by side", "check", "kite config"]
     rows = []
     sweep = []  # kite ms / torch.compile ms over the sweep shapes
+    side_ratios = []  # (row, kite / best torch timed side by side)
     for n in names:
         k, t = kk.get(n, {}), tk.get(n, {})
         kms = k.get("ms")
@@ -63,6 +64,16 @@ def main():
         pct = f"{k['pct_copy']:.1f}" if "pct_copy" in k else "-"
         best = [v for v in (t.get("eager_ms"), t.get("compile_ms")) if isinstance(v, (int, float))]
         ratio = f"{kms / min(best):.2f}x" if kms and best else "-"
+        # torch_baseline.py --kite-plans: kite's plan, eager and torch.compile
+        # timed in interleaved rounds in one process.
+        sbs = t.get("side_by_side") or {}
+        sbs_best = [v for v in (sbs.get("eager_ms"), sbs.get("compile_ms")) if isinstance(v, (int, float))]
+        side = "-"
+        if isinstance(sbs.get("kite_ms"), (int, float)) and sbs_best:
+            side = f"{sbs['kite_ms']:.3f} / {min(sbs_best):.3f} = {sbs['kite_ms'] / min(sbs_best):.2f}x"
+            side_ratios.append((n, sbs["kite_ms"] / min(sbs_best)))
+        elif sbs.get("error"):
+            notes.append(f"{n}: side by side failed: {sbs['error'][:160]}")
         for key in ("eager_error", "compile_error"):
             if t.get(key):
                 notes.append(f"torch {n} {key.split('_')[0]}: {t[key][:120]}")
@@ -94,7 +105,7 @@ def main():
             sweep.append(kms / t["compile_ms"])
         name = k.get("name") or t.get("name") or n
         rows.append([name, f"{dtype} {shape}" if dtype and dtype not in shape.split() else shape, ms(kms), gbps, pct,
-                     ms(t.get("eager_ms")), ms(t.get("compile_ms")), ratio,
+                     ms(t.get("eager_ms")), ms(t.get("compile_ms")), ratio, side,
                      ", ".join(checks) or "-", config])
 
     rows = [[" ".join(str(c).split()).replace("|", "/") for c in r] for r in rows]
@@ -125,6 +136,14 @@ def main():
         geo **= 1.0 / len(sweep)
         summary = (f"Sweeps ({len(sweep)} shapes): geometric mean of kite / torch.compile "
                    f"{geo:.3f}, worst {max(sweep):.2f}x.")
+        text += ["", summary]
+        md += ["", summary]
+
+    if side_ratios:
+        over = [f"{n} {r:.2f}x" for n, r in side_ratios if r > 1.0]
+        summary = (f"Side by side (kite, eager and torch.compile in interleaved rounds, one process): "
+                   f"{len(side_ratios)} rows, {len(over)} slower than the best of torch"
+                   + (": " + "; ".join(over) if over else "") + ".")
         text += ["", summary]
         md += ["", summary]
 

@@ -18,9 +18,18 @@ eager's on the benchmark inputs, and with --check-against (kite_bench's JSON
 written with --samples) eager runs on the rows kite_bench saved and is
 compared with kite's output for those rows.
 
+Side by side: with --kite-plans (kite_bench --plans' directory) and
+--kite-lib (libkite_c.so), each row's fastest kite plan is launched from
+this process through kite/c_api.h, and kite, eager and torch.compile are
+timed in interleaved rounds (each round times each of them; each one's time
+is its median over the rounds). The card slows as it heats under tensor-core
+work, so times taken minutes apart in two processes compare the card's
+states as much as the kernels; these are the ratios to read.
+
     python3 bench/torch_baseline.py [--json PATH] [--runs N] [--warmup N]
                                     [--filter S] [--no-compile]
                                     [--check-against KITE_JSON]
+                                    [--kite-plans DIR --kite-lib PATH]
 
 Without torch or without a GPU it says so, writes {"gpu": false, ...} and
 exits 0.
@@ -34,6 +43,78 @@ import time
 import traceback
 
 
+class KitePlans:
+    """kite_bench --plans' plans, launched through libkite_c.so (kite/c_api.h)
+    on inputs made here from each plan's argument specs."""
+
+    def __init__(self, lib_path, plans_dir, torch, torch_dtypes, dev, generator):
+        import ctypes
+        import glob
+        import os
+        if not lib_path:
+            raise RuntimeError("--kite-plans needs --kite-lib (libkite_c.so)")
+        self.ct, self.torch, self.dtypes, self.dev, self.g = ctypes, torch, torch_dtypes, dev, generator
+        lib = ctypes.CDLL(lib_path)
+        lib.kite_plan_read.restype = ctypes.c_void_p
+        lib.kite_plan_read.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.kite_plan_args_json.restype = ctypes.c_char_p
+        lib.kite_plan_args_json.argtypes = [ctypes.c_void_p]
+        lib.kite_plan_run.restype = ctypes.c_int
+        lib.kite_plan_run.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
+                                      ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_double),
+                                      ctypes.c_char_p, ctypes.c_size_t]
+        self.lib = lib
+        self.rows = {}
+        for path in glob.glob(os.path.join(plans_dir, "*.json")):
+            with open(path) as f:
+                row = json.load(f)
+            self.rows[row["key"]] = row
+
+    def launcher(self, key):
+        """A function that launches the row's plan once (on torch's current
+        stream), or None if kite_bench wrote no plan for the row."""
+        row = self.rows.get(key)
+        if row is None:
+            return None
+        ct, torch = self.ct, self.torch
+        err = ct.create_string_buffer(1024)
+        plan = self.lib.kite_plan_read(row["plan"].encode(), err, len(err))
+        if not plan:
+            raise RuntimeError(err.value.decode())
+        specs = json.loads(self.lib.kite_plan_args_json(plan))
+        given = {a["name"]: a for a in row["args"]}
+        n = len(specs)
+        tensors, scalars = (ct.c_uint64 * n)(), (ct.c_double * n)()
+        held = []
+        for i, spec in enumerate(specs):
+            extra = given.get(spec["name"], {})
+            if not spec["tensor"]:
+                value = spec["value"] if spec["value"] is not None else extra.get("value")
+                if value is None:
+                    raise RuntimeError(f"{key}: no value for scalar '{spec['name']}'")
+                scalars[i] = float(value)
+                continue
+            dt = self.dtypes[spec["dtype"]]
+            sizes = spec["sizes"]
+            if dt.is_floating_point:
+                t = torch.randn(sizes, device=self.dev, dtype=torch.float32, generator=self.g).to(dt)
+            else:
+                lo, hi = extra.get("int_range", [0, 2])
+                t = torch.randint(lo, hi, sizes, device=self.dev, generator=self.g).to(dt)
+            held.append(t)
+            tensors[i] = t.data_ptr()
+        device = torch.cuda.current_device()
+        run = self.lib.kite_plan_run
+
+        def launch():
+            stream = torch.cuda.current_stream().cuda_stream
+            if run(plan, device, stream, n, tensors, scalars, err, len(err)) != 0:
+                raise RuntimeError(err.value.decode())
+
+        launch.held = held  # the inputs live as long as the launcher
+        return launch
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", help="write the results here")
@@ -44,6 +125,9 @@ def main():
                          "and none of those written -S")
     ap.add_argument("--no-compile", action="store_true", help="eager only")
     ap.add_argument("--check-against", help="kite_bench's JSON with samples (--samples)")
+    ap.add_argument("--kite-plans", help="kite_bench --plans' directory: time kite beside torch")
+    ap.add_argument("--kite-lib", help="libkite_c.so (kite/c_api.h), for --kite-plans")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (--kite-plans)")
     args = ap.parse_args()
 
     def selected(key):
@@ -291,6 +375,14 @@ def main():
                     "i8": torch.int8, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool,
                     "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
 
+    kite = None
+    if args.kite_plans:
+        try:
+            kite = KitePlans(args.kite_lib, args.kite_plans, torch, torch_dtypes, dev, g)
+        except Exception as e:
+            print(f"torch_baseline: cannot time kite's plans ({type(e).__name__}: {e}); "
+                  "no side-by-side times")
+
     def compare(got, want):
         """Max abs error of `got` against `want`, within the coarser dtype's tolerance."""
         coarse = any(t in (got.dtype, want.dtype) for t in (torch.bfloat16, torch.float16))
@@ -357,6 +449,24 @@ def main():
             except Exception as e:
                 k["compile_error"] = f"{type(e).__name__}: {e}"[:300]
                 traceback.print_exc()
+        if kite is not None and inputs is not None and "eager_ms" in k:
+            try:
+                launch = kite.launcher(key)
+                if launch is not None:
+                    contenders = {"kite": launch, "eager": lambda: fn(*inputs)}
+                    if "compile_ms" in k:
+                        contenders["compile"] = lambda: cfn(*inputs)
+                    slow = k["eager_ms"] > 10.0
+                    per_round = max(5, (min(args.runs, 50) if slow else args.runs) // args.rounds)
+                    times = {who: [] for who in contenders}
+                    for _ in range(args.rounds):
+                        for who, f in contenders.items():
+                            times[who].append(time_ms(f, 2, per_round))
+                    k["side_by_side"] = {f"{who}_ms": statistics.median(t) for who, t in times.items()}
+                    k["side_by_side"]["rounds"] = args.rounds
+                    k["side_by_side"]["runs_per_round"] = per_round
+            except Exception as e:
+                k["side_by_side"] = {"error": f"{type(e).__name__}: {e}"[:300]}
         if key in samples:
             try:
                 # bf16 cumsum: eager's running sums differ from f32 ones by
@@ -368,7 +478,12 @@ def main():
                 k["kite_vs_eager"] = {"ok": False, "error": f"{type(e).__name__}: {e}"[:300]}
         em, cm = k.get("eager_ms"), k.get("compile_ms")
         fmt = lambda v: f"{v:9.3f}" if v is not None else "      n/a"
-        print(f"{name:14} {shape:18} eager {fmt(em)} ms  compile {fmt(cm)} ms", flush=True)
+        sbs = k.get("side_by_side", {})
+        line = f"{name:14} {shape:18} eager {fmt(em)} ms  compile {fmt(cm)} ms"
+        if "kite_ms" in sbs:
+            line += ("  side by side: kite " + fmt(sbs["kite_ms"]) + " eager " + fmt(sbs.get("eager_ms"))
+                     + " compile " + fmt(sbs.get("compile_ms")))
+        print(line, flush=True)
         out["kernels"].append(k)
         inputs = None
         torch.cuda.empty_cache()

@@ -53,17 +53,20 @@ bundle="$root/bundle"
 build_bundle() {
   "$root/tools/setup.sh"
   local build="$root/build-gpu"
-  if [ ! -f "$build/build.ninja" ]; then
-    cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKITE_STATIC=ON \
-      -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc"
-  fi
+  local generator=(-G Ninja)
+  [ -f "$build/build.ninja" ] && generator=()
+  # libkite_c.so is loaded into the GPU host's Python (torch_baseline.py):
+  # its C++ runtime is linked in, as the executables' is.
+  cmake "${generator[@]}" -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKITE_STATIC=ON \
+    -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-static-libstdc++ -static-libgcc" > /dev/null
   local tools="kite runtime_gpu_test examples_gpu_test launch_gpu_test autotune_gpu_test kite_bench difftest"
-  cmake --build "$build" -j "${KITE_JOBS:-$(nproc)}" --target $tools
+  cmake --build "$build" -j "${KITE_JOBS:-$(nproc)}" --target $tools kite_c
   rm -rf "$bundle"
   mkdir -p "$bundle/bin" "$bundle/ir"
-  for b in $tools; do
+  for b in $tools libkite_c.so; do
     cp "$build/bin/$b" "$bundle/bin/"
-    strip "$bundle/bin/$b"
+    strip --strip-unneeded "$bundle/bin/$b"
   done
   # With source locations relative to the repository root (where the GPU
   # command runs), for #line directives, sanitizer reports and Nsight's
@@ -96,8 +99,9 @@ run_bench() {
     [ -n "${KITE_BENCH_TUNE:-}" ] && tune=(--tune "$KITE_BENCH_TUNE")
     # --filter=S: argparse would take an S that starts with '-' for an option.
     [ -n "${KITE_BENCH_FILTER:-}" ] && filter=("--filter=$KITE_BENCH_FILTER")
-    rm -rf "$out/samples"; mkdir -p "$out/samples"
-    timeout "$limit" "$bin/kite_bench" --json "$out/bench_kite.json" --samples "$out/samples" "${tune[@]}" \
+    rm -rf "$out/samples" "$out/plans"; mkdir -p "$out/samples"
+    timeout "$limit" "$bin/kite_bench" --json "$out/bench_kite.json" --samples "$out/samples" \
+      --plans "$out/plans" "${tune[@]}" \
       "${filter[@]}" > "$out/bench_kite.log" 2>&1 ||
       { rc=$?; ok=1; echo "kite_bench: FAILED (exit $rc); tail of bench_kite.log:"; tail -5 "$out/bench_kite.log"; }
   else
@@ -106,7 +110,8 @@ run_bench() {
   if [ -f "$benchdir/torch_baseline.py" ]; then
     TORCHINDUCTOR_CACHE_DIR="$out/inductor-cache" timeout "$limit" \
       python3 "$benchdir/torch_baseline.py" --json "$out/bench_torch.json" \
-      --check-against "$out/bench_kite.json" "${filter[@]}" > "$out/bench_torch.log" 2>&1 ||
+      --check-against "$out/bench_kite.json" --kite-plans "$out/plans" --kite-lib "$bin/libkite_c.so" \
+      "${filter[@]}" > "$out/bench_torch.log" 2>&1 ||
       { rc=$?; ok=1; echo "torch_baseline.py: FAILED (exit $rc); tail of bench_torch.log:"; tail -5 "$out/bench_torch.log"; }
     python3 "$benchdir/report.py" --kite "$out/bench_kite.json" --torch "$out/bench_torch.json" \
       --md "$out/bench.md" > "$out/bench.txt" 2>&1 ||
