@@ -62,7 +62,7 @@ class KitePlans:
         lib.kite_plan_run.restype = ctypes.c_int
         lib.kite_plan_run.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
                                       ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_double),
-                                      ctypes.c_char_p, ctypes.c_size_t]
+                                      ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
         self.lib = lib
         self.rows = {}
         for path in glob.glob(os.path.join(plans_dir, "*.json")):
@@ -108,7 +108,7 @@ class KitePlans:
 
         def launch():
             stream = torch.cuda.current_stream().cuda_stream
-            if run(plan, device, stream, n, tensors, scalars, err, len(err)) != 0:
+            if run(plan, device, stream, n, tensors, scalars, None, 0, err, len(err)) != 0:
                 raise RuntimeError(err.value.decode())
 
         launch.held = held  # the inputs live as long as the launcher

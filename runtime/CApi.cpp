@@ -88,8 +88,13 @@ extern "C" const char *kite_plan_args_json(const kite_plan *plan) {
   return plan ? plan->argsJson.c_str() : "[]";
 }
 
+extern "C" int kite_plan_num_results(const kite_plan *plan) {
+  return plan ? int(plan->plan.results.size()) : 0;
+}
+
 extern "C" int kite_plan_run(kite_plan *plan, int device, uint64_t stream, int nargs,
-                             const uint64_t *tensors, const double *scalars, char *error,
+                             const uint64_t *tensors, const double *scalars,
+                             DLManagedTensor **results, int nresults, char *error,
                              size_t error_size) {
   try {
     if (!plan)
@@ -121,8 +126,15 @@ extern "C" int kite_plan_run(kite_plan *plan, int device, uint64_t stream, int n
                                               a.strides, a.dtype, kite::Device::cuda(device), nullptr));
       args.emplace_back(views.back());
     }
-    std::vector<kite::Tensor> results(p.results.size());
-    kite::run_plan(p, args, results, kite::Stream{reinterpret_cast<void *>(uintptr_t(stream))});
+    if (results && (nresults < 0 || size_t(nresults) != p.results.size()))
+      throw kite::Error("kite_plan_run(" + p.name + "): the plan returns " +
+                        std::to_string(p.results.size()) + " tensors, " + std::to_string(nresults) +
+                        " result slots were given");
+    std::vector<kite::Tensor> out(p.results.size());
+    kite::run_plan(p, args, out, kite::Stream{reinterpret_cast<void *>(uintptr_t(stream))});
+    if (results)
+      for (size_t i = 0; i < out.size(); ++i)
+        results[i] = kite::to_dlpack(out[i]);
     return 0;
   } catch (const std::exception &e) {
     setError(error, error_size, e.what());

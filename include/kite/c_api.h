@@ -28,6 +28,8 @@ extern "C" {
 #endif
 
 typedef struct kite_plan kite_plan;
+/* DLPack's tensor (dlpack/dlpack.h); only pointers to it pass through here. */
+struct DLManagedTensor;
 
 /* Reads and checks the plan in the file at `path`. */
 KITE_C_EXPORT kite_plan *kite_plan_read(const char *path, char *error, size_t error_size);
@@ -39,15 +41,22 @@ KITE_C_EXPORT void kite_plan_free(kite_plan *plan);
  * {"name", "tensor": false, "dtype", "value"} (value null: given at launch). */
 KITE_C_EXPORT const char *kite_plan_args_json(const kite_plan *plan);
 
+/* The number of tensors the plan returns. */
+KITE_C_EXPORT int kite_plan_num_results(const kite_plan *plan);
+
 /* Launches the plan on CUDA device `device`, on `stream` (a CUstream; 0 is
  * the default stream), with `nargs` arguments in the plan's order: for a
  * tensor, tensors[i] is the device address of a contiguous tensor of the
  * spec's dtype and sizes; for a scalar, scalars[i] is its value. The
- * arguments are checked as kite::launch checks them. The results are
- * released (stream-ordered) before the call returns. 0 on success. */
+ * arguments are checked as kite::launch checks them. With `results`
+ * (nresults == kite_plan_num_results), the returned tensors are exported
+ * there as DLPack tensors the caller owns (it calls their deleters);
+ * without (NULL), they are released, stream-ordered, before the call
+ * returns. 0 on success. */
 KITE_C_EXPORT int kite_plan_run(kite_plan *plan, int device, uint64_t stream, int nargs,
-                  const uint64_t *tensors, const double *scalars, char *error,
-                  size_t error_size);
+                                const uint64_t *tensors, const double *scalars,
+                                struct DLManagedTensor **results, int nresults, char *error,
+                                size_t error_size);
 
 #ifdef __cplusplus
 }

@@ -326,32 +326,48 @@ __device__ __forceinline__ void store_vec(T *dst, Vec<T, N> v) {
 /// Exchange stores: consecutive lanes in groups of `G` (a lane's place in
 /// its group: `r`) hold, for each of `G` 16-byte segments of memory, a
 /// piece of 16 / G bytes each (lane r's piece of segment j is `p[j]`, at
-/// bytes [r * 16 / G, (r + 1) * 16 / G) of it). Returns segment r whole,
-/// after G - 1 shuffles of each piece word (the other lanes' pieces of it),
-/// so that each lane stores 16 bytes at once. Every lane of the warp must
-/// call it. (Words are picked by selects among scalars: a select among the
-/// elements of an array becomes an index into it at run time, which puts
-/// the array in local memory.)
-__device__ __forceinline__ unsigned select_of_4(unsigned a, unsigned b, unsigned c, unsigned d,
-                                                int i) {
-  return i == 0 ? a : i == 1 ? b : i == 2 ? c : d;
-}
+/// bytes [r * 16 / G, (r + 1) * 16 / G) of it). Returns segment r whole, so
+/// that each lane stores 16 bytes at once. Every lane of the warp must call
+/// it. With 4 pieces this is a 4 x 4 transpose between the lanes and their
+/// words, done as two butterflies: the first swaps bit 0 of the lane with
+/// bit 0 of the word (lanes r and r ^ 1 trade the two words whose bit 0
+/// differs from their own), the second bit 1; 4 shuffles and 12 selects,
+/// where picking each word to send and each piece received by the lane's
+/// place took 3 shuffles and 24 selects. (Words are picked by selects among
+/// scalars: a select among the elements of an array becomes an index into
+/// it at run time, which puts the array in local memory.)
 template <int G, class P>
 __device__ __forceinline__ uint4 exchange_segments(const P (&p)[G], int r) {
   static_assert(G * sizeof(P) == 16 && (G == 2 || G == 4), "exchange_segments: 4- or 8-byte pieces");
   if constexpr (G == 4) {
-    const unsigned x0 = reinterpret_cast<const unsigned &>(p[0]);
-    const unsigned x1 = reinterpret_cast<const unsigned &>(p[1]);
-    const unsigned x2 = reinterpret_cast<const unsigned &>(p[2]);
-    const unsigned x3 = reinterpret_cast<const unsigned &>(p[3]);
-    // From lane r ^ m: its piece of segment r.
-    const unsigned own = select_of_4(x0, x1, x2, x3, r);
-    const unsigned m1 = __shfl_xor_sync(0xffffffffu, select_of_4(x0, x1, x2, x3, r ^ 1), 1);
-    const unsigned m2 = __shfl_xor_sync(0xffffffffu, select_of_4(x0, x1, x2, x3, r ^ 2), 2);
-    const unsigned m3 = __shfl_xor_sync(0xffffffffu, select_of_4(x0, x1, x2, x3, r ^ 3), 3);
-    // Piece s of segment r is lane s's: from lane r ^ (s ^ r).
-    return make_uint4(select_of_4(own, m1, m2, m3, r), select_of_4(own, m1, m2, m3, 1 ^ r),
-                      select_of_4(own, m1, m2, m3, 2 ^ r), select_of_4(own, m1, m2, m3, 3 ^ r));
+    unsigned w0 = reinterpret_cast<const unsigned &>(p[0]);
+    unsigned w1 = reinterpret_cast<const unsigned &>(p[1]);
+    unsigned w2 = reinterpret_cast<const unsigned &>(p[2]);
+    unsigned w3 = reinterpret_cast<const unsigned &>(p[3]);
+    // Bit 0: lane r keeps the words whose bit 0 is its own, and takes the
+    // others from lane r ^ 1 (which sends the words whose bit 0 is r's).
+    const bool b = r & 1;
+    unsigned a = __shfl_xor_sync(0xffffffffu, b ? w0 : w1, 1);
+    unsigned c = __shfl_xor_sync(0xffffffffu, b ? w2 : w3, 1);
+    if (b) {
+      w0 = a;
+      w2 = c;
+    } else {
+      w1 = a;
+      w3 = c;
+    }
+    // Bit 1, the same between lanes r and r ^ 2.
+    const bool h = r & 2;
+    a = __shfl_xor_sync(0xffffffffu, h ? w0 : w2, 2);
+    c = __shfl_xor_sync(0xffffffffu, h ? w1 : w3, 2);
+    if (h) {
+      w0 = a;
+      w1 = c;
+    } else {
+      w2 = a;
+      w3 = c;
+    }
+    return make_uint4(w0, w1, w2, w3);
   } else {
     const uint2 a = reinterpret_cast<const uint2 &>(p[0]);
     const uint2 b = reinterpret_cast<const uint2 &>(p[1]);

@@ -17,9 +17,11 @@
 #include "autotune/Worker.h"
 #include "lowering/Compiler.h"
 #include "runtime/CompilerHook.h"
+#include "runtime/Driver.h"
 
 #include "../reference/compare.hpp"
 
+#include <kite/c_api.h>
 #include <kite/cache.hpp>
 #include <kite/runtime.hpp>
 
@@ -30,6 +32,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <unistd.h>
@@ -351,6 +354,48 @@ TEST_F(AutotuneGpu, ACandidateThatLeavesOutputUnwrittenIsWrong) {
               std::string::npos)
         << partial.message;
   }
+}
+
+// kite/c_api.h: a plan written to a file, read back through libkite_c.so
+// and run on device addresses, returns softmax of its input (as DLPack),
+// on a stream of its own.
+TEST_F(AutotuneGpu, TheCInterfaceRunsAPlanFromItsFile) {
+  const KernelSource *source = lookup_kernel(softmax);
+  ASSERT_NE(source, nullptr);
+  std::vector<ArgSpec> specs = {ArgSpec::tensor("x", bf16, kSizes, {}, 16)};
+  KernelPlan plan = compileToPlan(*source, specs, Options{});
+  fs::path dir = freshDir("capi");
+  fs::path file = dir / "softmax.plan";
+  std::vector<uint8_t> bytes = serialize(plan);
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+
+  char error[512] = "";
+  kite_plan *p = kite_plan_read(file.c_str(), error, sizeof error);
+  ASSERT_NE(p, nullptr) << error;
+  ASSERT_EQ(kite_plan_num_results(p), 1);
+  Tensor host = randn(kSizes, bf16, 5);
+  Tensor x = cuda::to_device(host);
+  uint64_t tensors[1] = {uint64_t(reinterpret_cast<uintptr_t>(x.data_ptr()))};
+  double scalars[1] = {0};
+  CUstream stream = nullptr;
+  ASSERT_EQ(runtime::cu().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  DLManagedTensor *out = nullptr;
+  ASSERT_EQ(kite_plan_run(p, 0, uint64_t(reinterpret_cast<uintptr_t>(stream)), 1, tensors, scalars,
+                          &out, 1, error, sizeof error),
+            0)
+      << error;
+  ASSERT_EQ(runtime::cu().cuStreamSynchronize(stream), CUDA_SUCCESS);
+  Tensor y = from_dlpack(out);
+  EXPECT_EQ(y.sizes(), kSizes);
+  EXPECT_TRUE(kite_test::allClose(cuda::to_host(y), softmax(host), kite_test::toleranceFor(bf16)));
+  // The launch's own checks, through the interface: a wrong argument count.
+  EXPECT_EQ(kite_plan_run(p, 0, 0, 2, tensors, scalars, nullptr, 0, error, sizeof error), -1);
+  EXPECT_NE(std::string(error).find("the plan takes 1 arguments, 2 were given"), std::string::npos)
+      << error;
+  runtime::cu().cuStreamDestroy(stream);
+  kite_plan_free(p);
+  fs::remove_all(dir);
 }
 
 TEST_F(AutotuneGpu, LaunchWithTuningTunesOnceAndCachesTheWinner) {

@@ -89,21 +89,30 @@ TEST(CApi, RunChecksItsArgumentsBeforeTheGpu) {
   uint64_t tensors[3] = {0x7f0000000000, 0, 0};
   double scalars[3] = {0, 2.0, 1.0};
 
-  EXPECT_EQ(kite_plan_run(plan, 0, 0, 2, tensors, scalars, error, sizeof error), -1);
+  EXPECT_EQ(kite_plan_run(plan, 0, 0, 2, tensors, scalars, nullptr, 0, error, sizeof error), -1);
   EXPECT_NE(std::string(error).find("the plan takes 3 arguments, 2 were given"), std::string::npos)
       << error;
 
   uint64_t none[3] = {0, 0, 0};
-  EXPECT_EQ(kite_plan_run(plan, 0, 0, 3, none, scalars, error, sizeof error), -1);
+  EXPECT_EQ(kite_plan_run(plan, 0, 0, 3, none, scalars, nullptr, 0, error, sizeof error), -1);
   EXPECT_NE(std::string(error).find("no device address for tensor argument 'x'"), std::string::npos)
       << error;
 
   // The specialized scalar, given another value: kite::launch's check.
   double other[3] = {0, 2.0, 0.0};
-  EXPECT_EQ(kite_plan_run(plan, 0, 0, 3, tensors, other, error, sizeof error), -1);
+  EXPECT_EQ(kite_plan_run(plan, 0, 0, 3, tensors, other, nullptr, 0, error, sizeof error), -1);
   EXPECT_NE(std::string(error).find("causal"), std::string::npos) << error;
 
-  EXPECT_EQ(kite_plan_run(nullptr, 0, 0, 0, nullptr, nullptr, error, sizeof error), -1);
+  // Result slots must match what the plan returns (none here).
+  DLManagedTensor *slot = nullptr;
+  EXPECT_EQ(kite_plan_num_results(plan), 0);
+  EXPECT_EQ(kite_plan_run(plan, 0, 0, 3, tensors, scalars, &slot, 1, error, sizeof error), -1);
+  EXPECT_NE(std::string(error).find("the plan returns 0 tensors, 1 result slots were given"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(slot, nullptr);
+
+  EXPECT_EQ(kite_plan_run(nullptr, 0, 0, 0, nullptr, nullptr, nullptr, 0, error, sizeof error), -1);
   EXPECT_NE(std::string(error).find("no plan"), std::string::npos) << error;
   kite_plan_free(plan);
 }
