@@ -678,15 +678,21 @@ json writeSample(const std::string &path, const Bench &b, const std::vector<DevA
   return layout;
 }
 
+/// The row's key as a file name: anything not a letter or digit becomes '_'.
+std::string fileStem(const Bench &b) {
+  std::string file = b.key();
+  for (char &c : file)
+    if (!std::isalnum((unsigned char)c))
+      c = '_';
+  return file;
+}
+
 /// --plans: the row's plan (kite::serialize's bytes) in DIR/<row>.plan and
 /// DIR/<row>.json with what torch_baseline.py needs to make its arguments
 /// (the row's key, the plan file, each argument's scalar value or the range
 /// of an integer input's values); returns that JSON.
 json writePlan(const std::string &dir, const Bench &b, const std::vector<DevArg> &args, const KernelPlan &plan) {
-  std::string file = b.key();
-  for (char &c : file)
-    if (!std::isalnum((unsigned char)c))
-      c = '_';
+  std::string file = fileStem(b);
   std::filesystem::create_directories(dir);
   std::string planPath = dir + "/" + file + ".plan";
   std::vector<uint8_t> bytes = serialize(plan);
@@ -1079,13 +1085,8 @@ int main(int argc, char **argv) {
         bool slow = bestMs > 10.0;
         double again = autotune::timeLaunches([&] { run_plan(*bestPlan, kargs, results); }, &flush, slow ? 2 : s.warmup,
                               slow ? std::min(s.runs, 50) : s.runs);
-        if (!s.samplesDir.empty() && (b.rows > 0 || b.sampleWhole) && !results.empty()) {
-          std::string file = b.key();
-          for (char &c : file)
-            if (!std::isalnum((unsigned char)c))
-              c = '_';
-          k["sample"] = writeSample(s.samplesDir + "/" + file + ".bin", b, args, results[0], 4);
-        }
+        if (!s.samplesDir.empty() && (b.rows > 0 || b.sampleWhole) && !results.empty())
+          k["sample"] = writeSample(s.samplesDir + "/" + fileStem(b) + ".bin", b, args, results[0], 4);
         if (!s.plansDir.empty())
           k["plan"] = writePlan(s.plansDir, b, args, *bestPlan);
         double gbps = b.bytes / (bestMs * 1e-3) / 1e9;
