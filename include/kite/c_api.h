@@ -50,7 +50,8 @@ KITE_C_EXPORT int kite_plan_num_results(const kite_plan *plan);
  * spec's dtype and sizes; for a scalar, scalars[i] is its value. The
  * arguments are checked as kite::launch checks them. With `results`
  * (nresults == kite_plan_num_results), the returned tensors are exported
- * there as DLPack tensors the caller owns (it calls their deleters);
+ * there as DLPack tensors the caller owns (it calls their deleters,
+ * before it destroys `stream`: a result is freed on its stream);
  * without (NULL), they are released, stream-ordered, before the call
  * returns. 0 on success. */
 KITE_C_EXPORT int kite_plan_run(kite_plan *plan, int device, uint64_t stream, int nargs,
