@@ -59,6 +59,8 @@ class KitePlans:
         lib.kite_plan_read.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         lib.kite_plan_args_json.restype = ctypes.c_char_p
         lib.kite_plan_args_json.argtypes = [ctypes.c_void_p]
+        lib.kite_plan_free.restype = None
+        lib.kite_plan_free.argtypes = [ctypes.c_void_p]
         lib.kite_plan_run.restype = ctypes.c_int
         lib.kite_plan_run.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
                                       ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_double),
@@ -112,6 +114,7 @@ class KitePlans:
                 raise RuntimeError(err.value.decode())
 
         launch.held = held  # the inputs live as long as the launcher
+        launch.close = lambda: self.lib.kite_plan_free(plan)
         return launch
 
 
@@ -465,6 +468,8 @@ def main():
                     k["side_by_side"] = {f"{who}_ms": statistics.median(t) for who, t in times.items()}
                     k["side_by_side"]["rounds"] = args.rounds
                     k["side_by_side"]["runs_per_round"] = per_round
+                    torch.cuda.synchronize()
+                    launch.close()
             except Exception as e:
                 k["side_by_side"] = {"error": f"{type(e).__name__}: {e}"[:300]}
         if key in samples:
