@@ -185,8 +185,8 @@ sanitize_tuned() {
   # copy once per 32 bytes, which floods the log and outlasts any budget.
   # Its kernel-side checks stay on. (The bench's reference run poisons its
   # outputs first, like the tuner's checked runs: initcheck does not count
-  # the writes of bulk copies (`bulk_stores`) as initializing, and flagged
-  # every element of such an output when the check read it back.)
+  # the writes of bulk copies (`bulk_stores`) as initializing, and reported
+  # the check's reads of such outputs as uninitialized: docs/testing.md.)
   [ "$tool" = initcheck ] && api=(--check-api-memory-access no)
   for c in "${sanitize_cases[@]}"; do
     local head="${c%% | *}" rest="${c#* | }" file kernel args config

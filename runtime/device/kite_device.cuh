@@ -323,6 +323,19 @@ __device__ __forceinline__ void store_vec(T *dst, Vec<T, N> v) {
     *reinterpret_cast<V *>(dst) = *reinterpret_cast<const V *>(&v);
 }
 
+/// One butterfly of the lane/word transpose below, for a pair of words
+/// (`lo`, `hi`) whose indices differ in the butterfly's bit: the lanes that
+/// differ in that bit (r and r ^ `mask`) trade the word whose bit is not
+/// their own (the lane with the bit set sends `lo` and takes the other's
+/// `hi` in its place; the other the reverse).
+__device__ __forceinline__ void trade_words(unsigned &lo, unsigned &hi, bool upper, int mask) {
+  const unsigned got = __shfl_xor_sync(0xffffffffu, upper ? lo : hi, mask);
+  if (upper)
+    lo = got;
+  else
+    hi = got;
+}
+
 /// Exchange stores: consecutive lanes in groups of `G` (a lane's place in
 /// its group: `r`) hold, for each of `G` 16-byte segments of memory, a
 /// piece of 16 / G bytes each (lane r's piece of segment j is `p[j]`, at
@@ -339,42 +352,20 @@ __device__ __forceinline__ void store_vec(T *dst, Vec<T, N> v) {
 template <int G, class P>
 __device__ __forceinline__ uint4 exchange_segments(const P (&p)[G], int r) {
   static_assert(G * sizeof(P) == 16 && (G == 2 || G == 4), "exchange_segments: 4- or 8-byte pieces");
+  uint4 w;
+  memcpy(&w, p, 16); // p's alignment may be under uint4's
   if constexpr (G == 4) {
-    unsigned w0 = reinterpret_cast<const unsigned &>(p[0]);
-    unsigned w1 = reinterpret_cast<const unsigned &>(p[1]);
-    unsigned w2 = reinterpret_cast<const unsigned &>(p[2]);
-    unsigned w3 = reinterpret_cast<const unsigned &>(p[3]);
-    // Bit 0: lane r keeps the words whose bit 0 is its own, and takes the
-    // others from lane r ^ 1 (which sends the words whose bit 0 is r's).
-    const bool b = r & 1;
-    unsigned a = __shfl_xor_sync(0xffffffffu, b ? w0 : w1, 1);
-    unsigned c = __shfl_xor_sync(0xffffffffu, b ? w2 : w3, 1);
-    if (b) {
-      w0 = a;
-      w2 = c;
-    } else {
-      w1 = a;
-      w3 = c;
-    }
-    // Bit 1, the same between lanes r and r ^ 2.
-    const bool h = r & 2;
-    a = __shfl_xor_sync(0xffffffffu, h ? w0 : w2, 2);
-    c = __shfl_xor_sync(0xffffffffu, h ? w1 : w3, 2);
-    if (h) {
-      w0 = a;
-      w1 = c;
-    } else {
-      w2 = a;
-      w3 = c;
-    }
-    return make_uint4(w0, w1, w2, w3);
+    // Bit 0 of the lane against bit 0 of the word, then bit 1 against bit 1.
+    trade_words(w.x, w.y, r & 1, 1);
+    trade_words(w.z, w.w, r & 1, 1);
+    trade_words(w.x, w.z, r & 2, 2);
+    trade_words(w.y, w.w, r & 2, 2);
   } else {
-    const uint2 a = reinterpret_cast<const uint2 &>(p[0]);
-    const uint2 b = reinterpret_cast<const uint2 &>(p[1]);
-    const unsigned s0 = __shfl_xor_sync(0xffffffffu, r ? a.x : b.x, 1);
-    const unsigned s1 = __shfl_xor_sync(0xffffffffu, r ? a.y : b.y, 1);
-    return r ? make_uint4(s0, s1, b.x, b.y) : make_uint4(a.x, a.y, s0, s1);
+    // Two 8-byte pieces: one butterfly on bit 0, each word of the piece.
+    trade_words(w.x, w.z, r & 1, 1);
+    trade_words(w.y, w.w, r & 1, 1);
   }
+  return w;
 }
 
 /// Stores 16 bytes at `dst` (16-byte aligned); with `Stream`, a streaming
