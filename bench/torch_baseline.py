@@ -21,8 +21,8 @@ compared with kite's output for those rows.
 Side by side: with --kite-plans (kite_bench --plans' directory) and
 --kite-lib (libkite_c.so), each row's fastest kite plan is launched from
 this process through kite/c_api.h, and kite, eager and torch.compile are
-timed in interleaved rounds (each round times each of them; each one's time
-is its median over the rounds). The card slows as it heats under tensor-core
+timed in interleaved rounds (each round times each of them, starting with
+the next one in turn; each one's time is its median over the rounds). The card slows as it heats under tensor-core
 work, so times taken minutes apart in two processes compare the card's
 states as much as the kernels; these are the ratios to read.
 
@@ -131,6 +131,8 @@ def main():
     ap.add_argument("--kite-plans", help="kite_bench --plans' directory: time kite beside torch")
     ap.add_argument("--kite-lib", help="libkite_c.so (kite/c_api.h), for --kite-plans")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (--kite-plans)")
+    ap.add_argument("--energy", action="store_true",
+                    help="with --kite-plans: also each contender's energy a call (NVML)")
     args = ap.parse_args()
 
     def selected(key):
@@ -190,6 +192,42 @@ def main():
             stops[i].record()
         torch.cuda.synchronize()
         return statistics.median(s.elapsed_time(e) for s, e in zip(starts, stops))
+
+    # The board's energy counter (NVML, millijoules since the driver
+    # loaded), if the driver has one: a contender's energy a call, from
+    # back-to-back calls over about half a second, shows which of two
+    # kernels at the same speed draws more power, and so slows more when the
+    # card runs at its power limit.
+    energy_mj = None
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        handle = ctypes.c_void_p()
+        if nvml.nvmlInit_v2() == 0 and nvml.nvmlDeviceGetHandleByIndex_v2(
+                torch.cuda.current_device(), ctypes.byref(handle)) == 0:
+            counter = ctypes.c_ulonglong()
+
+            def energy_mj():
+                if nvml.nvmlDeviceGetTotalEnergyConsumption(handle, ctypes.byref(counter)) != 0:
+                    raise RuntimeError("nvmlDeviceGetTotalEnergyConsumption failed")
+                return counter.value
+            energy_mj()
+    except Exception:
+        energy_mj = None
+
+    def energy_per_call(fn, ms):
+        """Millijoules a call of `fn` (about `ms` long) over back-to-back
+        calls for about 0.5 s (no L2 flushes), or None without a counter."""
+        if energy_mj is None:
+            return None
+        calls = max(10, int(500 / max(ms, 1e-3)))
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        e0 = energy_mj()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        return (energy_mj() - e0) / calls
 
     # The copy bandwidth, as kite_bench measures it (1 GiB, read + write).
     nbytes = 1 << 30
@@ -462,10 +500,18 @@ def main():
                     slow = k["eager_ms"] > 10.0
                     per_round = max(5, (min(args.runs, 50) if slow else args.runs) // args.rounds)
                     times = {who: [] for who in contenders}
-                    for _ in range(args.rounds):
-                        for who, f in contenders.items():
-                            times[who].append(time_ms(f, 2, per_round))
+                    # Each round starts with the next contender, so that none is
+                    # always timed right after another's (the card's state then).
+                    order = list(contenders)
+                    for r in range(args.rounds):
+                        for who in order[r % len(order):] + order[:r % len(order)]:
+                            times[who].append(time_ms(contenders[who], 2, per_round))
                     k["side_by_side"] = {f"{who}_ms": statistics.median(t) for who, t in times.items()}
+                    if args.energy:
+                        for who in order:
+                            mj = energy_per_call(contenders[who], k["side_by_side"][f"{who}_ms"])
+                            if mj is not None:
+                                k["side_by_side"][f"{who}_mj"] = mj
                     k["side_by_side"]["rounds"] = args.rounds
                     k["side_by_side"]["runs_per_round"] = per_round
                     torch.cuda.synchronize()
@@ -488,6 +534,9 @@ def main():
         if "kite_ms" in sbs:
             line += ("  side by side: kite " + fmt(sbs["kite_ms"]) + " eager " + fmt(sbs.get("eager_ms"))
                      + " compile " + fmt(sbs.get("compile_ms")))
+        if "kite_mj" in sbs:
+            line += "  mJ a call: " + " ".join(f"{w} {sbs[w + '_mj']:.1f}" for w in ("kite", "eager", "compile")
+                                                if w + "_mj" in sbs)
         print(line, flush=True)
         out["kernels"].append(k)
         inputs = None

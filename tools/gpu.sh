@@ -16,7 +16,9 @@
 #   tools/gpu.sh bench [OUT]  on a GPU host: the benchmarks only
 #                           (KITE_BENCH_FILTER=S[,S...]: only kernels whose name
 #                           and shape contain an S; -S: none that contain S, e.g.
-#                           -S16384,-S32768 for all but the long attention rows)
+#                           -S16384,-S32768 for all but the long attention rows;
+#                           KITE_BENCH_ENERGY=1: also the energy a call of kite,
+#                           eager and torch.compile side by side, from NVML)
 #   tools/gpu.sh tune-table [OUT]  on a GPU host: `kite autotune` at --effort
 #                           quick and full for GPU.md's kernels and matmul
 #                           4096^3, each from an empty cache, both winners
@@ -108,10 +110,13 @@ run_bench() {
     ok=1; echo "kite_bench: not in $bin"
   fi
   if [ -f "$benchdir/torch_baseline.py" ]; then
+    # KITE_BENCH_ENERGY=1: also each contender's energy a call (about 1.5 s a row).
+    local energy=()
+    [ "${KITE_BENCH_ENERGY:-0}" = 1 ] && energy=(--energy)
     TORCHINDUCTOR_CACHE_DIR="$out/inductor-cache" timeout "$limit" \
       python3 "$benchdir/torch_baseline.py" --json "$out/bench_torch.json" \
       --check-against "$out/bench_kite.json" --kite-plans "$out/plans" --kite-lib "$bin/libkite_c.so" \
-      "${filter[@]}" > "$out/bench_torch.log" 2>&1 ||
+      "${filter[@]}" "${energy[@]}" > "$out/bench_torch.log" 2>&1 ||
       { rc=$?; ok=1; echo "torch_baseline.py: FAILED (exit $rc); tail of bench_torch.log:"; tail -5 "$out/bench_torch.log"; }
     python3 "$benchdir/report.py" --kite "$out/bench_kite.json" --torch "$out/bench_torch.json" \
       --md "$out/bench.md" > "$out/bench.txt" 2>&1 ||
