@@ -328,9 +328,10 @@ Bench sortBench(int64_t n, int64_t m, DType dtype, int64_t k) {
 }
 
 /// A bf16 matrix product: matmul, matmul_bias_relu (x [M, K], y [K, N],
-/// bias [N]), matmul_epilogue (also residual [M, N] and scale 0.5) or bmm
-/// (a [B, M, K], b [B, K, N]). The shape text is "MxNxK", or "BxMxNxK" for
-/// bmm.
+/// bias [N]), matmul_epilogue (also residual [M, N] and scale 0.5), bmm
+/// (a [B, M, K], b [B, K, N]) or linear (x [M, K], w [N, K], bias [N]:
+/// torch.nn.functional.linear). The shape text is "MxNxK", or "BxMxNxK"
+/// for bmm.
 Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int64_t B) {
   auto T = [](std::string nm, Tensor t) { return DevArg{std::move(nm), std::move(t)}; };
   auto t = [](const char *nm, std::vector<int64_t> s) { return ArgSpec::tensor(nm, bf16, s, {}, 16); };
@@ -348,6 +349,13 @@ Bench productBench(const std::string &name, int64_t M, int64_t N, int64_t K, int
       return std::vector<DevArg>{T("a", randomDevice({B, M, K}, bf16, 12)), T("b", randomDevice({B, K, N}, bf16, 13))};
     };
     b.specs = {t("a", {B, M, K}), t("b", {B, K, N})};
+  } else if (name == "linear") {
+    b.inputs = [=] {
+      return std::vector<DevArg>{T("x", randomDevice({M, K}, bf16, 12)), T("w", randomDevice({N, K}, bf16, 13)),
+                                 T("bias", randomDevice({N}, bf16, 14))};
+    };
+    b.specs = {t("x", {M, K}), t("w", {N, K}), t("bias", {N})};
+    b.bytes += 2.0 * N;
   } else {
     b.inputs = [=] {
       std::vector<DevArg> in = {T("x", randomDevice({M, K}, bf16, 12)), T("y", randomDevice({K, N}, bf16, 13))};
@@ -581,6 +589,8 @@ std::vector<Bench> benches() {
   b.push_back(productBench("matmul_bias_relu", 4096, 4096, 4096, 1));
   b.push_back(productBench("matmul_epilogue", 4096, 4096, 4096, 1));
   b.push_back(productBench("bmm", 1024, 1024, 1024, 64));
+  b.push_back(productBench("linear", 4096, 4096, 4096, 1));
+  b.push_back(productBench("linear", 8192, 8192, 8192, 1));
   // Issue 24's FP8 product (per-tensor scales), against torch._scaled_mm.
   b.push_back(scaledProductBench(8192, 8192, 8192));
   b.push_back(attentionBench(4, 32, 4096, 128));

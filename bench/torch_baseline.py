@@ -274,6 +274,7 @@ def main():
         "matmul_bias_relu": lambda x, y, b: torch.relu(torch.addmm(b, x, y)),
         "matmul_epilogue": lambda x, y, b, r: F.gelu(torch.addmm(b, x, y)) * 0.5 + r,
         "bmm": lambda a, b: torch.bmm(a, b),
+        "linear": lambda x, w, b: torch.nn.functional.linear(x, w, b),
         "attention": attention,
         "causal_attention": lambda q, k, v: attention(q, k, v, causal=True),
         "cumsum": lambda x: torch.cumsum(x, dim=1),
@@ -294,6 +295,10 @@ def main():
         if name == "matmul_bias_relu":
             return (name, f"{m}x{n}x{k}",
                     lambda: (randn(m, k, dtype=bf16), randn(k, n, dtype=bf16), randn(n, dtype=bf16)),
+                    fns[name])
+        if name == "linear":
+            return (name, f"{m}x{n}x{k}",
+                    lambda: (randn(m, k, dtype=bf16), randn(n, k, dtype=bf16), randn(n, dtype=bf16)),
                     fns[name])
         if name == "matmul_epilogue":
             return (name, f"{m}x{n}x{k}",
@@ -356,7 +361,9 @@ def main():
                                                        (128, 8192, 8192))]
     benches += [product_bench("matmul_bias_relu", 4096, 4096, 4096),
                 product_bench("matmul_epilogue", 4096, 4096, 4096),
-                product_bench("bmm", 1024, 1024, 1024, 64)]
+                product_bench("bmm", 1024, 1024, 1024, 64),
+                product_bench("linear", 4096, 4096, 4096),
+                product_bench("linear", 8192, 8192, 8192)]
     benches.append(scaled_product_bench(8192, 8192, 8192))
     benches.append(attention_bench(4, 32, 4096, 128))
     benches.append(attention_bench(4, 32, 4096, 128, causal=True))

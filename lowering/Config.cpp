@@ -391,10 +391,6 @@ std::string kite::whyNotPlainProductLoop(TileForOp loop) {
   if (fp8 && !b->transposed)
     return "8-bit float products need the right operand K-major (w[tn, tk].transpose(0, 1), "
            "w's rows along N): the tensor cores take no other 8-bit layout";
-  // (16-bit right operands stored K-major take the per-product path until
-  // the TMA main loop's K-major form has run on the GPU for them.)
-  if (half && b->transposed)
-    return "a 16-bit right operand stored K-major takes the per-product path";
   Value k = loop.getSpans()[0];
   if (a->spans[rank - 1] != k || b->spans[rank - 2] != k)
     return "the loop's span is not the operands' K index";

@@ -110,11 +110,12 @@ bool kite::streamsAsKeyLoop(TileForOp loop) {
   Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
   std::optional<ProductOperand> a = productOperand(product->getOperand(1));
   std::optional<ProductOperand> b = productOperand(product->getOperand(2));
-  if (b->transposed)
-    return false;
-  // In place, or from a copy with padded rows that the launch makes.
+  // In place, or from a copy with padded rows that the launch makes (not
+  // a K-major B's: the producer stages only copies whose staged columns
+  // are their rows, and a K-major B's columns are its tensor's rows).
   OperandCopies copies = operandCopies(loop, *a, *b);
-  return (copies.a == "async" || copies.stageA) && (copies.b == "async" || copies.stageB);
+  return (copies.a == "async" || copies.stageA) &&
+         (copies.b == "async" || (copies.stageB && !b->transposed));
 }
 
 namespace {
@@ -141,7 +142,6 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   // 8-bit floats, and right operands stored K-major, run only on the TMA
   // main loop (kite_gemm.cuh's wgmma_tma_mainloop with BKMajor).
   bool tmaOnly = bytes == 1 || b->transposed;
-  Value k = loop.getSpans()[0];
   if (rank == 3 && (aType.getShape()[0] != 1 || bType.getShape()[0] != 1 ||
                     a->spans[0] != b->spans[0]))
     return "batched operands need a batch tile of 1";

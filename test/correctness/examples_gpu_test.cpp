@@ -35,6 +35,7 @@
 #include "../../examples/exp.kite.cpp"
 #include "../../examples/histogram.kite.cpp"
 #include "../../examples/layernorm.kite.cpp"
+#include "../../examples/linear.kite.cpp"
 #include "../../examples/long_sum.kite.cpp"
 #include "../../examples/matmul.kite.cpp"
 #include "../../examples/matmul_bias_relu.kite.cpp"
@@ -432,6 +433,53 @@ std::vector<Case> cases() {
                   R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
                   R"({"block_sizes":[64,128,64],"num_warps":4,"num_stages":3,"tensor_cores":true})"},
                  10.0, cols % 2 ? "matmul_epilogue_odd" : "matmul_epilogue"});
+  // 16-bit products with a K-major right operand (torch.nn.Linear's
+  // weight): rows of 264 elements on the TMA main loop (BKMajor), one and
+  // two consumers, persistent programs and split K; the per-product paths
+  // (mma.sync, wgmma from registers); as kernel code (generic_mainloop,
+  // the default), in clusters too; f16; rows of 77 elements, which the
+  // TMA main loop reads from padded copies.
+  for (DType dt : {bf, DType::f16})
+    c.push_back({"linear", "linear", {1, 7, 129, 300},
+                 [=](int64_t n, uint64_t s) {
+                   return std::vector<Arg>{T("x", randn({n, 264}, dt, s)), T("w", randn({200, 264}, dt, s + 1)),
+                                           T("bias", randn({200}, dt, s + 2))};
+                 },
+                 [](const std::vector<Arg> &a) { return one(linear(*a[0].tensor, *a[1].tensor, *a[2].tensor)); },
+                 {"", R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                  R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                  R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[8],"pid_type":"persistent_interleaved"})",
+                  R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","split_k":2})",
+                  R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
+                  R"({"block_sizes":[64,64,32],"num_warps":4,"num_stages":2,"tensor_cores":true})",
+                  R"({"block_sizes":[32,32,16],"num_warps":2})",
+                  R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})",
+                  R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_dynamic"})",
+                  R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","l2_groupings":[4]})",
+                  R"({"block_sizes":[128,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
+                  R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})"},
+                 10.0, dt == bf ? "linear" : "linear_f16"});
+  c.push_back({"linear", "linear", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("w", randn({99, 77}, bf, s + 1)),
+                                         T("bias", randn({99}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) { return one(linear(*a[0].tensor, *a[1].tensor, *a[2].tensor)); },
+               {"", R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true})"},
+               10.0, "linear_unaligned"});
+  c.push_back({"linear", "bmm_nt", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("a", randn({3, n, 136}, bf, s)), T("b", randn({3, 72, 136}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(bmm_nt(*a[0].tensor, *a[1].tensor)); },
+               {"", R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[1,64,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[1,64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[1,128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})",
+                R"({"block_sizes":[1,128,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})"},
+               10.0, "bmm_nt"});
   // FP8 products with a K-major right operand: 16-byte rows (K = 272, two
   // 128-deep stages and a partial one) on the TMA main loop, with one and
   // two consumers and e4m3 x e5m2; rows of 77 bytes on the generic path.
