@@ -13,7 +13,7 @@
 // torch_baseline.py to time beside PyTorch in one process. The device-to-device copy bandwidth (a 1 GiB
 // cuMemcpyDtoD, median) is measured in the same run as the roofline.
 //
-//   kite_bench [--json PATH] [--runs N] [--warmup N] [--quick] [--filter S]
+//   kite_bench [--json PATH] [--runs N] [--warmup N] [--quick] [--config JSON] [--filter S]
 //              [--samples DIR] [--plans DIR] [--tune quick|full|quick,full [--budget S]]
 //
 // --tune replaces the fixed config list by the autotuner (autotune/Tuner.h)
@@ -71,6 +71,7 @@ struct Settings {
   int runs = 100;
   int warmup = 10;
   bool quick = false; // default configs only
+  std::string config;  // --config: this config only, on every selected row
   bool compileOnly = false;
   std::string filter;
   std::string samplesDir;        // --samples: rows of inputs and outputs for the cross-check
@@ -722,7 +723,7 @@ json writePlan(const std::string &dir, const Bench &b, const std::vector<DevArg>
 /// --compile-only: every config of every benchmark through the compiler and
 /// NVRTC for sm_90a at the benchmark shapes (no GPU needed). Returns 1 if a
 /// default config fails.
-int compileOnly(const std::string &filter, bool quick);
+int compileOnly(const std::string &filter, bool quick, const std::string &config);
 
 const char *irOf(const std::string &file) {
   for (const auto &e : kite_test_ir::kFiles)
@@ -770,6 +771,8 @@ int parseArgs(int argc, char **argv, Settings &s) {
       s.plansDir = value("--plans");
     else if (a == "--quick")
       s.quick = true;
+    else if (a == "--config")
+      s.config = value("--config");
     else if (a == "--compile-only")
       s.compileOnly = true;
     else if (a == "--tune") {
@@ -791,7 +794,9 @@ int parseArgs(int argc, char **argv, Settings &s) {
                 "                  [--compile-only] [--samples DIR] [--plans DIR]\n"
                 "  Times the memory-bound example kernels and matmul on GPU 0 (CUDA events, median,\n"
                 "  L2 flushed before each run) and the 1 GiB device-to-device copy bandwidth.\n"
-                "  --quick: default configs only (also with --compile-only); --filter S[,S...]: only kernels\n"
+                "  --quick: default configs only (also with --compile-only); --config JSON: that config\n"
+                "  only, on every selected row (one the row's kernel turns down fails the row);\n"
+                "  --filter S[,S...]: only kernels\n"
                 "  whose \"name shape\" contains an S (an S written -S: none that contain it);\n"
                 "  --samples DIR: write the first rows of each row-wise kernel's inputs and first output\n"
                 "  to DIR, for torch_baseline.py --check-against to compare with PyTorch;\n"
@@ -842,13 +847,15 @@ std::vector<Compiled> compileConfigs(const KernelSource &source, const std::vect
   return out;
 }
 
-int compileOnly(const std::string &filter, bool quick) {
+int compileOnly(const std::string &filter, bool quick, const std::string &config) {
   int rc = 0;
   for (Bench b : benches()) {
     if (!selected(filter, b))
       continue;
     if (quick)
       b.configs.resize(1);
+    if (!config.empty())
+      b.configs = {config};
     const char *ir = irOf(b.file);
     if (!ir) {
       std::printf("%-14s no captured IR for %s\n", b.name.c_str(), b.file.c_str());
@@ -884,7 +891,7 @@ int main(int argc, char **argv) {
   if (int rc = parseArgs(argc, argv, s))
     return rc;
   if (s.compileOnly)
-    return compileOnly(s.filter, s.quick);
+    return compileOnly(s.filter, s.quick, s.config);
   json out;
   if (!gpu_available()) {
     std::string reason = gpu_unavailable_reason();
@@ -958,6 +965,8 @@ int main(int argc, char **argv) {
         std::vector<std::string> configs = b.configs;
         if (s.quick)
           configs.resize(1);
+        if (!s.config.empty())
+          configs = {s.config};
         // --tune: the autotuner's winner at each effort instead.
         json tunings = json::array();
         for (const std::string &effort : s.tune) {
