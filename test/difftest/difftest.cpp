@@ -198,8 +198,11 @@ using Sizes = std::vector<int64_t>;
 
 std::string formatSizes(const KernelInfo &k, const Sizes &s) {
   std::string out;
-  for (size_t i = 0; i < s.size(); ++i)
-    out += (i ? "," : "") + std::string(k.dims[i].name) + "=" + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i)
+      out += ',';
+    out.append(k.dims[i].name).append("=").append(std::to_string(s[i]));
+  }
   return out;
 }
 
