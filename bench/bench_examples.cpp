@@ -720,10 +720,20 @@ json writePlan(const std::string &dir, const Bench &b, const std::vector<DevArg>
   return j;
 }
 
+/// The configs a row tries: its list, or with --quick its default alone,
+/// or with --config that one alone.
+std::vector<std::string> configsOf(const Bench &b, const Settings &s) {
+  if (!s.config.empty())
+    return {s.config};
+  if (s.quick)
+    return {b.configs.empty() ? std::string() : b.configs.front()}; // as resize(1)
+  return b.configs;
+}
+
 /// --compile-only: every config of every benchmark through the compiler and
 /// NVRTC for sm_90a at the benchmark shapes (no GPU needed). Returns 1 if a
 /// default config fails.
-int compileOnly(const std::string &filter, bool quick, const std::string &config);
+int compileOnly(const Settings &s);
 
 const char *irOf(const std::string &file) {
   for (const auto &e : kite_test_ir::kFiles)
@@ -847,15 +857,12 @@ std::vector<Compiled> compileConfigs(const KernelSource &source, const std::vect
   return out;
 }
 
-int compileOnly(const std::string &filter, bool quick, const std::string &config) {
+int compileOnly(const Settings &s) {
   int rc = 0;
   for (Bench b : benches()) {
-    if (!selected(filter, b))
+    if (!selected(s.filter, b))
       continue;
-    if (quick)
-      b.configs.resize(1);
-    if (!config.empty())
-      b.configs = {config};
+    b.configs = configsOf(b, s);
     const char *ir = irOf(b.file);
     if (!ir) {
       std::printf("%-14s no captured IR for %s\n", b.name.c_str(), b.file.c_str());
@@ -891,7 +898,7 @@ int main(int argc, char **argv) {
   if (int rc = parseArgs(argc, argv, s))
     return rc;
   if (s.compileOnly)
-    return compileOnly(s.filter, s.quick, s.config);
+    return compileOnly(s);
   json out;
   if (!gpu_available()) {
     std::string reason = gpu_unavailable_reason();
@@ -952,21 +959,11 @@ int main(int argc, char **argv) {
             kargs.emplace_back(*a.tensor);
           } else {
             specs.push_back(ArgSpec::scalar(a.name, a.scalarType, a.scalar));
-            switch (a.scalarType) {
-            case DType::f64: kargs.emplace_back(a.scalar); break;
-            case DType::f32: kargs.emplace_back(float(a.scalar)); break;
-            case DType::i32: kargs.emplace_back(int(a.scalar)); break;
-            case DType::boolean: kargs.emplace_back(a.scalar != 0); break;
-            default: kargs.emplace_back((int64_t)a.scalar); break;
-            }
+            kargs.push_back(KernelArg::scalar(a.scalarType, a.scalar));
           }
         }
         KernelSource source{nullptr, b.kernel, ir, "bench", b.file};
-        std::vector<std::string> configs = b.configs;
-        if (s.quick)
-          configs.resize(1);
-        if (!s.config.empty())
-          configs = {s.config};
+        std::vector<std::string> configs = configsOf(b, s);
         // --tune: the autotuner's winner at each effort instead.
         json tunings = json::array();
         for (const std::string &effort : s.tune) {

@@ -22,9 +22,10 @@ Side by side: with --kite-plans (kite_bench --plans' directory) and
 --kite-lib (libkite_c.so), each row's fastest kite plan is launched from
 this process through kite/c_api.h, and kite, eager and torch.compile are
 timed in interleaved rounds (each round times each of them, starting with
-the next one in turn; each one's time is its median over the rounds). The card slows as it heats under tensor-core
-work, so times taken minutes apart in two processes compare the card's
-states as much as the kernels; these are the ratios to read.
+the next one in turn; each one's time is its median over the rounds). The
+card slows as it heats under tensor-core work, so times taken minutes apart
+in two processes compare the card's states as much as the kernels; these
+are the ratios to read.
 
     python3 bench/torch_baseline.py [--json PATH] [--runs N] [--warmup N]
                                     [--filter S] [--no-compile]

@@ -48,21 +48,6 @@ std::string describeArgs(const kite::KernelPlan &plan) {
   return args.dump();
 }
 
-kite::KernelArg scalarArg(kite::DType dtype, double v) {
-  switch (dtype) {
-  case kite::DType::f64:
-    return kite::KernelArg(v);
-  case kite::DType::f32:
-    return kite::KernelArg(float(v));
-  case kite::DType::i32:
-    return kite::KernelArg(int(v));
-  case kite::DType::boolean:
-    return kite::KernelArg(v != 0);
-  default:
-    return kite::KernelArg(int64_t(v));
-  }
-}
-
 } // namespace
 
 extern "C" kite_plan *kite_plan_read(const char *path, char *error, size_t error_size) {
@@ -114,7 +99,7 @@ extern "C" int kite_plan_run(kite_plan *plan, int device, uint64_t stream, int n
       if (!a.is_tensor()) {
         if (!scalars)
           throw kite::Error("kite_plan_run(" + p.name + "): no scalars for argument '" + a.name + "'");
-        args.push_back(scalarArg(a.dtype, scalars[i]));
+        args.push_back(kite::KernelArg::scalar(a.dtype, scalars[i]));
         continue;
       }
       for (int64_t s : a.sizes)

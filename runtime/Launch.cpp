@@ -54,6 +54,16 @@ double KernelArg::scalar_as_double() const {
   }
 }
 
+KernelArg KernelArg::scalar(DType type, double v) {
+  switch (type) {
+  case DType::f64: return KernelArg(v);
+  case DType::f32: return KernelArg(float(v));
+  case DType::i32: return KernelArg(int(v));
+  case DType::boolean: return KernelArg(v != 0);
+  default: return KernelArg(int64_t(v));
+  }
+}
+
 namespace {
 
 std::string describeArg(const KernelArg &a) {

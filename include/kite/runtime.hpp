@@ -440,6 +440,9 @@ struct KernelArg {
   template <class T> KernelArg(T *) = delete;
   /// The scalar as a double (for messages and specialized-value checks).
   double scalar_as_double() const;
+  /// A scalar of `type` from a double, its inverse: f64, f32, i32 and bool
+  /// as those types, any other type as i64.
+  static KernelArg scalar(DType type, double v);
 };
 
 /// The launch-time argument check: count, kind, device (all tensors on one

@@ -439,36 +439,36 @@ std::vector<Case> cases() {
   // (mma.sync, wgmma from registers); as kernel code (generic_mainloop,
   // the default), in clusters too; f16; rows of 77 elements, which the
   // TMA main loop reads from padded copies.
-  for (DType dt : {bf, DType::f16})
+  // linear on x [n, k], w [cols, k] and bias [cols] of `dt`.
+  auto linearCase = [&](DType dt, int64_t k, int64_t cols, std::vector<std::string> configs, std::string label) {
     c.push_back({"linear", "linear", {1, 7, 129, 300},
                  [=](int64_t n, uint64_t s) {
-                   return std::vector<Arg>{T("x", randn({n, 264}, dt, s)), T("w", randn({200, 264}, dt, s + 1)),
-                                           T("bias", randn({200}, dt, s + 2))};
+                   return std::vector<Arg>{T("x", randn({n, k}, dt, s)), T("w", randn({cols, k}, dt, s + 1)),
+                                           T("bias", randn({cols}, dt, s + 2))};
                  },
                  [](const std::vector<Arg> &a) { return one(linear(*a[0].tensor, *a[1].tensor, *a[2].tensor)); },
-                 {"", R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
-                  R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
-                  R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[8],"pid_type":"persistent_interleaved"})",
-                  R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","split_k":2})",
-                  R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
-                  R"({"block_sizes":[64,64,32],"num_warps":4,"num_stages":2,"tensor_cores":true})",
-                  R"({"block_sizes":[32,32,16],"num_warps":2})",
-                  R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})",
-                  R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_dynamic"})",
-                  R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","l2_groupings":[4]})",
-                  R"({"block_sizes":[128,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
-                  R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})"},
-                 10.0, dt == bf ? "linear" : "linear_f16"});
-  c.push_back({"linear", "linear", {1, 7, 129, 300},
-               [=](int64_t n, uint64_t s) {
-                 return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("w", randn({99, 77}, bf, s + 1)),
-                                         T("bias", randn({99}, bf, s + 2))};
-               },
-               [](const std::vector<Arg> &a) { return one(linear(*a[0].tensor, *a[1].tensor, *a[2].tensor)); },
-               {"", R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
-                R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
-                R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true})"},
-               10.0, "linear_unaligned"});
+                 std::move(configs), 10.0, std::move(label)});
+  };
+  for (DType dt : {bf, DType::f16})
+    linearCase(dt, 264, 200,
+               {"", R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+                R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[8],"pid_type":"persistent_interleaved"})",
+                R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","split_k":2})",
+                R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":3,"tensor_cores":true,"wgmma":true})",
+                R"({"block_sizes":[64,64,32],"num_warps":4,"num_stages":2,"tensor_cores":true})",
+                R"({"block_sizes":[32,32,16],"num_warps":2})",
+                R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})",
+                R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_dynamic"})",
+                R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","l2_groupings":[4]})",
+                R"({"block_sizes":[128,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
+                R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})"},
+               dt == bf ? "linear" : "linear_f16");
+  linearCase(bf, 77, 99,
+             {"", R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+              R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+              R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true})"},
+             "linear_unaligned");
   c.push_back({"linear", "bmm_nt", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("a", randn({3, n, 136}, bf, s)), T("b", randn({3, 72, 136}, bf, s + 1))};

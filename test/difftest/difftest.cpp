@@ -733,22 +733,7 @@ void Runner::runSizeSet(const KernelInfo &k, int set, int count) {
       kargs.emplace_back(gpu ? device[i] : args[i].tensor);
       continue;
     }
-    switch (dtypeOf(p.dtype)) {
-    case DType::f64:
-      kargs.emplace_back(args[i].number);
-      break;
-    case DType::f32:
-      kargs.emplace_back(float(args[i].number));
-      break;
-    case DType::i32:
-      kargs.emplace_back(int(args[i].number));
-      break;
-    case DType::boolean:
-      kargs.emplace_back(args[i].number != 0);
-      break;
-    default:
-      kargs.emplace_back(int64_t(args[i].number));
-    }
+    kargs.push_back(KernelArg::scalar(dtypeOf(p.dtype), args[i].number));
   }
 
   int done = 0;

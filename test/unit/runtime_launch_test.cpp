@@ -370,3 +370,18 @@ TEST(PlanLog, ObserverSeesEveryPlanAndCountsCompiles) {
 }
 
 } // namespace
+
+TEST(RuntimeLaunch, ScalarArgumentsTakeTheirTypeFromADouble) {
+  struct Case {
+    DType type;
+    double in, out;
+  };
+  for (Case c : {Case{DType::f64, 2.5, 2.5}, Case{DType::f32, 0.25, 0.25}, Case{DType::i32, -7.9, -7},
+                 Case{DType::boolean, 3.0, 1}, Case{DType::i64, 1e12 + 0.5, 1e12}, Case{DType::i8, 5.0, 5}}) {
+    KernelArg a = KernelArg::scalar(c.type, c.in);
+    EXPECT_EQ(a.kind, ArgSpec::Kind::scalar);
+    // Types the launch has no scalar form for pass as i64.
+    EXPECT_EQ(a.type, c.type == DType::i8 ? DType::i64 : c.type) << dtype_name(c.type);
+    EXPECT_EQ(a.scalar_as_double(), c.out) << dtype_name(c.type);
+  }
+}
