@@ -348,6 +348,22 @@ int64_t kite::productElementBytes(TileForOp loop) {
   return type && type.hasElementType() && isFloat8(type.getElementType()) ? 1 : 2;
 }
 
+std::string kite::whyNotSplittable(func::FuncOp kernel, TileForOp loop) {
+  int topLevel = 0;
+  for (Operation &op : kernel.getBody().front())
+    topLevel += isa<TileForOp, GridForOp>(op);
+  auto parent = dyn_cast<TileForOp>(loop->getParentOp());
+  if (topLevel != 1 || !parent || !parent.isTopLevel())
+    return "the main loop directly in the kernel's only top-level loop";
+  for (Operation *op = &loop->getBlock()->front(); op != loop; op = op->getNextNode()) {
+    bool stores = false;
+    op->walk([&](Operation *inner) { stores |= isa<StoreOp, AtomicOp>(inner); });
+    if (stores)
+      return "nothing stored before the main loop (each split would store it)";
+  }
+  return "";
+}
+
 bool kite::hasPlainProductLoop(func::FuncOp kernel) {
   bool found = false;
   kernel.walk([&](TileForOp loop) { found |= whyNotPlainProductLoop(loop).empty(); });
@@ -914,30 +930,58 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch, bool speculative
       int64_t bn = blockOf(top.getBlockSizes()[dims - 1]);
       // K tiles of one 128-byte stage (64 elements of 16 bits, 128 of 8).
       bool stageK = blockOf(loop.getBlockSizes()[0]) * productElementBytes(loop) == 128;
-      std::optional<int64_t> tiles = 1;
-      for (unsigned d = 0; d < dims && tiles; ++d) {
-        std::optional<int64_t> lo = getConstantIntValue(top.getLowerBounds()[d]);
-        std::optional<int64_t> hi = sizeUpperBound(top.getUpperBounds()[d]);
-        int64_t b = blockOf(top.getBlockSizes()[d]);
-        if (!lo || !hi || b <= 0)
-          tiles = std::nullopt; // a size taken at launch, unbucketed: not known here
-        else
-          *tiles *= std::max<int64_t>(1, llvm::divideCeil(*hi - *lo, b));
+      bool eightBit = productElementBytes(loop) == 1;
+      // Fewer than 64 rows (M = 1 to 32: decoding a token or a few) still
+      // get a 64-row tile on the main loop, its rows past M zero-filled by
+      // TMA and not stored. A 1-row tile is no main loop's (its consumers
+      // take 64 or 128 rows): on an H100, x[1, 4096] @ w[4096, 4096] ran in
+      // 16 programs on the CUDA cores in 0.63 ms (0.73 with w K-major), and
+      // on 64-row tiles split over the SMs in 0.026. 8-bit products run on
+      // no other path (before, the CUDA-core path needed 257 KB of shared
+      // memory for their 128-deep K tiles).
+      if (dims >= 2 && bm < 64 && (eightBit || (stageK && bn >= 64))) {
+        setBlock(top.getBlockSizes()[dims - 2], 64);
+        bm = 64;
       }
-      if (dims >= 2 && tiles && *tiles < kHopperSMs && bm >= 128 && bn >= 256 && stageK) {
+      auto countTiles = [&]() {
+        std::optional<int64_t> tiles = 1;
+        for (unsigned d = 0; d < dims && tiles; ++d) {
+          std::optional<int64_t> lo = getConstantIntValue(top.getLowerBounds()[d]);
+          std::optional<int64_t> hi = sizeUpperBound(top.getUpperBounds()[d]);
+          int64_t b = blockOf(top.getBlockSizes()[d]);
+          if (!lo || !hi || b <= 0)
+            tiles = std::nullopt; // a size taken at launch, unbucketed: not known here
+          else
+            *tiles *= std::max<int64_t>(1, llvm::divideCeil(*hi - *lo, b));
+        }
+        return tiles;
+      };
+      std::optional<int64_t> tiles = countTiles();
+      if (dims >= 2 && tiles && *tiles < kHopperSMs && bm >= 64 && bn >= 256 && stageK) {
         setBlock(top.getBlockSizes()[dims - 2], 64);
         setBlock(top.getBlockSizes()[dims - 1], 128);
         c.num_stages = 6;
         bm = 64;
+        bn = 128;
+        tiles = countTiles();
       }
-      // 8-bit products run only on the TMA main loop, whose consumers take
-      // 64 or 128 rows: fewer rows (M = 1) still get a 64-row tile, its
-      // rows past M zero-filled and not stored (before, the main loop
-      // turned the 1-row tile down and the CUDA-core path needed 257 KB of
-      // shared memory for its 128-deep K tiles).
-      if (dims >= 2 && productElementBytes(loop) == 1 && bm < 64) {
-        setBlock(top.getBlockSizes()[dims - 2], 64);
-        bm = 64;
+      // Still at most half as many tiles as SMs (M <= 64 against N = 4096:
+      // 32 tiles of 64 x 128): K split over enough programs to fill the
+      // SMs, each split at least 8 stages deep. On an H100, M = 1, 16 and
+      // 64 rows against N = K = 4096 took 0.0359 ms (M = 64, 16 tiles of
+      // 64 x 256) and 0.027 in 4 splits of 32 tiles (torch.matmul: 0.022).
+      std::optional<int64_t> kLo = getConstantIntValue(loop.getLowerBounds()[0]);
+      std::optional<int64_t> kHi = getConstantIntValue(loop.getUpperBounds()[0]);
+      int64_t bk = blockOf(loop.getBlockSizes()[0]);
+      int64_t plainLoops = 0;
+      kernel.walk([&](TileForOp l) { plainLoops += whyNotPlainProductLoop(l).empty(); });
+      if (dims >= 2 && tiles && *tiles * 2 <= kHopperSMs && stageK && kLo && kHi && bk > 0 &&
+          plainLoops == 1 && c.pid_type == "flat" && whyNotSplittable(kernel, loop).empty()) {
+        int64_t kTiles = llvm::divideCeil(*kHi - *kLo, bk);
+        int64_t split = 1;
+        while (split * 2 <= 16 && *tiles * split * 2 <= kHopperSMs && kTiles / (split * 2) >= 8)
+          split *= 2;
+        c.split_k = split;
       }
       if (bm < 128 || bn < 64 || !stageK)
         c.num_warps = 8;
@@ -956,7 +1000,9 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch, bool speculative
     // rows are odd). On an H100 (2026-12-07, medians of 2 rounds of 20):
     // 4097x4095x4096 0.2558 -> 0.2377 ms, 4096x4095x4096 0.2356 ->
     // 0.2331, 4096x4096x4095 0.2292 -> 0.2213.
-    bool streams = c.num_warps == 12;
+    // (Not split K loops: a persistent program would stop at its first
+    // tile.)
+    bool streams = c.num_warps == 12 && c.split_k == 1;
     kernel.walk([&](TileForOp loop) {
       if (whyNotPlainProductLoop(loop).empty())
         streams &= streamsAsKeyLoop(loop);

@@ -239,12 +239,18 @@ struct OperandCopies {
 OperandCopies operandCopies(TileForOp loop, const ProductOperand &a, const ProductOperand &b);
 
 /// Whether plain product loop `loop` can run as ordinary kernel code with
-/// both operands streamed by TMA (Config::generic_mainloop):
-/// 16-bit operands, the right one MN-major, each "async" (contiguous,
-/// 16-byte aligned rows) or staged (contiguous rows that the launch copies
-/// into rows padded to 16 bytes). Others keep the main loop under
+/// both operands streamed by TMA (Config::generic_mainloop): 16-bit
+/// operands, each "async" (contiguous, 16-byte aligned rows) or staged
+/// (contiguous rows that the launch copies into rows padded to 16 bytes; a
+/// K-major right operand only in place). Others keep the main loop under
 /// generic_mainloop.
 bool streamsAsKeyLoop(TileForOp loop);
+
+/// Why split_k cannot split main loop `loop` of `kernel`, or "": each of a
+/// tile's programs runs the loop's top-level loop body up to the main loop
+/// and only the last runs the rest, so the main loop must sit directly in
+/// the kernel's only top-level loop with nothing stored before it.
+std::string whyNotSplittable(mlir::func::FuncOp kernel, TileForOp loop);
 
 /// The bytes of one element of the operands of plain product loop `loop`
 /// (2 for 16-bit floats, 1 for 8-bit ones). A main-loop stage is 128 bytes

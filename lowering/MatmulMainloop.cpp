@@ -299,9 +299,7 @@ struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPas
 
   /// Marks the main loop whose K split_k splits (`split_k` in its
   /// kite.mainloop), or says why none can be: the kernel's one main loop,
-  /// directly in its only top-level loop, with nothing stored before it in
-  /// that loop's body (each of a tile's programs runs the body up to the
-  /// main loop; only the last runs the rest), on flat program ids.
+  /// placed as whyNotSplittable asks, on flat program ids.
   std::string splitK(func::FuncOp func, const Config &config) {
     if (config.pid_type != "flat")
       return "flat program ids (a persistent program would stop at its first tile)";
@@ -314,18 +312,8 @@ struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPas
       return "exactly one product K loop that runs as a pipelined main loop (this kernel has " +
              std::to_string(mainloops.size()) + ")";
     TileForOp loop = mainloops.front();
-    int topLevel = 0;
-    for (Operation &op : func.getBody().front())
-      topLevel += isa<TileForOp, GridForOp>(op);
-    auto parent = dyn_cast<TileForOp>(loop->getParentOp());
-    if (topLevel != 1 || !parent || !parent.isTopLevel())
-      return "the main loop directly in the kernel's only top-level loop";
-    for (Operation *op = &loop->getBlock()->front(); op != loop; op = op->getNextNode()) {
-      bool stores = false;
-      op->walk([&](Operation *inner) { stores |= isa<StoreOp, AtomicOp>(inner); });
-      if (stores)
-        return "nothing stored before the main loop (each split would store it)";
-    }
+    if (std::string why = whyNotSplittable(func, loop); !why.empty())
+      return why;
     auto attrs = llvm::to_vector(loop->getAttrOfType<DictionaryAttr>("kite.mainloop").getValue());
     Builder builder(func.getContext());
     attrs.push_back(builder.getNamedAttr("split_k", builder.getI64IntegerAttr(config.split_k)));

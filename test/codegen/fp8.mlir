@@ -67,10 +67,13 @@
 
 // One row (a decode step): the main loop's consumer still takes a 64-row
 // tile (its rows past M zero-filled, not stored), 8 warps, within the
-// shared memory an SM has.
+// shared memory an SM has; few tiles, so 64 x 128 ones with 6 stages (K
+// is too short to split).
 // RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[1,272]' --arg 'w=e4m3[200,272]' --arg scale_x=f32 --arg scale_w=f32 --emit=cuda | FileCheck %s --check-prefix=DECODE
-// DECODE: launch: 1 programs of 256 threads, 164928 bytes of dynamic shared memory
-// DECODE: "block_sizes":[64,256,128]
+// DECODE: launch: 2 programs of 256 threads, 148576 bytes of dynamic shared memory
+// DECODE: "block_sizes":[64,128,128]
+// DECODE-NOT: split_k
+// DECODE: wgmma_tma_mainloop<64, 128, 1, 6, 2, e4m3, e4m3, true>(
 //
 // The roofline of an 8-bit product takes the tensor cores' 8-bit peak.
 // RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[512,256]' --arg 'w=e4m3[384,256]' --arg scale_x=f32 --arg scale_w=f32 --emit=roofline | FileCheck %s --check-prefix=ROOF

@@ -66,11 +66,25 @@
 // DEFODD: store_16_realigned(
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[300,77]' --arg 'y=bf16[77,65]' --config '{"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"pointer"}' --emit=cuda | FileCheck %s --check-prefix=PTRODD
 // PTRODD: wgmma_ws_mainloop<128, 128, 2, 4, kCopyShifted, kCopyShifted, bf16>(
-// Too few rows for two consumers: 8 warps, which the main loop turns down
-// for tiles it cannot take.
+// Too few rows for two consumers: one consumer (8 warps) on a 64-row tile,
+// its rows past M zero-filled by TMA and not stored.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[7,64]' --arg 'y=bf16[64,40]' --emit=cuda | FileCheck %s --check-prefix=DEFSMALL
-// DEFSMALL: "num_warps":8
-// DEFSMALL-NOT: _mainloop<
+// DEFSMALL: "block_sizes":[64,64,64]{{.*}}"num_warps":8
+// DEFSMALL: wgmma_tma_mainloop<64, 64, 1, 4, 2, bf16, bf16, false>(
+// Columns too few for a main-loop tile (N = 8): the tile keeps its rows,
+// and the loop runs as kernel code.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[7,64]' --arg 'y=bf16[64,8]' --emit=cuda | FileCheck %s --check-prefix=DEFNARROW
+// DEFNARROW: "block_sizes":[8,8,64]{{.*}}"num_warps":8
+// DEFNARROW-NOT: _mainloop<
+// Decode shapes (M = 1 to 64 rows against N = K = 4096): 64-row tiles of
+// 128 columns (32 of them), K split 4 ways so that 128 programs fill the
+// SMs; with w K-major (linear) as well.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[1,4096]' --arg 'y=bf16[4096,4096]' --emit=cuda | FileCheck %s --check-prefix=DECODE
+// RUN: kite inspect %kite_src/examples/linear.kite.cpp --kernel linear --arg 'x=bf16[16,4096]' --arg 'w=bf16[4096,4096]' --arg 'bias=bf16[4096]' --emit=cuda | FileCheck %s --check-prefix=DECODE
+// DECODE: launch: 128 programs of 256 threads
+// DECODE: "block_sizes":[64,128,64]{{.*}}"num_stages":6,"num_warps":8,"pid_type":"flat",{{.*}}"split_k":4,
+// DECODE: _mainloop<64, 128, 1, 6, 2, bf16, bf16,
+// DECODE: split_k_reduce<64, 128,
 //
 // warp_specialize with pointer indexing: a producer warpgroup of cp.async
 // copies signalling mbarriers, a consumer warpgroup of wgmma.mma_async

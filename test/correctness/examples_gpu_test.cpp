@@ -440,14 +440,15 @@ std::vector<Case> cases() {
   // the default), in clusters too; f16; rows of 77 elements, which the
   // TMA main loop reads from padded copies.
   // linear on x [n, k], w [cols, k] and bias [cols] of `dt`.
-  auto linearCase = [&](DType dt, int64_t k, int64_t cols, std::vector<std::string> configs, std::string label) {
+  auto linearCase = [&](DType dt, int64_t k, int64_t cols, std::vector<std::string> configs,
+                        std::string label, double scale = 10.0) {
     c.push_back({"linear", "linear", {1, 7, 129, 300},
                  [=](int64_t n, uint64_t s) {
                    return std::vector<Arg>{T("x", randn({n, k}, dt, s)), T("w", randn({cols, k}, dt, s + 1)),
                                            T("bias", randn({cols}, dt, s + 2))};
                  },
                  [](const std::vector<Arg> &a) { return one(linear(*a[0].tensor, *a[1].tensor, *a[2].tensor)); },
-                 std::move(configs), 10.0, std::move(label)});
+                 std::move(configs), scale, std::move(label)});
   };
   for (DType dt : {bf, DType::f16})
     linearCase(dt, 264, 200,
@@ -464,6 +465,18 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[128,64,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","cluster_size":2})",
                 R"({"block_sizes":[64,64,64],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"cluster_size":2})"},
                dt == bf ? "linear" : "linear_f16");
+  // Few tiles and a long K (decode shapes): by default 64 x 128 tiles with
+  // K split 4 ways (split_k_reduce), rows past M zero-filled, N not a
+  // multiple of the tile; the same split with w MN-major.
+  linearCase(bf, 2048, 200,
+             {"", R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","split_k":8})"},
+             "linear_decode", 50.0);
+  c.push_back({"matmul", "matmul", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 2048}, bf, s)), T("y", randn({2048, 200}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
+               {""}, 50.0, "matmul_decode"});
   linearCase(bf, 77, 99,
              {"", R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
               R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
