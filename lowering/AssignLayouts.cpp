@@ -63,6 +63,10 @@ public:
     tensorCores = config.tensor_cores;
     wgmma = tensorCores && config.wgmma && hasWgmma(arch) && numThreads % 128 == 0;
     bulkStores = config.bulk_stores && hasBulkCopies(arch);
+    // 8-bit products on wgmma outside the main loop: only where a producer
+    // streams both operands (generic_mainloop, warp_specialize, TMA).
+    streamsEightBit = wgmma && config.generic_mainloop && config.warp_specialize &&
+                      config.indexing == "tma";
     innerThreads = config.inner_threads.value_or(0);
     int64_t narrowest = 0;
     kernel.walk([&](Operation *op) {
@@ -92,6 +96,7 @@ private:
   int64_t narrowestBytes = 4; // of the kernel's tensors' elements
   bool tensorCores = false;
   bool wgmma = false; // products may run on wgmma (sm_90a, whole warpgroups)
+  bool streamsEightBit = false; // plain 8-bit product loops may run as kernel code
   bool bulkStores = false; // unmasked stores marked kite.bulk_store (bulk_stores, sm_90+)
   BlockedLayoutAttr main; // the current top-level loop's context
 
@@ -245,8 +250,19 @@ std::optional<BlockedLayoutAttr> Assigner::mmaLayout(ArrayRef<int64_t> padded) {
 bool Assigner::onTensorCores(Operation *product, Value lhs, Value rhs) {
   auto a = cast<TileType>(lhs.getType()), b = cast<TileType>(rhs.getType());
   Type elem = a.getElementType();
-  if (!tensorCores || elem != b.getElementType() || !(elem.isBF16() || elem.isF16()) ||
-      a.getRank() != b.getRank() || (a.getRank() != 2 && a.getRank() != 3))
+  bool half = elem == b.getElementType() && (elem.isBF16() || elem.isF16());
+  // 8-bit floats only in a plain product loop that runs as kernel code
+  // (generic_mainloop) with its operands streamed into shared memory by
+  // the producer, on wgmma: no register fragments of 8-bit A exist, nor an
+  // mma.sync path for them.
+  bool eightBit = isFloat8(elem) && isFloat8(b.getElementType()) && streamsEightBit;
+  if (eightBit) {
+    auto loop = dyn_cast<TileForOp>(product->getParentOp());
+    eightBit = loop && whyNotPlainProductLoop(loop).empty() && streamsAsKeyLoop(loop) &&
+               !loop->hasAttr("kite.mainloop") && onWgmma(rhs);
+  }
+  if (!tensorCores || !(half || eightBit) || a.getRank() != b.getRank() ||
+      (a.getRank() != 2 && a.getRank() != 3))
     return false;
   // A K loop kite-matmul-mainloop marked runs as a kite_gemm.cuh main loop.
   if (auto loop = dyn_cast<TileForOp>(product->getParentOp()))
@@ -260,14 +276,19 @@ bool Assigner::onTensorCores(Operation *product, Value lhs, Value rhs) {
 
 /// True if a tensor-core product with right operand `rhs` (its layout
 /// assigned) runs on wgmma: the config allows it, and the staged operand
-/// fills whole 128-byte swizzle rows (64 elements along its rows: K when
-/// staged along K, else N) with N at most 256.
+/// fills whole 128-byte swizzle rows (64 elements of 16 bits along its
+/// rows: K when staged along K, else N; 128 of 8 bits, along K) with N at
+/// most 256.
 bool Assigner::onWgmma(Value rhs) {
   auto type = cast<TileType>(rhs.getType());
   SmallVector<int64_t> padded = paddedShape(type);
   int64_t r = padded.size(), k = padded[r - 2], n = padded[r - 1];
   bool alongK = stagedAlongK(layoutOf(rhs), r);
-  return wgmma && n <= 256 && (alongK ? k : n) % 64 == 0;
+  // 8-bit operands: 128 elements a swizzle row, and K-major only.
+  bool eightBit = isFloat8(type.getElementType());
+  if (eightBit && !alongK)
+    return false;
+  return wgmma && n <= 256 && (alongK ? k : n) % (eightBit ? 128 : 64) == 0;
 }
 
 /// A left operand defined outside the nearest loop around the product is
@@ -285,7 +306,8 @@ std::optional<bool> Assigner::wgmmaLhsShared(Operation *product, Value lhs, Valu
     return false;
   auto tileLoop = dyn_cast<TileForOp>(loop);
   SmallVector<int64_t> padded = paddedShape(lhs.getType());
-  if (!tileLoop || tileLoop.isTopLevel() || padded.back() % 64 != 0)
+  int64_t rowElems = isFloat8(cast<TileType>(lhs.getType()).getElementType()) ? 128 : 64;
+  if (!tileLoop || tileLoop.isTopLevel() || padded.back() % rowElems != 0)
     return std::nullopt;
   return true;
 }

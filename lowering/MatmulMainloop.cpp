@@ -105,7 +105,7 @@ OperandCopies kite::operandCopies(TileForOp loop, const ProductOperand &a,
 }
 
 bool kite::streamsAsKeyLoop(TileForOp loop) {
-  if (!whyNotPlainProductLoop(loop).empty() || productElementBytes(loop) != 2)
+  if (!whyNotPlainProductLoop(loop).empty())
     return false;
   Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
   std::optional<ProductOperand> a = productOperand(product->getOperand(1));
@@ -114,6 +114,8 @@ bool kite::streamsAsKeyLoop(TileForOp loop) {
   // a K-major B's: the producer stages only copies whose staged columns
   // are their rows, and a K-major B's columns are its tensor's rows).
   OperandCopies copies = operandCopies(loop, *a, *b);
+  if (productElementBytes(loop) == 1) // 8-bit operands: in place only (for now)
+    return copies.a == "async" && copies.b == "async";
   return (copies.a == "async" || copies.stageA) &&
          (copies.b == "async" || (copies.stageB && !b->transposed));
 }

@@ -530,7 +530,7 @@ private:
   /// planProducerLhs makes the copies of those its tensor allows.
   DenseMap<std::pair<Operation *, Value>, TmaCopy> lhsCopyPlans;
   /// The shared left operand buffer at `offset`, of this program's stage.
-  std::string sharedLhsBuffer(int64_t offset, StringRef type);
+  std::string sharedLhsBuffer(int64_t offset, StringRef type, int64_t eb);
   /// With a producer, before the program loop: the rings' objects, use
   /// counters and mbarriers.
   void emitRings();
@@ -779,9 +779,9 @@ private:
   /// operands written into their buffers, fenced for the async proxy.
   LogicalResult emitSharedLhs(Operation *loop);
   /// The wgmma descriptor of a shared left operand's m64 block `mi` (of
-  /// MT a warpgroup) at K step `ks`.
+  /// MT a warpgroup) at K step `ks` (32 bytes of its `eb`-byte elements).
   std::string sharedLhsDescriptor(StringRef buffer, int64_t PK, int64_t MT, StringRef mi,
-                                  StringRef ks);
+                                  StringRef ks, int64_t eb);
   /// Loops over a tensor-core left operand's A fragments (K steps `ks` of
   /// PK / 16, m16 tiles `mi` of MT): `body(f, packed)` for each of a
   /// thread's 4 packed pairs.

@@ -126,8 +126,11 @@ bool Emitter::writes(Value tensor) {
 std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64_t boxRows) {
   CudaKernel::Param param{CudaKernel::Param::Kind::ArgTensorMap,
                           cast<BlockArgument>(l.getTensor()).getArgNumber(), "", {}, 3};
+  // The columns: one 128-byte swizzle row (64 elements of 16 bits, 128
+  // of 8).
+  int64_t rowElems = 128 / elementBytes(tensors[l.getTensor()].elem);
   for (int64_t d = 0; d < c.rank; ++d)
-    param.box.push_back(c.tileDimOf[d] == colDim     ? 64
+    param.box.push_back(c.tileDimOf[d] == colDim     ? rowElems
                         : c.tileDimOf[d] == c.rowDim ? boxRows
                                                      : 1);
   param.staged = c.staged;
@@ -163,7 +166,7 @@ std::string Emitter::blockTensorMap(LoadOp l, const TmaCopy &c) {
                           cast<BlockArgument>(l.getTensor()).getArgNumber(), "", {}, 3};
   param.box.assign(rank, 1);
   param.box[rank - 2] = 64;
-  param.box[rank - 1] = 64;
+  param.box[rank - 1] = 128 / elementBytes(ref.elem);
   param.rowSplits = {{8, 1}, {2, c.splitH}, {4, c.splitJ}};
   param.rowStep = 8;
   param.staged = c.staged;
@@ -184,8 +187,11 @@ bool Emitter::lhsBoxes(Value lhs, TmaCopy &c) {
 }
 
 bool Emitter::fragmentBoxes(Value lhs, TmaCopy &c) {
-  if (elementBytes(cast<TileType>(lhs.getType()).getElementType()) != 2)
+  // 16- or 8-bit elements: 64 or 128 columns a 128-byte panel.
+  int64_t eb = elementBytes(cast<TileType>(lhs.getType()).getElementType());
+  if (eb != 2 && eb != 1)
     return false;
+  int64_t panel = 128 / eb;
   // The tile: rows by whole 128-byte panels of columns, unit dims besides.
   auto [ctx, dims] = layoutOf(lhs);
   int64_t rank = dims.size();
@@ -199,7 +205,7 @@ bool Emitter::fragmentBoxes(Value lhs, TmaCopy &c) {
   int64_t PK = dims[rank - 1].padded, rows = rowD.padded;
   // A thread's rows (register row index k < rows / T), two a 16-row tile.
   int64_t MT = rows / T / 2, blocks = numThreads / 128 * MT;
-  if (PK % 64 != 0 || blocks * 64 != rows)
+  if (PK % panel != 0 || blocks * 64 != rows)
     return false;
   c = TmaCopy();
   c.rowDim = rank - 2;
@@ -222,7 +228,7 @@ bool Emitter::fragmentBoxes(Value lhs, TmaCopy &c) {
       for (int64_t lane = 0; lane < 32; ++lane)
         if (rowOf(thread + lane, k) != first + lane / 4)
           return false;
-      c.boxes.push_back({b * 64 * PK + a * 8 * 64, first});
+      c.boxes.push_back({b * 64 * PK + a * 8 * panel, first});
     }
   }
   // The blocks as 8 x 2 x 4 rows (TmaCopy::splitH, splitJ).
@@ -235,8 +241,8 @@ bool Emitter::fragmentBoxes(Value lhs, TmaCopy &c) {
   }
   c.rows = rows;
   c.cols = PK;
-  c.panels = PK / 64;
-  c.panelElems = 64 * 64;
+  c.panels = PK / panel;
+  c.panelElems = 64 * panel;
   return true;
 }
 
@@ -258,7 +264,7 @@ bool Emitter::planStreamedLhs(Operation *product, int64_t stages) {
   Prefetch p;
   p.wgmma = true;
   p.stages = std::max<int64_t>(stages, 1);
-  p.staged.bytes = c.rows * c.cols * 2;
+  p.staged.bytes = c.rows * c.cols * elementBytes(cast<TileType>(lhs.getType()).getElementType());
   p.rowDim = c.rowDim;
   p.colDim = c.rowDim + 1;
   prefetches[load] = p;
@@ -276,7 +282,7 @@ FailureOr<std::string> Emitter::awaitStreamedLhs(Operation *product, StringRef t
   std::string stage = fresh("st"), buf = fresh("sa");
   line(llvm::formatv("const int {0} = {1}.await({2});", stage, r.name, r.consumed));
   line(llvm::formatv("{0}* {1} = {2} + {3} * {4};", type, buf, sharedAt(r.offset, true, type),
-                     stage, r.stageBytes / 2));
+                     stage, r.stageBytes / elementBytes(tensors[cast<LoadOp>(load).getTensor()].elem)));
   if (failed(zeroLhsPastExtents(load, c, buf)))
     return failure();
   return buf;
@@ -308,7 +314,7 @@ Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
       !extents[c.rowDim + 1].empty() || tmaTensor(l, c.rowDim + 1, c))
     return nullptr;
   int64_t offset = sharedLhs.lookup({loop, lhs});
-  c.ring = addRing(offset, 2, c.rows * c.cols * 2); // planStagingBuffers' two stages
+  c.ring = addRing(offset, 2, c.rows * c.cols * elementBytes(tensors[l.getTensor()].elem)); // planStagingBuffers' two stages
   c.map = tensorMap(l, c, c.rowDim + 1, 8);
   c.blockMap = blockTensorMap(l, c);
   tmaCopies[l] = c;
@@ -366,22 +372,24 @@ void Emitter::planProducer(SmallVector<Operation *> loads) {
     auto tileType = cast<TileType>(l.getResult().getType());
     ArrayRef<int64_t> shape = tileType.getShape();
     int64_t eb = elementBytes(ref.elem);
-    if (!p.wgmma || p.staged.swizzleRows == 0 || eb != 2)
-      return reject("a prefetched operand is not staged for wgmma (16-bit, 128-byte swizzled)");
+    if (!p.wgmma || p.staged.swizzleRows == 0 || (eb != 2 && eb != 1))
+      return reject("a prefetched operand is not staged for wgmma (16- or 8-bit, 128-byte "
+                    "swizzled)");
+    int64_t panel = 128 / eb; // elements a 128-byte swizzle row
     TmaCopy c;
     if (std::optional<std::string> why = tmaTensor(l, p.colDim, c))
       return reject("a prefetched operand's " + *why);
     c.rows = shape[p.rowDim];
     c.cols = shape[p.colDim];
-    if (c.rows != p.staged.swizzleRows || c.rows > 256 || c.rows % 8 != 0 || c.cols % 64 != 0)
+    if (c.rows != p.staged.swizzleRows || c.rows > 256 || c.rows % 8 != 0 || c.cols % panel != 0)
       return reject("a prefetched tile's rows are not its swizzled stage's (at most 256, "
                     "a multiple of 8) or its columns not 128-byte panels");
     for (auto [d, extent] : llvm::enumerate(shape))
       if ((int64_t)d != p.rowDim && (int64_t)d != p.colDim && extent != 1)
         return reject("a prefetched tile has a dim of more than one besides its rows and "
                       "columns");
-    c.panels = c.cols / 64;
-    c.panelElems = c.rows * 64;
+    c.panels = c.cols / panel;
+    c.panelElems = c.rows * panel;
     // The ring of the load's offset.
     auto it = llvm::find_if(rings, [&](const Ring &r) { return r.offset == p.offset; });
     if (it == rings.end()) {
@@ -632,6 +640,7 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
   }
   std::reverse(coords.begin(), coords.end());
   std::string stage = fresh("st"), buf = fresh("pb");
+  int64_t panel = 128 / elementBytes(tensors[l.getTensor()].elem); // a panel's columns
   // A multicast's boxes alternate between the cluster's two programs, each
   // box copied into both (the tile's bytes complete on each one's full
   // mbarrier). Each branch of the copy numbers its boxes from 0.
@@ -661,7 +670,7 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
       for (int64_t j = 0; j < c.panels; ++j) {
         SmallVector<std::string> at(coords);
         if (j > 0)
-          at[0] = llvm::formatv("{0} + {1}", at[0], 64 * j).str();
+          at[0] = llvm::formatv("{0} + {1}", at[0], panel * j).str();
         if (row > 0)
           at[rowAt] = llvm::formatv("{0} + {1}", at[rowAt], row).str();
         copy(c.rank, llvm::formatv("{0} + {1}", buf, dst + j * c.panelElems), c.map,
@@ -695,7 +704,7 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
     for (int64_t j = 0; j < c.panels; ++j)
       copy(5, llvm::formatv("{0} + {1}", buf, dst + j * c.panelElems), c.blockMap,
            llvm::formatv("{0}, 0, 0, 0, (int)(({1} + {2}) / 8)",
-                         j > 0 ? llvm::formatv("{0} + {1}", coords[0], 64 * j).str() : coords[0],
+                         j > 0 ? llvm::formatv("{0} + {1}", coords[0], panel * j).str() : coords[0],
                          first, row));
   }
   --indent;
@@ -747,9 +756,11 @@ FailureOr<std::string> Emitter::awaitRing(Operation *product, Type elem) {
         past.push_back(llvm::formatv("r >= ({0})", rows).str());
       if (!cols.empty())
         past.push_back(llvm::formatv("c >= ({0})", cols).str());
-      line(llvm::formatv("if ({0}) reinterpret_cast<unsigned short*>({1})[sw128_index<{2}>(r, "
+      int64_t eb = elementBytes(elem);
+      line(llvm::formatv("if ({0}) reinterpret_cast<{3}*>({1})[sw128_index<{2}{4}>(r, "
                          "c)] = 0;",
-                         llvm::join(past, " || "), bs, c.rows));
+                         llvm::join(past, " || "), bs, c.rows,
+                         eb == 1 ? "unsigned char" : "unsigned short", eb == 1 ? ", 1" : ""));
     });
   }
   return bs;
@@ -776,7 +787,8 @@ LogicalResult Emitter::awaitLhsRing(Operation *load, int64_t offset) {
   const TmaCopy &c = tmaCopies[load];
   const Ring &r = rings[c.ring];
   line(llvm::formatv("{0}.await({1});", r.name, r.consumed));
-  return zeroLhsPastExtents(load, c, sharedLhsBuffer(offset, "bf16"));
+  Type elem = tensors[cast<LoadOp>(load).getTensor()].elem;
+  return zeroLhsPastExtents(load, c, sharedLhsBuffer(offset, cType(elem), elementBytes(elem)));
 }
 
 LogicalResult Emitter::zeroLhsPastExtents(Operation *load, const TmaCopy &c, StringRef stage) {
@@ -806,8 +818,9 @@ LogicalResult Emitter::zeroLhsPastExtents(Operation *load, const TmaCopy &c, Str
   if (partial.empty())
     return success();
   std::string buf = fresh("sa");
-  line(llvm::formatv("unsigned short* {0} = reinterpret_cast<unsigned short*>({1});", buf,
-                     stage));
+  int64_t eb = elementBytes(tensors[l.getTensor()].elem);
+  StringRef word = eb == 1 ? "unsigned char" : "unsigned short";
+  line(llvm::formatv("{2}* {0} = reinterpret_cast<{2}*>({1});", buf, stage, word));
   zeroStaged(llvm::join(partial, " || "), c.rows, c.cols, [&] {
     // Row r of the buffer (block b = r / 64, its row 8 a + g): the tile row
     // the thread of the fragment row holds at its register row k
@@ -816,8 +829,8 @@ LogicalResult Emitter::zeroLhsPastExtents(Operation *load, const TmaCopy &c, Str
     line(llvm::formatv("const int t = 128 * (b / {0}) + 32 * (a / 2) + 4 * (r % 8);", c.MT));
     line(llvm::formatv("const int row = k / {0} * {1} + t / {2} % {3} * {0} + k % {0};", c.V,
                        c.T * c.V, c.S, c.T));
-    line(llvm::formatv("if ({0}) {1}[b * {2} + sw128_index<64>(r % 64, c)] = 0;",
-                       llvm::join(past, " || "), buf, 64 * c.cols));
+    line(llvm::formatv("if ({0}) {1}[b * {2} + sw128_index<64{3}>(r % 64, c)] = 0;",
+                       llvm::join(past, " || "), buf, 64 * c.cols, eb == 1 ? ", 1" : ""));
   });
   return success();
 }

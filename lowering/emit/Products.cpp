@@ -210,18 +210,19 @@ std::pair<LoadOp, ConvertLayoutOp> kite::emit::loadedLhs(Value lhs) {
 
 /// How a kite.mma product's right operand of layout `b` (rank `rank`) is
 /// staged, on wgmma or mma.sync.
-static StagedOperand stagedRightOperand(BlockedLayoutAttr b, int64_t rank, bool wgmma) {
+static StagedOperand stagedRightOperand(BlockedLayoutAttr b, int64_t rank, bool wgmma,
+                                        Type elem) {
   SmallVector<int64_t> shape = b.tileShape();
-  int64_t PK = shape[rank - 2], PN = shape[rank - 1];
+  int64_t PK = shape[rank - 2], PN = shape[rank - 1], eb = elementBytes(elem);
   StagedOperand s;
   s.transposed = stagedAlongK(b, rank);
   if (wgmma) {
     s.swizzleRows = s.transposed ? PN : PK;
-    s.bytes = PK * PN * 2;
+    s.bytes = PK * PN * eb;
     return s;
   }
   s.ld = s.transposed ? PK + 8 : PN + 8;
-  s.bytes = llvm::alignTo((s.transposed ? PN : PK) * s.ld * 2, 16);
+  s.bytes = llvm::alignTo((s.transposed ? PN : PK) * s.ld * eb, 16);
   return s;
 }
 
@@ -262,7 +263,8 @@ void Emitter::planStagingBuffers() {
     int64_t rank = type.getRank();
     Prefetch p;
     p.wgmma = onWgmma(user);
-    p.staged = stagedRightOperand(cast<BlockedLayoutAttr>(type.getLayout()), rank, p.wgmma);
+    p.staged = stagedRightOperand(cast<BlockedLayoutAttr>(type.getLayout()), rank, p.wgmma,
+                                  type.getElementType());
     p.stages = cast<IntegerAttr>(load->getAttr(kPrefetchAttrName)).getInt();
     p.rowDim = loadDim(p.staged.transposed ? rank - 1 : rank - 2);
     p.colDim = loadDim(p.staged.transposed ? rank - 2 : rank - 1);
@@ -342,7 +344,7 @@ void Emitter::planStagingBuffers() {
       auto type = cast<TileType>(rhs.getType());
       bool wgmma = onWgmma(op);
       StagedOperand staged = stagedRightOperand(cast<BlockedLayoutAttr>(type.getLayout()),
-                                                type.getRank(), wgmma);
+                                                type.getRank(), wgmma, type.getElementType());
       buffers.push_back({root(op), staged.bytes, wgmma,
                          [this, op](int64_t offset) { stagingBuffers[op] = offset; }});
     }
@@ -504,15 +506,15 @@ LogicalResult Emitter::emitDirectLhs(Value lhs, StringRef buf, int64_t PK, int64
   return success();
 }
 
-std::string Emitter::sharedLhsBuffer(int64_t offset, StringRef type) {
+std::string Emitter::sharedLhsBuffer(int64_t offset, StringRef type, int64_t eb) {
   auto it = lhsRings.find(offset);
   if (it == lhsRings.end() || rings[it->second].stages == 1)
     return sharedAt(offset, true, type);
-  // The program's stage: its use is given back at the program's end (16-bit
-  // elements: planProducerLhs).
+  // The program's stage: its use is given back at the program's end
+  // (planProducerLhs).
   const Ring &r = rings[it->second];
   return llvm::formatv("({0} + ({1} % {2}) * {3})", sharedAt(offset, true, type), r.consumed,
-                       r.stages, r.stageBytes / 2)
+                       r.stages, r.stageBytes / eb)
       .str();
 }
 
@@ -798,7 +800,7 @@ LogicalResult Emitter::emitTensorCoreProduct(Operation *op, Value accValue, Valu
   auto &[outElem, a, b, r, acc, PK, PN, RM] = *p;
   const Dim &rows = r.dims[rank - 2];
   int64_t NT = PN / 8;
-  StagedOperand staged = stagedRightOperand(layoutAttr(b), rank, false);
+  StagedOperand staged = stagedRightOperand(layoutAttr(b), rank, false, b.elem);
   std::string bs = fresh("sb"), sums = fresh("c"), elem = cType(a.elem);
   line("{");
   ++indent;
@@ -969,14 +971,17 @@ void Emitter::forEachLeftFragment(const Tile &a, int64_t rank, int64_t PK, int64
 }
 
 /// The shared A buffer holds, for each warpgroup w and each of its MT m64
-/// blocks i, block w * MT + i: 64 rows of PK elements in 64-element column
-/// blocks of 64 swizzled 128-byte rows, row 16 j + r holding warp j's A
-/// fragment row r (the rows the instruction gives warp j).
+/// blocks i, block w * MT + i: 64 rows of PK elements in column blocks of
+/// 64 swizzled 128-byte rows (64 elements of 16 bits, 128 of 8), row
+/// 16 j + r holding warp j's A fragment row r (the rows the instruction
+/// gives warp j).
 std::string Emitter::sharedLhsDescriptor(StringRef buffer, int64_t PK, int64_t MT,
-                                         StringRef mi, StringRef ks) {
+                                         StringRef mi, StringRef ks, int64_t eb) {
+  // A K step is 32 bytes of a 128-byte swizzle row: a 64-row column block
+  // holds 4 of them.
   return llvm::formatv("wgmma_desc({0} + ((int)threadIdx.x / 128 * {1} + {2}) * {3} + ({4} / 4) "
-                       "* 4096 + ({4} % 4) * 16, 16, 1024)",
-                       buffer, MT, mi, 64 * PK, ks)
+                       "* {5} + ({4} % 4) * {6}, 16, 1024)",
+                       buffer, MT, mi, 64 * PK, ks, 64 * 128 / eb, 32 / eb)
       .str();
 }
 
@@ -1050,7 +1055,12 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   auto &[outElem, a, b, r, acc, PK, PN, RM] = *p;
   int64_t MT = RM / 2;
   usesGemm = true;
-  StagedOperand staged = stagedRightOperand(layoutAttr(b), rank, true);
+  StagedOperand staged = stagedRightOperand(layoutAttr(b), rank, true, b.elem);
+  // A K step is 32 bytes: k16 of 16-bit operands, k32 of 8-bit ones (both
+  // K-major, A from shared memory: 8-bit A fragments are never in
+  // registers).
+  int64_t eb = elementBytes(a.elem), kStep = 32 / eb;
+  bool eightBit = eb == 1;
   std::string bs = fresh("sb"), sums = fresh("c"), af = fresh("af"), elem = cType(a.elem);
   std::string ks = fresh("ks"), mi = fresh("mi");
   // A late product (kite-overlap-products) accumulates into registers
@@ -1084,6 +1094,10 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   auto lhsBuffer = sharedLhs.find({op->getParentOfType<TileForOp>().getOperation(), lhs});
   bool streamed = streamedLhs.count(op);
   bool sharedA = lhsBuffer != sharedLhs.end() || streamed;
+  if (eightBit && (!sharedA || !staged.transposed))
+    return op->emitError() << "an 8-bit product on wgmma needs its left operand streamed into "
+                              "shared memory by a producer (warp_specialize, indexing \"tma\") "
+                              "and its right operand K-major";
   std::string as;
   if (streamed) {
     FailureOr<std::string> stage = awaitStreamedLhs(op, elem);
@@ -1093,7 +1107,7 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
   } else if (sharedA) {
     as = fresh("sa");
     line(llvm::formatv("const {0}* {1} = {2};", elem, as,
-                       sharedLhsBuffer(lhsBuffer->second, elem)));
+                       sharedLhsBuffer(lhsBuffer->second, elem, eb)));
   } else {
     if (!late)
       line(llvm::formatv("unsigned {0}[{1}][{2}][4];", af, PK / 16, MT));
@@ -1115,25 +1129,28 @@ LogicalResult Emitter::emitWgmmaProduct(Operation *op, Value accValue, Value lhs
     line(llvm::formatv("kite_turn_wait<{0}>();", overlap->turns));
   line("wgmma_fence();");
   line("#pragma unroll");
-  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", ks, PK / 16));
+  line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0}) {{", ks, PK / kStep));
   ++indent;
-  // K-major: k steps of 32 bytes along the swizzled rows, 64-element column
+  // K-major: k steps of 32 bytes along the swizzled rows, 128-byte column
   // blocks of PN rows; MN-major: 16 rows of 128 bytes a step, column blocks
   // PK rows apart (the leading byte offset).
   std::string desc =
       staged.transposed
-          ? llvm::formatv("wgmma_desc({0} + ({1} / 4) * {2} + ({1} % 4) * 16, 16, 1024)", bs,
-                          ks, PN * 64)
+          ? llvm::formatv("wgmma_desc({0} + ({1} / 4) * {2} + ({1} % 4) * {3}, 16, 1024)", bs,
+                          ks, PN * 128 / eb, kStep)
                 .str()
           : llvm::formatv("wgmma_desc({0} + {1} * 1024, {2}, 1024)", bs, ks, PK * 128).str();
   std::string d = fresh("db");
   line(llvm::formatv("const unsigned long long {0} = {1};", d, desc));
   line("#pragma unroll");
   line(llvm::formatv("for (int {0} = 0; {0} < {1}; ++{0})", mi, MT));
-  if (sharedA)
+  if (eightBit)
+    line(llvm::formatv("  wgmma_ss<{0}, true, {1}, {2}>({3}[{4}], {5}, {6});", PN, elem,
+                       cType(b.elem), sums, mi, sharedLhsDescriptor(as, PK, MT, mi, ks, eb), d));
+  else if (sharedA)
     line(llvm::formatv("  WgmmaOp<{0}, {1}>::run<{2}>({3}[{4}], {5}, {6});", PN, elem,
                        staged.transposed ? 0 : 1, sums, mi,
-                       sharedLhsDescriptor(as, PK, MT, mi, ks), d));
+                       sharedLhsDescriptor(as, PK, MT, mi, ks, eb), d));
   else
     line(llvm::formatv("  WgmmaRegA<{0}, {1}>::run<{2}>({3}[{4}], {5}[{6}][{4}], {7});", PN,
                        elem, staged.transposed ? 0 : 1, sums, mi, af, ks, d));
@@ -1232,7 +1249,7 @@ LogicalResult Emitter::emitMatmul(Operation *op, Value accValue, Value lhs, Valu
   // threads hold runs along K (a transposed tile, as attention's k^T) is
   // staged transposed, N rows of K, so that its runs stay whole.
   int64_t stagedBytes = mma ? 2 : 8;
-  StagedOperand stagedB = stagedRightOperand(layoutAttr(b), rank, false);
+  StagedOperand stagedB = stagedRightOperand(layoutAttr(b), rank, false, b.elem);
   stagedB.transposed &= mma;
   int64_t ldA = PK + 8, ldC = PN + 8;
   int64_t bytesA = llvm::alignTo(mma ? PM * ldA * 2 : count(a) * stagedBytes, 16);

@@ -414,14 +414,15 @@ template <int N> __device__ __forceinline__ void wgmma_touch(float (&d)[N]) {
     asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/// Where element (r, col) of a matrix of `Rows` rows of 16-bit elements
-/// lives in wgmma's 128-byte-swizzled shared-memory layout (the buffer
-/// 1024-byte aligned): column blocks of 64 elements (128 bytes), each
-/// `Rows` rows, the 16-byte chunks of a row XORed with its row mod 8. With
-/// rows along K this is the MN-major layout of an operand, with rows along
-/// M or N the K-major one.
-template <int Rows> __device__ __forceinline__ int sw128_index(int r, int col) {
-  return (col / 64) * (Rows * 64) + r * 64 + (((col % 64) / 8) ^ (r & 7)) * 8 + col % 8;
+/// Where element (r, col) of a matrix of `Rows` rows of `Bytes`-byte
+/// elements lives in wgmma's 128-byte-swizzled shared-memory layout (the
+/// buffer 1024-byte aligned): column blocks of 128 bytes (64 elements of 16
+/// bits, 128 of 8), each `Rows` rows, the 16-byte chunks of a row XORed
+/// with its row mod 8. With rows along K this is the MN-major layout of an
+/// operand, with rows along M or N the K-major one.
+template <int Rows, int Bytes = 2> __device__ __forceinline__ int sw128_index(int r, int col) {
+  constexpr int E = 128 / Bytes, C = 16 / Bytes; // elements a row, a chunk
+  return (col / E) * (Rows * E) + r * E + (((col % E) / C) ^ (r & 7)) * C + col % C;
 }
 
 /// The sums of one warpgroup's FM m64 blocks of BN columns, in wgmma's

@@ -1,15 +1,33 @@
 // 8-bit floats (e4m3, e5m2): conversions that round to nearest even without
-// saturating, and products with a K-major right operand on the TMA main
-// loop (wgmma m64nNk32 on 128-byte K stages). NVRTC compiles them for
-// sm_90a.
+// saturating, and products with a K-major right operand as kernel code or
+// on the TMA main loop (wgmma m64nNk32 on 128-byte K stages). NVRTC
+// compiles them for sm_90a.
 //
 // The default config of examples/scaled_matmul.kite.cpp: 128 x 256 x 128
-// tiles (a K tile is one 128-byte stage), two consumer warpgroups, TMA boxes
-// of 128 bytes of K for both operands, B K-major.
+// tiles (a K tile is one 128-byte stage), two consumer warpgroups, the loop
+// as kernel code in persistent programs (generic_mainloop): the producer's
+// TMA boxes take 128 bytes of K for both operands (x a 64-row block a box,
+// w 256 rows of 128 elements), and each consumer's 4 wgmmas a stage step
+// 32 bytes (k32) along the swizzled rows; B K-major.
 // RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[4096,256]' --arg 'w=e4m3[4096,256]' --arg scale_x=f32 --arg scale_w=f32 --emit=cuda | FileCheck %s --check-prefix=DEF
-// DEF: "block_sizes":[128,256,128],"indexing":"tma"{{.*}}"num_warps":12,
-// DEF: kite_scaled_matmul(e4m3* __restrict__ a0, e4m3* __restrict__ a1, float a2, float a3, bf16* __restrict__ o0, const __grid_constant__ KiteTensorMap [[MA:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MB:tma[0-9]+]])
-// DEF: wgmma_tma_mainloop<128, 256, 2, 4, 2, e4m3, e4m3, true>({{sg[0-9]+}}, &[[MA]], &[[MB]],
+// DEF: "block_sizes":[128,256,128],"generic_mainloop":true,"indexing":"tma"{{.*}}"num_warps":12,"pid_type":"persistent_interleaved"
+// DEF-NOT: _mainloop<
+// DEF: tma_load<5>([[A:pb[0-9]+]] + 0, {{.*}}
+// DEF-NEXT: tma_load<5>([[A]] + 8192, {{.*}}
+// DEF: for (int [[KS:ks[0-9]+]] = 0; [[KS]] < 4; ++[[KS]]) {
+// DEF-NEXT: const unsigned long long [[DB:db[0-9]+]] = wgmma_desc({{sb[0-9]+}} + ([[KS]] / 4) * 32768 + ([[KS]] % 4) * 32, 16, 1024);
+// DEF: wgmma_ss<256, true, e4m3, e4m3>({{c[0-9]+}}[[[MI:mi[0-9]+]]], wgmma_desc({{sa[0-9]+}} + ((int)threadIdx.x / 128 * 1 + [[MI]]) * 8192 + ([[KS]] / 4) * 8192 + ([[KS]] % 4) * 32, 16, 1024), [[DB]]);
+// The same on the TMA main loop (generic_mainloop off).
+// RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[4096,256]' --arg 'w=e4m3[4096,256]' --arg scale_x=f32 --arg scale_w=f32 --config '{"block_sizes":[128,256,128],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"}' --emit=cuda | FileCheck %s --check-prefix=MAIN
+// MAIN: kite_scaled_matmul(e4m3* __restrict__ a0, e4m3* __restrict__ a1, float a2, float a3, bf16* __restrict__ o0, const __grid_constant__ KiteTensorMap [[MA:tma[0-9]+]], const __grid_constant__ KiteTensorMap [[MB:tma[0-9]+]])
+// MAIN: wgmma_tma_mainloop<128, 256, 2, 4, 2, e4m3, e4m3, true>({{sg[0-9]+}}, &[[MA]], &[[MB]],
+// Without a producer (no warp_specialize) an 8-bit loop outside the main
+// loop is no tensor-core product: the CUDA cores take it.
+// RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[512,256]' --arg 'w=e4m3[384,256]' --arg scale_x=f32 --arg scale_w=f32 --config '{"block_sizes":[64,64,128],"num_warps":4,"num_stages":2,"tensor_cores":true,"wgmma":true,"generic_mainloop":true}' --emit=cuda | FileCheck %s --check-prefix=NOPRODUCER
+// NOPRODUCER: kite_scaled_matmul(
+// NOPRODUCER-NOT: wgmma
+// NOPRODUCER-NOT: mma_pack
+// NOPRODUCER: cvt<float>(
 // RUN: kite inspect %kite_src/examples/scaled_matmul.kite.cpp --kernel scaled_matmul --arg 'x=e4m3[4096,256]' --arg 'w=e4m3[4096,256]' --arg scale_x=f32 --arg scale_w=f32 --emit=ptx | FileCheck %s --check-prefix=PTX
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3
 // PTX-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes

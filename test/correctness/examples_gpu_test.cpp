@@ -495,7 +495,9 @@ std::vector<Case> cases() {
                10.0, "bmm_nt"});
   // FP8 products with a K-major right operand: 16-byte rows (K = 272, two
   // 128-deep stages and a partial one) on the TMA main loop, with one and
-  // two consumers and e4m3 x e5m2; rows of 77 bytes on the generic path.
+  // two consumers and e4m3 x e5m2, and as kernel code (generic_mainloop:
+  // flat and persistent programs, clusters); rows of 77 bytes on the
+  // CUDA-core path.
   const DType e4 = DType::e4m3, e5 = DType::e5m2;
   c.push_back({"scaled_matmul", "scaled_matmul", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
@@ -508,7 +510,10 @@ std::vector<Case> cases() {
                {"", R"({"block_sizes":[128,128,128],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
                 R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
                 R"({"block_sizes":[64,128,128],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[8]})",
-                R"({"block_sizes":[64,64,32],"num_warps":4})"},
+                R"({"block_sizes":[64,64,32],"num_warps":4})",
+                R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_interleaved","l2_groupings":[8]})",
+                R"({"block_sizes":[64,128,128],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true})",
+                R"({"block_sizes":[128,128,128],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"cluster_size":2})"},
                2.0, "scaled_matmul_e4m3"});
   c.push_back({"scaled_matmul", "scaled_matmul_rowwise", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
@@ -521,7 +526,9 @@ std::vector<Case> cases() {
                {"", R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
                 R"({"block_sizes":[64,128,128],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
                 R"({"block_sizes":[128,128,64],"num_warps":8,"num_stages":2,"tensor_cores":true,"wgmma":true})",
-                R"({"block_sizes":[64,64,32],"num_warps":4})"},
+                R"({"block_sizes":[64,64,32],"num_warps":4})",
+                R"({"block_sizes":[128,128,128],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_dynamic"})",
+                R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_interleaved"})"},
                4.0, "scaled_matmul_rowwise_mixed"});
   c.push_back({"scaled_matmul", "scaled_matmul", {1, 7, 129},
                [=](int64_t n, uint64_t s) {
