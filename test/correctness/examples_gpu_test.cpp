@@ -499,22 +499,29 @@ std::vector<Case> cases() {
   // flat and persistent programs, clusters); rows of 77 bytes on the
   // CUDA-core path.
   const DType e4 = DType::e4m3, e5 = DType::e5m2;
-  c.push_back({"scaled_matmul", "scaled_matmul", {1, 7, 129, 300},
-               [=](int64_t n, uint64_t s) {
-                 return std::vector<Arg>{T("x", randn({n, 272}, e4, s)), T("w", randn({200, 272}, e4, s + 1)),
-                                         S("scale_x", 0.5, f), S("scale_w", 0.25, f)};
-               },
-               [](const std::vector<Arg> &a) {
-                 return one(scaled_matmul(*a[0].tensor, *a[1].tensor, float(a[2].scalar), float(a[3].scalar)));
-               },
-               {"", R"({"block_sizes":[128,128,128],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
-                R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
-                R"({"block_sizes":[64,128,128],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[8]})",
-                R"({"block_sizes":[64,64,32],"num_warps":4})",
-                R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_interleaved","l2_groupings":[8]})",
-                R"({"block_sizes":[64,128,128],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true})",
-                R"({"block_sizes":[128,128,128],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"cluster_size":2})"},
-               2.0, "scaled_matmul_e4m3"});
+  // scaled_matmul on x [n, k] and w [cols, k] of `dt` with scales `sx`, `sw`.
+  auto scaledCase = [&](DType dt, int64_t k, int64_t cols, double sx, double sw,
+                        std::vector<int64_t> sizes, std::vector<std::string> configs,
+                        double scale, std::string label) {
+    c.push_back({"scaled_matmul", "scaled_matmul", std::move(sizes),
+                 [=](int64_t n, uint64_t s) {
+                   return std::vector<Arg>{T("x", randn({n, k}, dt, s)), T("w", randn({cols, k}, dt, s + 1)),
+                                           S("scale_x", sx, f), S("scale_w", sw, f)};
+                 },
+                 [](const std::vector<Arg> &a) {
+                   return one(scaled_matmul(*a[0].tensor, *a[1].tensor, float(a[2].scalar), float(a[3].scalar)));
+                 },
+                 std::move(configs), scale, std::move(label)});
+  };
+  scaledCase(e4, 272, 200, 0.5, 0.25, {1, 7, 129, 300},
+             {"", R"({"block_sizes":[128,128,128],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+              R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma"})",
+              R"({"block_sizes":[64,128,128],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","l2_groupings":[8]})",
+              R"({"block_sizes":[64,64,32],"num_warps":4})",
+              R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_interleaved","l2_groupings":[8]})",
+              R"({"block_sizes":[64,128,128],"num_warps":8,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true})",
+              R"({"block_sizes":[128,128,128],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"cluster_size":2})"},
+             2.0, "scaled_matmul_e4m3");
   c.push_back({"scaled_matmul", "scaled_matmul_rowwise", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 256}, e4, s)), T("w", randn({136, 256}, e5, s + 1)),
@@ -530,18 +537,16 @@ std::vector<Case> cases() {
                 R"({"block_sizes":[128,128,128],"num_warps":12,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_dynamic"})",
                 R"({"block_sizes":[128,256,128],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_interleaved"})"},
                4.0, "scaled_matmul_rowwise_mixed"});
-  c.push_back({"scaled_matmul", "scaled_matmul", {1, 7, 129},
-               [=](int64_t n, uint64_t s) {
-                 return std::vector<Arg>{T("x", randn({n, 77}, e5, s)), T("w", randn({65, 77}, e5, s + 1)),
-                                         S("scale_x", 1.0, f), S("scale_w", 1.0, f)};
-               },
-               [](const std::vector<Arg> &a) {
-                 return one(scaled_matmul(*a[0].tensor, *a[1].tensor, float(a[2].scalar), float(a[3].scalar)));
-               },
-               {"", R"({"block_sizes":[16,16,16]})", R"({"block_sizes":[32,32,32],"num_warps":4})",
-                R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":2})",
-                R"({"block_sizes":[16,64,32],"num_warps":4})"},
-               9.0, "scaled_matmul_unaligned"});
+  // Few tiles and a long K in 8 bits: by default 64 x 128 tiles on the main
+  // loop with K split (split_k_reduce), 128-deep K tiles.
+  scaledCase(e4, 2048, 200, 0.5, 0.25, {1, 7, 129, 300},
+             {"", R"({"block_sizes":[64,128,128],"num_warps":8,"num_stages":6,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","split_k":4})"},
+             8.0, "scaled_matmul_decode");
+  scaledCase(e5, 77, 65, 1.0, 1.0, {1, 7, 129},
+             {"", R"({"block_sizes":[16,16,16]})", R"({"block_sizes":[32,32,32],"num_warps":4})",
+              R"({"block_sizes":[64,64,64],"num_warps":4,"num_stages":2})",
+              R"({"block_sizes":[16,64,32],"num_warps":4})"},
+             9.0, "scaled_matmul_unaligned");
   c.push_back({"matmul_bias_relu", "matmul_bias_relu", {1, 7, 129, 300},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("x", randn({n, 77}, bf, s)), T("y", randn({77, 65}, bf, s + 1)),
