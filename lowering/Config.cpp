@@ -414,8 +414,9 @@ std::string kite::whyNotPlainProductLoop(TileForOp loop) {
     // Rows that are not 16-byte multiples are staged (copied into padded
     // rows at launch), as 16-bit ones are.
     if (!operandCopies(loop, *a, *b).tma())
-      return "8-bit float products run on the TMA main loop only, which needs both operands' "
-             "rows contiguous and the loops over whole dims";
+      return "8-bit float products need TMA copies (the TMA main loop, or a producer's under "
+             "generic_mainloop), which need both operands' rows contiguous and the loops over "
+             "whole dims";
   }
   return "";
 }
