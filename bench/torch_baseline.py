@@ -216,19 +216,26 @@ def main():
         energy_mj = None
 
     def energy_per_call(fn, ms):
-        """Millijoules a call of `fn` (about `ms` long) over back-to-back
-        calls for about 0.5 s (no L2 flushes), or None without a counter."""
+        """(millijoules a call, mean watts, busy fraction) of `fn` (about `ms`
+        long, its time in the interleaved rounds) over back-to-back calls
+        for about 1 s (no L2 flushes), or None without a counter. The busy
+        fraction is calls x ms over the window's wall time: well below 1,
+        the calls are bound by their launches and the energy a call counts
+        the card idling between them. (NVML's counter moves in steps of tens
+        of milliseconds: over 0.5 s a 0.18 ms product came out at 914 W on a
+        700 W card.)"""
         if energy_mj is None:
             return None
-        calls = max(10, int(500 / max(ms, 1e-3)))
+        calls = max(10, int(1000 / max(ms, 1e-3)))
         for _ in range(3):
             fn()
         torch.cuda.synchronize()
-        e0 = energy_mj()
+        e0, t0 = energy_mj(), time.perf_counter()
         for _ in range(calls):
             fn()
         torch.cuda.synchronize()
-        return (energy_mj() - e0) / calls
+        e1, wall = energy_mj(), time.perf_counter() - t0
+        return ((e1 - e0) / calls, (e1 - e0) / 1000 / wall, calls * ms / 1000 / wall)
 
     # The copy bandwidth, as kite_bench measures it (1 GiB, read + write).
     nbytes = 1 << 30
@@ -517,9 +524,11 @@ def main():
                     k["side_by_side"] = {f"{who}_ms": statistics.median(t) for who, t in times.items()}
                     if args.energy:
                         for who in order:
-                            mj = energy_per_call(contenders[who], k["side_by_side"][f"{who}_ms"])
-                            if mj is not None:
-                                k["side_by_side"][f"{who}_mj"] = mj
+                            e = energy_per_call(contenders[who], k["side_by_side"][f"{who}_ms"])
+                            if e is not None:
+                                k["side_by_side"][f"{who}_mj"] = e[0]
+                                k["side_by_side"][f"{who}_watts"] = e[1]
+                                k["side_by_side"][f"{who}_busy"] = e[2]
                     k["side_by_side"]["rounds"] = args.rounds
                     k["side_by_side"]["runs_per_round"] = per_round
                     torch.cuda.synchronize()
@@ -543,8 +552,9 @@ def main():
             line += ("  side by side: kite " + fmt(sbs["kite_ms"]) + " eager " + fmt(sbs.get("eager_ms"))
                      + " compile " + fmt(sbs.get("compile_ms")))
         if "kite_mj" in sbs:
-            line += "  mJ a call: " + " ".join(f"{w} {sbs[w + '_mj']:.1f}" for w in ("kite", "eager", "compile")
-                                                if w + "_mj" in sbs)
+            line += "  mJ a call (W, busy): " + " ".join(
+                f"{w} {sbs[w + '_mj']:.1f} ({sbs[w + '_watts']:.0f} W, {sbs[w + '_busy']:.2f})"
+                for w in ("kite", "eager", "compile") if w + "_mj" in sbs)
         print(line, flush=True)
         out["kernels"].append(k)
         inputs = None
