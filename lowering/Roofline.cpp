@@ -1,8 +1,12 @@
 //===- Roofline.cpp - bytes and FLOPs of a lowered kernel -----------------===//
 //
 // Implements estimateWork (Roofline.h). Trip counts come from the constant
-// bounds and block sizes of the enclosing tile_for and grid loops; tiles
-// count their padded (static) shape, so a masked edge tile counts whole.
+// bounds and block sizes of the enclosing tile_for and grid loops, as
+// fractions: a loop over n elements in tiles of b runs n / b tiles' worth,
+// so a tile op's padded (static) shape times its trips counts the elements
+// inside the bounds, the work a problem has rather than what its masked
+// edge tiles execute (x[1, 4096] @ w on 64-row tiles is 2 x 4096 x 4096
+// FLOPs, not 64 times that), as PyTorch's benchmarks count 2 M N K.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +61,7 @@ WorkEstimate kite::estimateWork(func::FuncOp kernel) {
       w.bytes += tensorBytes(cast<kite::TensorType>(op->getResult(0).getType()));
   });
 
-  // Executions of an op: the product of its loops' trip counts.
+  // Executions of an op: the product of its loops' (fractional) trip counts.
   auto trips = [&](Operation *op) {
     double n = 1;
     for (Operation *p = op->getParentOp(); p && !isa<func::FuncOp>(p); p = p->getParentOp()) {
@@ -70,7 +74,7 @@ WorkEstimate kite::estimateWork(func::FuncOp kernel) {
             w.caveat = "a loop with bounds that are not constants is counted once";
             continue;
           }
-          n *= (double)std::max<int64_t>(0, (*ub - *lb + *bs - 1) / *bs);
+          n *= (double)std::max<int64_t>(0, *ub - *lb) / (double)*bs;
         }
       };
       if (auto t = dyn_cast<TileForOp>(p))

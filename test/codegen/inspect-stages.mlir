@@ -30,6 +30,12 @@
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[256,512]' --arg 'y=bf16[512,128]' --emit=roofline | FileCheck %s --check-prefix=MM
 // MM: flops          33.5{{[0-9]}} MFLOP
 // MM: peak math      989 TFLOP/s (sm_90a)
+// The problem's FLOPs, not the padded tiles': one row against 4096 x 4096
+// on the default's 64-row tiles is 2 x 4096 x 4096 (and the bias add), one
+// FLOP a byte, memory-bound.
+// RUN: kite inspect %kite_src/examples/linear.kite.cpp --kernel linear --arg 'x=bf16[1,4096]' --arg 'w=bf16[4096,4096]' --arg 'bias=bf16[4096]' --emit=roofline | FileCheck %s --check-prefix=DECODE
+// DECODE: flops          33.5{{[0-9]}} MFLOP
+// DECODE: intensity      0.99{{[0-9]}} FLOP/byte
 //
 // --emit=sass says what it needs when the CUDA toolkit's disassemblers are
 // not installed (this machine has NVRTC only); with them, it prints SASS.
