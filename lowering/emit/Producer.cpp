@@ -264,7 +264,8 @@ bool Emitter::planStreamedLhs(Operation *product, int64_t stages) {
   Prefetch p;
   p.wgmma = true;
   p.stages = std::max<int64_t>(stages, 1);
-  p.staged.bytes = c.rows * c.cols * elementBytes(cast<TileType>(lhs.getType()).getElementType());
+  p.staged.bytes =
+      c.rows * c.cols * elementBytes(cast<TileType>(lhs.getType()).getElementType());
   p.rowDim = c.rowDim;
   p.colDim = c.rowDim + 1;
   prefetches[load] = p;
@@ -281,8 +282,9 @@ FailureOr<std::string> Emitter::awaitStreamedLhs(Operation *product, StringRef t
   const Ring &r = rings[c.ring];
   std::string stage = fresh("st"), buf = fresh("sa");
   line(llvm::formatv("const int {0} = {1}.await({2});", stage, r.name, r.consumed));
+  int64_t eb = elementBytes(tensors[cast<LoadOp>(load).getTensor()].elem);
   line(llvm::formatv("{0}* {1} = {2} + {3} * {4};", type, buf, sharedAt(r.offset, true, type),
-                     stage, r.stageBytes / elementBytes(tensors[cast<LoadOp>(load).getTensor()].elem)));
+                     stage, r.stageBytes / eb));
   if (failed(zeroLhsPastExtents(load, c, buf)))
     return failure();
   return buf;
@@ -314,7 +316,8 @@ Operation *Emitter::planProducerLhs(Operation *loop, Value lhs) {
       !extents[c.rowDim + 1].empty() || tmaTensor(l, c.rowDim + 1, c))
     return nullptr;
   int64_t offset = sharedLhs.lookup({loop, lhs});
-  c.ring = addRing(offset, 2, c.rows * c.cols * elementBytes(tensors[l.getTensor()].elem)); // planStagingBuffers' two stages
+  // planStagingBuffers' two stages.
+  c.ring = addRing(offset, 2, c.rows * c.cols * elementBytes(tensors[l.getTensor()].elem));
   c.map = tensorMap(l, c, c.rowDim + 1, 8);
   c.blockMap = blockTensorMap(l, c);
   tmaCopies[l] = c;
