@@ -976,8 +976,18 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch, bool speculative
       int64_t bk = blockOf(loop.getBlockSizes()[0]);
       int64_t plainLoops = 0;
       kernel.walk([&](TileForOp l) { plainLoops += whyNotPlainProductLoop(l).empty(); });
+      // split_k splits a main loop only, and a K-major right operand (or
+      // an 8-bit one) has no main loop but the TMA one: without TMA copies
+      // (a transposed view as linear's w) no split, else the default
+      // config would not compile.
+      Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
+      std::optional<ProductOperand> a = productOperand(product->getOperand(1));
+      std::optional<ProductOperand> b = productOperand(product->getOperand(2));
+      bool mainLoop = a && b && (!(b->transposed || eightBit) || operandCopies(loop, *a, *b).tma());
       if (dims >= 2 && tiles && *tiles * 2 <= kHopperSMs && stageK && kLo && kHi && bk > 0 &&
-          plainLoops == 1 && c.pid_type == "flat" && whyNotSplittable(kernel, loop).empty()) {
+          mainLoop && plainLoops == 1 && c.pid_type == "flat" &&
+          whyNotSplittable(kernel, loop).empty() && blockOf(top.getBlockSizes()[dims - 2]) >= 64 &&
+          bn >= 64) {
         int64_t kTiles = llvm::divideCeil(*kHi - *kLo, bk);
         int64_t split = 1;
         while (split * 2 <= 16 && *tiles * split * 2 <= kHopperSMs && kTiles / (split * 2) >= 8)

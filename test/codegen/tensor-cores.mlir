@@ -85,6 +85,13 @@
 // DECODE: "block_sizes":[64,128,64]{{.*}}"num_stages":6,"num_warps":8,"pid_type":"flat",{{.*}}"split_k":4,
 // DECODE: _mainloop<64, 128, 1, 6, 2, bf16, bf16,
 // DECODE: split_k_reduce<64, 128,
+// A transposed view as linear's w (its K not contiguous): no TMA main loop
+// takes that K-major operand, and split_k splits a main loop only, so the
+// default does not split, and compiles.
+// RUN: kite inspect %kite_src/examples/linear.kite.cpp --kernel linear --arg 'x=bf16[1,4096]' --arg 'w=bf16[4096,4096]:strides[1,4096]' --arg 'bias=bf16[4096]' --emit=cuda | FileCheck %s --check-prefix=DECODEVIEW
+// DECODEVIEW: "block_sizes":[64,128,64]
+// DECODEVIEW-NOT: split_k
+// DECODEVIEW: kite_linear(
 //
 // warp_specialize with pointer indexing: a producer warpgroup of cp.async
 // copies signalling mbarriers, a consumer warpgroup of wgmma.mma_async
