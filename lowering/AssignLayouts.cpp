@@ -284,11 +284,10 @@ bool Assigner::onWgmma(Value rhs) {
   SmallVector<int64_t> padded = paddedShape(type);
   int64_t r = padded.size(), k = padded[r - 2], n = padded[r - 1];
   bool alongK = stagedAlongK(layoutOf(rhs), r);
-  // 8-bit operands: 128 elements a swizzle row, and K-major only.
-  bool eightBit = isFloat8(type.getElementType());
-  if (eightBit && !alongK)
+  // 8-bit operands: K-major only.
+  if (isFloat8(type.getElementType()) && !alongK)
     return false;
-  return wgmma && n <= 256 && (alongK ? k : n) % (eightBit ? 128 : 64) == 0;
+  return wgmma && n <= 256 && (alongK ? k : n) % swizzleRowElems(type.getElementType()) == 0;
 }
 
 /// A left operand defined outside the nearest loop around the product is
@@ -306,8 +305,8 @@ std::optional<bool> Assigner::wgmmaLhsShared(Operation *product, Value lhs, Valu
     return false;
   auto tileLoop = dyn_cast<TileForOp>(loop);
   SmallVector<int64_t> padded = paddedShape(lhs.getType());
-  int64_t rowElems = isFloat8(cast<TileType>(lhs.getType()).getElementType()) ? 128 : 64;
-  if (!tileLoop || tileLoop.isTopLevel() || padded.back() % rowElems != 0)
+  if (!tileLoop || tileLoop.isTopLevel() ||
+      padded.back() % swizzleRowElems(cast<TileType>(lhs.getType()).getElementType()) != 0)
     return std::nullopt;
   return true;
 }

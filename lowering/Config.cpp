@@ -364,6 +364,15 @@ std::string kite::whyNotSplittable(func::FuncOp kernel, TileForOp loop) {
   return "";
 }
 
+std::pair<ProductOperand, ProductOperand> kite::plainProductOperands(TileForOp loop) {
+  Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
+  return {*productOperand(product->getOperand(1)), *productOperand(product->getOperand(2))};
+}
+
+bool kite::onlyTmaMainLoop(TileForOp loop) {
+  return productElementBytes(loop) == 1 || plainProductOperands(loop).second.transposed;
+}
+
 bool kite::hasPlainProductLoop(func::FuncOp kernel) {
   bool found = false;
   kernel.walk([&](TileForOp loop) { found |= whyNotPlainProductLoop(loop).empty(); });
@@ -922,6 +931,8 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch, bool speculative
       if (auto op = b.getDefiningOp<BlockSizeOp>())
         c.block_sizes[op.getId()] = v;
     };
+    int64_t plainLoops = 0; // split_k splits a kernel's only one
+    kernel.walk([&](TileForOp l) { plainLoops += whyNotPlainProductLoop(l).empty(); });
     kernel.walk([&](TileForOp loop) {
       auto top = loop->getParentOfType<TileForOp>();
       if (!top || !whyNotPlainProductLoop(loop).empty())
@@ -974,16 +985,12 @@ Config kite::defaultConfig(func::FuncOp kernel, StringRef arch, bool speculative
       std::optional<int64_t> kLo = getConstantIntValue(loop.getLowerBounds()[0]);
       std::optional<int64_t> kHi = getConstantIntValue(loop.getUpperBounds()[0]);
       int64_t bk = blockOf(loop.getBlockSizes()[0]);
-      int64_t plainLoops = 0;
-      kernel.walk([&](TileForOp l) { plainLoops += whyNotPlainProductLoop(l).empty(); });
       // split_k splits a main loop only, and a K-major right operand (or
       // an 8-bit one) has no main loop but the TMA one: without TMA copies
       // (a transposed view as linear's w) no split, else the default
       // config would not compile.
-      Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
-      std::optional<ProductOperand> a = productOperand(product->getOperand(1));
-      std::optional<ProductOperand> b = productOperand(product->getOperand(2));
-      bool mainLoop = a && b && (!(b->transposed || eightBit) || operandCopies(loop, *a, *b).tma());
+      auto [a, b] = plainProductOperands(loop);
+      bool mainLoop = !onlyTmaMainLoop(loop) || operandCopies(loop, a, b).tma();
       if (dims >= 2 && tiles && *tiles * 2 <= kHopperSMs && stageK && kLo && kHi && bk > 0 &&
           mainLoop && plainLoops == 1 && c.pid_type == "flat" &&
           whyNotSplittable(kernel, loop).empty() && blockOf(top.getBlockSizes()[dims - 2]) >= 64 &&

@@ -219,6 +219,15 @@ std::optional<ProductOperand> productOperand(mlir::Value v);
 /// Needs known element types and ranks (a specialized kernel).
 std::string whyNotPlainProductLoop(TileForOp loop);
 
+/// The left and right operands of plain product loop `loop`'s product
+/// (whyNotPlainProductLoop(loop) is "").
+std::pair<ProductOperand, ProductOperand> plainProductOperands(TileForOp loop);
+
+/// True if the only main loop plain product loop `loop` has is the TMA one
+/// (kite_gemm.cuh's wgmma_tma_mainloop with BKMajor): 8-bit operands, or a
+/// right operand stored K-major.
+bool onlyTmaMainLoop(TileForOp loop);
+
 /// How a plain product loop's operand tiles can be copied to shared memory
 /// (kite_gemm.cuh's GemmCopy): "async" (16-byte cp.async: contiguous rows,
 /// 16-byte aligned data, rows and tile starts), "shifted" (contiguous rows

@@ -107,17 +107,15 @@ OperandCopies kite::operandCopies(TileForOp loop, const ProductOperand &a,
 bool kite::streamsAsKeyLoop(TileForOp loop) {
   if (!whyNotPlainProductLoop(loop).empty())
     return false;
-  Operation *product = loop.getBodyBlock()->getTerminator()->getOperand(0).getDefiningOp();
-  std::optional<ProductOperand> a = productOperand(product->getOperand(1));
-  std::optional<ProductOperand> b = productOperand(product->getOperand(2));
+  auto [a, b] = plainProductOperands(loop);
   // In place, or from a copy with padded rows that the launch makes (not
   // a K-major B's: the producer stages only copies whose staged columns
   // are their rows, and a K-major B's columns are its tensor's rows).
-  OperandCopies copies = operandCopies(loop, *a, *b);
+  OperandCopies copies = operandCopies(loop, a, b);
   if (productElementBytes(loop) == 1) // 8-bit operands: in place only (for now)
     return copies.a == "async" && copies.b == "async";
   return (copies.a == "async" || copies.stageA) &&
-         (copies.b == "async" || (copies.stageB && !b->transposed));
+         (copies.b == "async" || (copies.stageB && !b.transposed));
 }
 
 namespace {
@@ -143,7 +141,7 @@ std::string analyze(TileForOp loop, const Config &config, bool hopper,
   int64_t stageK = 128 / bytes;
   // 8-bit floats, and right operands stored K-major, run only on the TMA
   // main loop (kite_gemm.cuh's wgmma_tma_mainloop with BKMajor).
-  bool tmaOnly = bytes == 1 || b->transposed;
+  bool tmaOnly = onlyTmaMainLoop(loop);
   if (rank == 3 && (aType.getShape()[0] != 1 || bType.getShape()[0] != 1 ||
                     a->spans[0] != b->spans[0]))
     return "batched operands need a batch tile of 1";

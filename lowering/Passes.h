@@ -103,6 +103,10 @@ inline int64_t elementBytes(mlir::Type t) {
   return t.isIntOrFloat() ? t.getIntOrFloatBitWidth() / 8 : 0;
 }
 
+/// Elements of type `t` in one 128-byte row of wgmma's swizzled layout
+/// (and one TMA box's columns): 64 of 16 bits, 128 of 8.
+inline int64_t swizzleRowElems(mlir::Type t) { return 128 / elementBytes(t); }
+
 /// The tensor whose memory `t` is: views (kite.tensor_reshape) resolved to
 /// what they view.
 inline mlir::Value memoryOf(mlir::Value t) {

@@ -60,6 +60,19 @@ Operation *topLevelLoopOf(Operation *op, bool &onlyTileLoops) {
   return nullptr;
 }
 
+/// The unsigned integer of an element of `elem` (16 or 8 bits), for
+/// zeroing staged elements whatever their float type.
+StringRef rawElement(Type elem) {
+  return elementBytes(elem) == 1 ? "unsigned char" : "unsigned short";
+}
+
+/// kite_gemm.cuh's sw128_index for `rows` rows of `elem`.
+std::string sw128Index(int64_t rows, Type elem) {
+  return elementBytes(elem) == 2 ? llvm::formatv("sw128_index<{0}>", rows).str()
+                                 : llvm::formatv("sw128_index<{0}, {1}>", rows,
+                                                 elementBytes(elem)).str();
+}
+
 } // namespace
 
 std::optional<std::string> Emitter::tmaTensor(LoadOp l, int64_t colDim, TmaCopy &c) {
@@ -126,9 +139,8 @@ bool Emitter::writes(Value tensor) {
 std::string Emitter::tensorMap(LoadOp l, const TmaCopy &c, int64_t colDim, int64_t boxRows) {
   CudaKernel::Param param{CudaKernel::Param::Kind::ArgTensorMap,
                           cast<BlockArgument>(l.getTensor()).getArgNumber(), "", {}, 3};
-  // The columns: one 128-byte swizzle row (64 elements of 16 bits, 128
-  // of 8).
-  int64_t rowElems = 128 / elementBytes(tensors[l.getTensor()].elem);
+  // The columns: one 128-byte swizzle row.
+  int64_t rowElems = swizzleRowElems(tensors[l.getTensor()].elem);
   for (int64_t d = 0; d < c.rank; ++d)
     param.box.push_back(c.tileDimOf[d] == colDim     ? rowElems
                         : c.tileDimOf[d] == c.rowDim ? boxRows
@@ -166,7 +178,7 @@ std::string Emitter::blockTensorMap(LoadOp l, const TmaCopy &c) {
                           cast<BlockArgument>(l.getTensor()).getArgNumber(), "", {}, 3};
   param.box.assign(rank, 1);
   param.box[rank - 2] = 64;
-  param.box[rank - 1] = 128 / elementBytes(ref.elem);
+  param.box[rank - 1] = swizzleRowElems(ref.elem);
   param.rowSplits = {{8, 1}, {2, c.splitH}, {4, c.splitJ}};
   param.rowStep = 8;
   param.staged = c.staged;
@@ -188,10 +200,10 @@ bool Emitter::lhsBoxes(Value lhs, TmaCopy &c) {
 
 bool Emitter::fragmentBoxes(Value lhs, TmaCopy &c) {
   // 16- or 8-bit elements: 64 or 128 columns a 128-byte panel.
-  int64_t eb = elementBytes(cast<TileType>(lhs.getType()).getElementType());
-  if (eb != 2 && eb != 1)
+  Type elem = cast<TileType>(lhs.getType()).getElementType();
+  if (elementBytes(elem) != 2 && elementBytes(elem) != 1)
     return false;
-  int64_t panel = 128 / eb;
+  int64_t panel = swizzleRowElems(elem);
   // The tile: rows by whole 128-byte panels of columns, unit dims besides.
   auto [ctx, dims] = layoutOf(lhs);
   int64_t rank = dims.size();
@@ -378,7 +390,7 @@ void Emitter::planProducer(SmallVector<Operation *> loads) {
     if (!p.wgmma || p.staged.swizzleRows == 0 || (eb != 2 && eb != 1))
       return reject("a prefetched operand is not staged for wgmma (16- or 8-bit, 128-byte "
                     "swizzled)");
-    int64_t panel = 128 / eb; // elements a 128-byte swizzle row
+    int64_t panel = swizzleRowElems(ref.elem);
     TmaCopy c;
     if (std::optional<std::string> why = tmaTensor(l, p.colDim, c))
       return reject("a prefetched operand's " + *why);
@@ -643,7 +655,7 @@ LogicalResult Emitter::emitTmaCopy(Operation *load) {
   }
   std::reverse(coords.begin(), coords.end());
   std::string stage = fresh("st"), buf = fresh("pb");
-  int64_t panel = 128 / elementBytes(tensors[l.getTensor()].elem); // a panel's columns
+  int64_t panel = swizzleRowElems(tensors[l.getTensor()].elem); // a panel's columns
   // A multicast's boxes alternate between the cluster's two programs, each
   // box copied into both (the tile's bytes complete on each one's full
   // mbarrier). Each branch of the copy numbers its boxes from 0.
@@ -759,11 +771,8 @@ FailureOr<std::string> Emitter::awaitRing(Operation *product, Type elem) {
         past.push_back(llvm::formatv("r >= ({0})", rows).str());
       if (!cols.empty())
         past.push_back(llvm::formatv("c >= ({0})", cols).str());
-      int64_t eb = elementBytes(elem);
-      line(llvm::formatv("if ({0}) reinterpret_cast<{3}*>({1})[sw128_index<{2}{4}>(r, "
-                         "c)] = 0;",
-                         llvm::join(past, " || "), bs, c.rows,
-                         eb == 1 ? "unsigned char" : "unsigned short", eb == 1 ? ", 1" : ""));
+      line(llvm::formatv("if ({0}) reinterpret_cast<{2}*>({1})[{3}(r, c)] = 0;",
+                         llvm::join(past, " || "), bs, rawElement(elem), sw128Index(c.rows, elem)));
     });
   }
   return bs;
@@ -821,9 +830,8 @@ LogicalResult Emitter::zeroLhsPastExtents(Operation *load, const TmaCopy &c, Str
   if (partial.empty())
     return success();
   std::string buf = fresh("sa");
-  int64_t eb = elementBytes(tensors[l.getTensor()].elem);
-  StringRef word = eb == 1 ? "unsigned char" : "unsigned short";
-  line(llvm::formatv("{2}* {0} = reinterpret_cast<{2}*>({1});", buf, stage, word));
+  Type elem = tensors[l.getTensor()].elem;
+  line(llvm::formatv("{2}* {0} = reinterpret_cast<{2}*>({1});", buf, stage, rawElement(elem)));
   zeroStaged(llvm::join(partial, " || "), c.rows, c.cols, [&] {
     // Row r of the buffer (block b = r / 64, its row 8 a + g): the tile row
     // the thread of the fragment row holds at its register row k
@@ -832,8 +840,8 @@ LogicalResult Emitter::zeroLhsPastExtents(Operation *load, const TmaCopy &c, Str
     line(llvm::formatv("const int t = 128 * (b / {0}) + 32 * (a / 2) + 4 * (r % 8);", c.MT));
     line(llvm::formatv("const int row = k / {0} * {1} + t / {2} % {3} * {0} + k % {0};", c.V,
                        c.T * c.V, c.S, c.T));
-    line(llvm::formatv("if ({0}) {1}[b * {2} + sw128_index<64{3}>(r % 64, c)] = 0;",
-                       llvm::join(past, " || "), buf, 64 * c.cols, eb == 1 ? ", 1" : ""));
+    line(llvm::formatv("if ({0}) {1}[b * {2} + {3}(r % 64, c)] = 0;", llvm::join(past, " || "),
+                       buf, 64 * c.cols, sw128Index(64, elem)));
   });
   return success();
 }
