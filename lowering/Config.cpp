@@ -59,6 +59,8 @@ std::string Config::toJson() const {
     j["min_programs_per_sm"] = min_programs_per_sm;
   if (split_k != 1)
     j["split_k"] = split_k;
+  if (stream_k)
+    j["stream_k"] = true;
   if (bulk_stores)
     j["bulk_stores"] = true;
   if (generic_mainloop)
@@ -185,6 +187,8 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
         c.min_programs_per_sm = integer(value);
       else if (key == "split_k")
         c.split_k = integer(value);
+      else if (key == "stream_k")
+        c.stream_k = value.get<bool>();
       else if (key == "bulk_stores")
         c.bulk_stores = value.get<bool>();
       else if (key == "generic_mainloop")
@@ -205,7 +209,7 @@ FailureOr<Config> kite::parseConfig(StringRef text, std::string &error) {
                 "loop_orders, l2_groupings, reduction_loops, indexing, inner_threads, fast_math, "
                 "streaming, privatize_atomics, l2_hints, early_loads, tensor_cores, wgmma, "
                 "warp_specialize, overlap_products, pingpong, min_programs_per_sm, split_k, "
-                "bulk_stores, generic_mainloop, cluster_size)";
+                "stream_k, bulk_stores, generic_mainloop, cluster_size)";
         return failure();
       }
     } catch (const json::exception &e) {

@@ -106,6 +106,15 @@ struct Config {
   /// program to finish adds the shares in split order (the same sums at
   /// every run) and runs the rest of the body. 1: no split.
   int64_t split_k = 1;
+  /// With generic_mainloop in persistent_interleaved programs: a stream-K
+  /// schedule of the kernel's one product K loop (kite_device.cuh's
+  /// StreamK). The tiles of whole waves run whole; the K iterations of the
+  /// tiles left over (fewer than the programs) are shared out evenly, so
+  /// that the last wave does not leave SMs idle (512 tiles on 132 SMs are
+  /// 3.88 waves). A tile's part that does not start its K loop stores its
+  /// sums in a workspace; the part that does adds them in K order (the
+  /// same sums at every run) and runs the rest of the body.
+  bool stream_k = false;
   /// On sm_90: a store of a tile whose rows are whole rows of its tensor
   /// (the last subscript `all`, contiguous, 16-byte multiples) writes the
   /// tile into shared memory and copies each row with one bulk copy

@@ -307,6 +307,11 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch, bool speculati
                                "programs a product tile's K loop is split over (partial sums "
                                "in a workspace, added in split order by the tile's last "
                                "program): for shapes with fewer tiles than SMs"));
+  if (plainProduct && hopper)
+    params.push_back(parameter("stream_k", std::nullopt, {false, true}, def.stream_k,
+                               "with generic_mainloop in persistent_interleaved programs: the "
+                               "last wave's K iterations shared out over all the programs "
+                               "(partial sums added in K order by each tile's last part)"));
   if (usesExp(kernel))
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, def.fast_math,
                                "exp on f32 by the approximate hardware exp2, exp2 with results "

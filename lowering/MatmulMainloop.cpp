@@ -272,6 +272,12 @@ struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPas
     const Config &config = *found->config;
     if (config.tensor_cores)
       markMainloops(func, config);
+    if (config.stream_k) {
+      if (std::string why = streamK(func, config); !why.empty()) {
+        emitConfigRejection(func) << "the config does not fit: stream_k needs " << why;
+        return signalPassFailure();
+      }
+    }
     if (config.split_k > 1) {
       if (std::string why = splitK(func, config); !why.empty()) {
         emitConfigRejection(func) << "the config does not fit: split_k = " << config.split_k
@@ -295,6 +301,36 @@ struct MatmulMainloopPass : kite::impl::KiteMatmulMainloopBase<MatmulMainloopPas
       if (explain && hasProduct)
         loop.emitRemark() << "not a pipelined main loop: " << why;
     });
+  }
+
+  /// Marks the product loop whose K iterations stream_k shares out
+  /// (kStreamKAttrName), or says why none can be: the kernel's one plain
+  /// product loop, run as kernel code (generic_mainloop), placed as
+  /// whyNotSplittable asks, with K bounds known at compile time.
+  std::string streamK(func::FuncOp func, const Config &config) {
+    if (config.pid_type != "persistent_interleaved")
+      return "pid_type persistent_interleaved (the programs share out the last wave by their "
+             "block index), not '" + config.pid_type + "'";
+    if (config.split_k != 1 || config.cluster_size != 1)
+      return "split_k 1 and cluster_size 1";
+    SmallVector<TileForOp> plain;
+    func.walk([&](TileForOp loop) {
+      if (whyNotPlainProductLoop(loop).empty())
+        plain.push_back(loop);
+    });
+    if (plain.size() != 1)
+      return "exactly one product K loop (acc = addmm(acc, x[tm, tk], y[tk, tn])); this kernel "
+             "has " + std::to_string(plain.size());
+    TileForOp loop = plain.front();
+    if (!config.generic_mainloop || !streamsAsKeyLoop(loop))
+      return "the product loop run as kernel code (generic_mainloop, operands TMA reads)";
+    if (std::string why = whyNotSplittable(func, loop); !why.empty())
+      return why;
+    if (!getConstantIntValue(loop.getLowerBounds()[0]) ||
+        !getConstantIntValue(loop.getUpperBounds()[0]))
+      return "K bounds known at compile time (this plan takes them at launch)";
+    loop->setAttr(kStreamKAttrName, UnitAttr::get(func.getContext()));
+    return "";
   }
 
   /// Marks the main loop whose K split_k splits (`split_k` in its

@@ -61,6 +61,11 @@ constexpr llvm::StringLiteral kPrefetchAttrName = "kite.prefetch";
 /// construction), so emission masks nothing past a tile's end.
 constexpr llvm::StringLiteral kFullTilesAttrName = "kite.full_tiles";
 
+/// kite-matmul-mainloop's mark under Config::stream_k on the product K loop
+/// (run as kernel code, generic_mainloop) whose iterations the programs'
+/// stream-K schedule shares out.
+constexpr llvm::StringLiteral kStreamKAttrName = "kite.stream_k";
+
 /// kite-overlap-products' marks: on a key loop whose late stage (the ops
 /// marked `kLateAttrName`: what depends on a tile the loop carries into a
 /// wgmma product, and the loads only they read) CUDA emission runs one

@@ -358,6 +358,19 @@ private:
   /// The programs a main loop's K is split over (its kite.mainloop's
   /// split_k): program ids are blockIdx.x / splitK, kite_split the rest.
   int64_t splitK = 1;
+  /// Config::stream_k: the product K loop whose iterations a StreamK
+  /// schedule (kite_device.cuh) shares out, and its iterations a tile; the
+  /// program loop then yields units (kite_pid, K tiles [kite_kb, kite_ke)).
+  TileForOp streamKLoop;
+  int64_t streamKIters = 0;
+  /// Checks that stream_k fits the kernel and sets streamKLoop.
+  LogicalResult planStreamK(ArrayRef<Operation *> topLevel);
+  /// After the stream-K loop, on the computing threads: a unit that does
+  /// not own its tile gives its sums `acc` away, an owner of a shared tile
+  /// takes the others'; then opens the owner's `if` around the rest of the
+  /// body (closed by emitTopLevelLoop).
+  void emitStreamKFixup(const Tile &acc);
+  bool streamKOpen = false;
   /// cluster_size 2: the dim of the (only) top-level loop whose neighbouring
   /// tiles a cluster's two programs take (-1: no clusters), and its span
   /// or index, on which a tile both programs copy does not depend.

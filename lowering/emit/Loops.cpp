@@ -308,6 +308,20 @@ LogicalResult Emitter::emitTopLevelLoops() {
       totalConst = *totalConst * splitK;
     totalExpr = combine(totalExpr, LaunchExpr::constant(splitK), LaunchExpr::Op::mul);
   }
+  if (config.stream_k) {
+    SmallVector<Operation *> tops;
+    for (const TopLevelLoop &l : loops)
+      tops.push_back(l.op);
+    if (failed(planStreamK(tops)))
+      return failure();
+    // As many programs as the SMs hold, even for fewer tiles than that
+    // (their K iterations are then all shared out): the grid's programs
+    // are capped by the tiles' iterations, not the tiles.
+    int64_t iters = std::max<int64_t>(streamKIters, 1);
+    if (totalConst)
+      totalConst = *totalConst * iters;
+    totalExpr = combine(totalExpr, LaunchExpr::constant(iters), LaunchExpr::Op::mul);
+  }
   planPrivateAtomics();
   if (pidType == "persistent_dynamic") {
     // The launch's ticket counter (zeroed at each launch) and the slots the
@@ -448,6 +462,17 @@ FailureOr<int> Emitter::openProgramLoop(StringRef pidType, StringRef totalProgra
     line(llvm::formatv("if (kite_pid >= {0}) break;", totalPrograms));
     return 1;
   }
+  if (streamKLoop) {
+    // Units of a stream-K schedule: whole tiles, then parts of the tiles
+    // of the last wave (StreamK; the same units in the producer's slice).
+    result.persistent = true;
+    line(llvm::formatv("StreamK kite_sk({0}, {1});", totalPrograms, streamKIters));
+    line("i64 kite_pid; // the unit: a tile, its K tiles [kite_kb, kite_ke)");
+    line("int kite_kb, kite_ke;");
+    line("while (kite_sk.next_unit(kite_pid, kite_kb, kite_ke)) {");
+    ++indent;
+    return 1;
+  }
   if (pidType == "persistent_interleaved" || pidType == "persistent_blocked") {
     // Each program loops over the program ids; the plan launches as many
     // programs as the SMs hold at once.
@@ -561,6 +586,11 @@ LogicalResult Emitter::emitTopLevelLoop(Operation *loopOp, Block *bodyBlock,
   }
   if (failed(producing ? emitProducerBlock(*bodyBlock) : emitBlock(*bodyBlock)))
     return failure();
+  if (streamKOpen) {
+    --indent;
+    line("}");
+    streamKOpen = false;
+  }
   closeTurns();
   tracedLoops.clear();
   if (options.trace)
@@ -600,6 +630,42 @@ LogicalResult Emitter::planCluster(Block *body, ArrayRef<std::string> counts,
   clusterVar = body->getArgument(d);
   result.clusterSize = config.cluster_size;
   return success();
+}
+
+LogicalResult Emitter::planStreamK(ArrayRef<Operation *> topLevel) {
+  // kite-matmul-mainloop marked the loop (or rejected the config).
+  kernel.walk([&](TileForOp l) {
+    if (l->hasAttr(kStreamKAttrName))
+      streamKLoop = l;
+  });
+  if (!streamKLoop || topLevel.size() != 1 || !isa<TileForOp>(topLevel.front()))
+    return emitConfigRejection(kernel)
+               << "the config does not fit: stream_k needs the product loop (kite.stream_k) in "
+                  "the kernel's only top-level tile loop",
+           failure();
+  int64_t lo = *getConstantIntValue(streamKLoop.getLowerBounds()[0]);
+  int64_t hi = *getConstantIntValue(streamKLoop.getUpperBounds()[0]);
+  int64_t bs = *getConstantIntValue(streamKLoop.getBlockSizes()[0]);
+  streamKIters = std::max<int64_t>(0, llvm::divideCeil(hi - lo, bs));
+  return success();
+}
+
+void Emitter::emitStreamKFixup(const Tile &acc) {
+  // Two slots a program for a unit's sums (every computing thread's
+  // registers); a counter for each left-over tile (fewer than the programs).
+  CudaKernel::Param partials{CudaKernel::Param::Kind::Workspace,
+                             unsigned(2 * acc.regCount * numThreads * 4), "kite_partials"};
+  CudaKernel::Param counters{CudaKernel::Param::Kind::Workspace, 4u, "kite_counters"};
+  counters.zeroed = true;
+  result.params.push_back(partials);
+  result.params.push_back(counters);
+  staticSharedBytes += 4; // StreamK::finish's flag
+  line(llvm::formatv("if (kite_sk.finish({0}, reinterpret_cast<float*>(kite_partials), "
+                     "reinterpret_cast<unsigned*>(kite_counters), kite_pid, kite_kb, kite_ke)) {{ "
+                     "// this program has the tile's whole sums",
+                     acc.name));
+  ++indent;
+  streamKOpen = true;
 }
 
 FailureOr<SmallVector<std::string>>
@@ -772,6 +838,15 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
   StagingScope staging(*this, loop);
   SmallVector<Tile> carried =
       declareCarried(loop.getInitArgs(), loop.getRegionIterArgs(), loop);
+  // A stream-K part that does not start the K loop sums from zero (its
+  // tile's owner adds the initial value once).
+  if (loop == streamKLoop) {
+    line("if (kite_kb != 0) {");
+    line("  #pragma unroll");
+    line(llvm::formatv("  for (int q = 0; q < {0}; ++q) {1}[q] = 0.0f;", carried[0].regCount,
+                       carried[0].name));
+    line("}");
+  }
   if (failed(emitSharedLhs(loop)))
     return failure();
   // A product that alone accumulates into a carried value: its sums in
@@ -827,6 +902,8 @@ LogicalResult Emitter::emitNestedTileFor(TileForOp loop) {
     });
   }
   carriedProduct = outer;
+  if (loop == streamKLoop)
+    emitStreamKFixup(carried[0]);
   return success();
 }
 
@@ -841,6 +918,14 @@ FailureOr<LoopVars> Emitter::emitLoopCount(TileForOp loop, unsigned d) {
               *bs,
               getConstantIntValue(loop.getLowerBounds()[d]).value_or(-1),
               getConstantIntValue(loop.getUpperBounds()[d]).value_or(-1)};
+  if (loop == streamKLoop) {
+    // The unit's K tiles: the loop from tile kite_kb, kite_ke - kite_kb
+    // of them (its iterations count from 0, as a whole loop's do; the
+    // tiles' bounds and alignment are the whole loop's).
+    lv.lower = llvm::formatv("(i64)({0}) + kite_kb * {1}", lv.lower, *bs).str();
+    line(llvm::formatv("const i64 {0} = kite_ke - kite_kb;", lv.count));
+    return lv;
+  }
   line(llvm::formatv("const i64 {0} = ((i64)({1}) - (i64)({2}) + {3}) / {4};", lv.count,
                      lv.upper, lv.lower, *bs - 1, *bs));
   return lv;

@@ -99,6 +99,148 @@ __device__ __forceinline__ int kite_block_threads() {
 #endif
 }
 
+/// A stream-K schedule (Config::stream_k) of `tiles` tiles, each a K loop
+/// of `iters` iterations, over the grid's programs. The tiles of whole
+/// waves, tiles / gridDim.x a program, run whole (interleaved, as
+/// persistent_interleaved's). The K iterations of the tiles left over
+/// (fewer than the programs) are shared out as contiguous ranges of at
+/// least iters / 2, one a program, tile by tile; a range's part of one tile
+/// is a *unit* (tile, iterations [kb, ke)). The unit with kb = 0 *owns* its
+/// tile: its sums come first in K order. After its K loop each unit of a
+/// shared tile runs `finish`: the tile's last unit to finish adds all the
+/// units' sums in K order (the same sums whichever unit is last) and runs
+/// the rest of the tile's body; the others store their sums and stop. The
+/// other units of a tile are the first units of their programs' ranges, so
+/// they usually finish before the owner, which then needs to store nothing.
+/// No program waits for another.
+struct StreamK {
+  // 32-bit counts (a launch has fewer than 2^31 tiles and K iterations in
+  // its left-over tiles) and no 64-bit division, so that the producer's
+  // few registers hold them.
+  int whole, iters, sharers, share, longer, next, at, end;
+  __device__ StreamK(long long tiles, long long iters_) : iters(int(iters_)) {
+    const int programs = gridDim.x;
+    whole = int(tiles) / programs * programs;
+    const int tail = (int(tiles) - whole) * iters;
+    sharers = tail == 0 ? 0 : min(programs, max(1, tail / ((iters + 1) / 2)));
+    // The first `longer` sharers take share + 1 iterations, the rest share.
+    share = sharers == 0 ? 0 : tail / sharers;
+    longer = sharers == 0 ? 0 : tail % sharers;
+    next = blockIdx.x;
+    at = int(blockIdx.x) < sharers ? start(blockIdx.x) : 0;
+    end = int(blockIdx.x) < sharers ? start(blockIdx.x + 1) : 0;
+  }
+  /// Sharer p's first iteration, counted from the left-over tiles' first.
+  __device__ int start(int p) const { return p * share + min(p, longer); }
+  /// The sharer whose range holds left-over iteration x.
+  __device__ int sharer(int x) const {
+    const int split = longer * (share + 1);
+    return x < split ? x / (share + 1) : longer + (x - split) / share;
+  }
+  /// This program's next unit; false when it has run them all.
+  __device__ bool next_unit(long long &tile, int &kb, int &ke) {
+    if (next < whole) {
+      tile = next;
+      kb = 0;
+      ke = iters;
+      next += gridDim.x;
+      return true;
+    }
+    if (at >= end)
+      return false;
+    tile = whole + at / iters;
+    kb = at % iters;
+    ke = min(iters, kb + end - at);
+    at += ke - kb;
+    return true;
+  }
+  /// Where sharer p stores the sums of its unit of a shared tile
+  /// (`partials`: two slots a program, N floats a computing thread each,
+  /// the threads' floats interleaved): slot 2p for the first unit of its
+  /// range, 2p + 1 for an owner's (its last).
+  template <int N>
+  __device__ static float *slot(float *partials, long long p, bool owner) {
+    return partials + (2 * p + owner) * (long long)N * kite_block_threads();
+  }
+  template <int N>
+  __device__ static void store(const float (&sums)[N], float *to) {
+    const int threads = kite_block_threads(), t = threadIdx.x;
+    if constexpr (N % 4 == 0) {
+#pragma unroll
+      for (int q = 0; q < N / 4; ++q)
+        __stcg(reinterpret_cast<float4 *>(to) + q * threads + t,
+               make_float4(sums[4 * q], sums[4 * q + 1], sums[4 * q + 2], sums[4 * q + 3]));
+    } else {
+#pragma unroll
+      for (int q = 0; q < N; ++q)
+        __stcg(to + q * threads + t, sums[q]);
+    }
+  }
+  /// sums = from (Add: sums += from).
+  template <bool Add, int N>
+  __device__ static void load(float (&sums)[N], const float *from) {
+    const int threads = kite_block_threads(), t = threadIdx.x;
+    if constexpr (N % 4 == 0) {
+#pragma unroll
+      for (int q = 0; q < N / 4; ++q) {
+        const float4 v = __ldcg(reinterpret_cast<const float4 *>(from) + q * threads + t);
+        sums[4 * q] = Add ? sums[4 * q] + v.x : v.x;
+        sums[4 * q + 1] = Add ? sums[4 * q + 1] + v.y : v.y;
+        sums[4 * q + 2] = Add ? sums[4 * q + 2] + v.z : v.z;
+        sums[4 * q + 3] = Add ? sums[4 * q + 3] + v.w : v.w;
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < N; ++q) {
+        const float v = __ldcg(from + q * threads + t);
+        sums[q] = Add ? sums[q] + v : v;
+      }
+    }
+  }
+  /// After the K loop of unit (tile, [kb, ke)) with this thread's sums in
+  /// `sums` (N floats): true if this program runs the rest of the tile's
+  /// body, `sums` then the whole K loop's; false if another unit will.
+  /// `counters`: one a left-over tile, zero at launch. Every computing
+  /// thread calls it.
+  template <int N>
+  __device__ __forceinline__ bool finish(float (&sums)[N], float *partials, unsigned *counters,
+                                         long long tile, int kb, int ke) const {
+    if (kb == 0 && ke == iters)
+      return true; // a whole tile
+    __shared__ int last;
+    const int x = int(tile - whole) * iters;
+    const int first = sharer(x), final_sharer = sharer(x + iters - 1);
+    const unsigned others = unsigned(final_sharer - first);
+    unsigned *counter = counters + (tile - whole);
+    const bool owner = kb == 0;
+    kite_sync(); // every thread has read `last` of this program's previous unit
+    if (owner && threadIdx.x == 0) {
+      unsigned seen;
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+      last = seen == others;
+    }
+    if (owner)
+      kite_sync();
+    if (!owner || !last) {
+      // Store this unit's sums and count it; the tile's last unit goes on.
+      store(sums, slot<N>(partials, blockIdx.x, owner));
+      __threadfence(); // the sums are visible before they are counted
+      kite_sync();
+      if (threadIdx.x == 0)
+        last = atomicAdd(counter, 1u) == others;
+      kite_sync();
+      if (!last)
+        return false;
+    }
+    __threadfence(); // the other units' sums, counted, are visible
+    if (!owner)
+      load<false>(sums, slot<N>(partials, first, true));
+    for (int p = first + 1; p <= final_sharer; ++p)
+      load<true>(sums, slot<N>(partials, p, false));
+    return true;
+  }
+};
+
 typedef __nv_bfloat16 bf16;
 typedef __half f16;
 typedef long long i64;

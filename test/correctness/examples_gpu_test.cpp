@@ -632,6 +632,51 @@ std::vector<Case> cases() {
                {R"({"block_sizes":[1,128,128,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved"})",
                 R"({"block_sizes":[1,64,128,64],"num_warps":8,"num_stages":3,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true})"},
                10.0, "bmm_generic_staged"});
+  // Stream-K (stream_k): more tiles than the SMs hold at once, not a whole
+  // number of waves, so that the last wave's K iterations are shared out
+  // (at 300 rows, 3 x 90 tiles of 128 x 128 against 132 programs: 264
+  // whole, 6 tiles' 5 K iterations (the last partial) over 10 programs,
+  // some tiles in 3 parts; at 129 rows 180 tiles, 48 shared by 86). The
+  // tile's last part adds the others' sums in K order and runs the
+  // epilogue: plain, with bias and relu, batched, K-major, 8-bit with
+  // scales, and from padded copies (odd rows).
+  const std::string sk = R"("tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_interleaved","stream_k":true)";
+  const std::vector<std::string> skConfigs = {
+      R"({"block_sizes":[128,128,64],"num_warps":12,"num_stages":4,)" + sk + "}",
+      R"({"block_sizes":[128,256,64],"num_warps":12,"num_stages":3,"l2_groupings":[8],)" + sk + "}",
+      R"({"block_sizes":[64,128,64],"num_warps":8,"num_stages":4,)" + sk + "}"};
+  c.push_back({"matmul", "matmul", {1, 7, 129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 264}, bf, s)), T("y", randn({264, 11520}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
+               skConfigs, 10.0, "matmul_stream_k"});
+  c.push_back({"matmul_bias_relu", "matmul_bias_relu", {129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 1000}, bf, s)), T("y", randn({1000, 11520}, bf, s + 1)),
+                                         T("bias", randn({11520}, bf, s + 2))};
+               },
+               [](const std::vector<Arg> &a) {
+                 return one(matmul_bias_relu(*a[0].tensor, *a[1].tensor, *a[2].tensor));
+               },
+               {skConfigs[0]}, 30.0, "matmul_bias_relu_stream_k"});
+  c.push_back({"bmm", "bmm", {129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("a", randn({3, n, 264}, bf, s)), T("b", randn({3, 264, 3840}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::bmm(*a[0].tensor, *a[1].tensor)); },
+               {R"({"block_sizes":[1,128,128,64],"num_warps":12,"num_stages":4,)" + sk + "}"}, 10.0,
+               "bmm_stream_k"});
+  linearCase(bf, 264, 11520, {skConfigs[0], skConfigs[2]}, "linear_stream_k");
+  scaledCase(e4, 528, 11520, 0.5, 0.25, {129, 300},
+             {R"({"block_sizes":[128,128,128],"num_warps":12,"num_stages":4,)" + sk + "}"}, 2.0,
+             "scaled_matmul_stream_k");
+  c.push_back({"matmul", "matmul", {129, 300},
+               [=](int64_t n, uint64_t s) {
+                 return std::vector<Arg>{T("x", randn({n, 777}, bf, s)), T("y", randn({777, 11521}, bf, s + 1))};
+               },
+               [](const std::vector<Arg> &a) { return one(::matmul(*a[0].tensor, *a[1].tensor)); },
+               {skConfigs[0]}, 20.0, "matmul_stream_k_staged"});
   c.push_back({"attention", "attention", {1, 7, 129},
                [=](int64_t n, uint64_t s) {
                  return std::vector<Arg>{T("q", randn({3, n, 32}, bf, s)), T("k", randn({3, n, 32}, bf, s + 1)),
