@@ -111,9 +111,9 @@ struct Config {
   /// StreamK). The tiles of whole waves run whole; the K iterations of the
   /// tiles left over (fewer than the programs) are shared out evenly, so
   /// that the last wave does not leave SMs idle (512 tiles on 132 SMs are
-  /// 3.88 waves). A tile's part that does not start its K loop stores its
-  /// sums in a workspace; the part that does adds them in K order (the
-  /// same sums at every run) and runs the rest of the body.
+  /// 3.88 waves). A shared tile's parts store their sums in a workspace,
+  /// and the last to finish adds them in K order (the same sums at every
+  /// run) and runs the rest of the body.
   bool stream_k = false;
   /// On sm_90: a store of a tile whose rows are whole rows of its tensor
   /// (the last subscript `all`, contiguous, 16-byte multiples) writes the

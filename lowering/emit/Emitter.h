@@ -365,10 +365,10 @@ private:
   int64_t streamKIters = 0;
   /// Checks that stream_k fits the kernel and sets streamKLoop.
   LogicalResult planStreamK(ArrayRef<Operation *> topLevel);
-  /// After the stream-K loop, on the computing threads: a unit that does
-  /// not own its tile gives its sums `acc` away, an owner of a shared tile
-  /// takes the others'; then opens the owner's `if` around the rest of the
-  /// body (closed by emitTopLevelLoop).
+  /// After the stream-K loop, on the computing threads: StreamK::finish on
+  /// the unit's sums `acc` (a shared tile's last part to finish gets the
+  /// whole sums), opening its `if` around the rest of the body (closed by
+  /// emitTopLevelLoop).
   void emitStreamKFixup(const Tile &acc);
   bool streamKOpen = false;
   /// cluster_size 2: the dim of the (only) top-level loop whose neighbouring
