@@ -307,11 +307,9 @@ json kite::deriveConfigSpace(func::FuncOp kernel, StringRef arch, bool speculati
                                "programs a product tile's K loop is split over (partial sums "
                                "in a workspace, added in split order by the tile's last "
                                "program): for shapes with fewer tiles than SMs"));
-  if (plainProduct && hopper)
-    params.push_back(parameter("stream_k", std::nullopt, {false, true}, def.stream_k,
-                               "with generic_mainloop in persistent_interleaved programs: the "
-                               "last wave's K iterations shared out over all the programs "
-                               "(partial sums added in K order by each tile's last part)"));
+  // (stream_k is not offered: on an H100 it lost to the default on every
+  // benchmark shape, and each config the tuner tries costs an NVRTC
+  // compile of its budget.)
   if (usesExp(kernel))
     params.push_back(parameter("fast_math", std::nullopt, {false, true}, def.fast_math,
                                "exp on f32 by the approximate hardware exp2, exp2 with results "
