@@ -20,6 +20,7 @@
 #include <cuda_fp8.h>
 
 #include "kite/random.hpp"
+#include "kite_stream_k.cuh"
 
 #ifdef KITE_TRACE
 // A traced kernel (`kite bench --timeline`) defines KITE_TRACE as the
@@ -99,65 +100,21 @@ __device__ __forceinline__ int kite_block_threads() {
 #endif
 }
 
-/// A stream-K schedule (Config::stream_k) of `tiles` tiles, each a K loop
-/// of `iters` iterations, over the grid's programs. The tiles of whole
-/// waves, tiles / gridDim.x a program, run whole (interleaved, as
-/// persistent_interleaved's). The K iterations of the tiles left over
-/// (fewer than the programs) are shared out as contiguous ranges of at
-/// least iters / 2, one a program, tile by tile; a range's part of one tile
-/// is a *unit* (tile, iterations [kb, ke)). The unit with kb = 0 *owns* its
-/// tile: its sums come first in K order. After its K loop each unit of a
-/// shared tile runs `finish`: the tile's last unit to finish adds all the
-/// units' sums in K order (the same sums whichever unit is last) and runs
-/// the rest of the tile's body; the others store their sums and stop. The
-/// other units of a tile are the first units of their programs' ranges, so
-/// they usually finish before the owner, which then needs to store nothing.
-/// No program waits for another.
-struct StreamK {
-  // 32-bit counts (a launch has fewer than 2^31 tiles and K iterations in
-  // its left-over tiles) and no 64-bit division, so that the producer's
-  // few registers hold them.
-  int whole, iters, sharers, share, longer, next, at, end;
-  __device__ StreamK(long long tiles, long long iters_) : iters(int(iters_)) {
-    const int programs = gridDim.x;
-    whole = int(tiles) / programs * programs;
-    const int tail = (int(tiles) - whole) * iters;
-    sharers = tail == 0 ? 0 : min(programs, max(1, tail / ((iters + 1) / 2)));
-    // The first `longer` sharers take share + 1 iterations, the rest share.
-    share = sharers == 0 ? 0 : tail / sharers;
-    longer = sharers == 0 ? 0 : tail % sharers;
-    next = blockIdx.x;
-    at = int(blockIdx.x) < sharers ? start(blockIdx.x) : 0;
-    end = int(blockIdx.x) < sharers ? start(blockIdx.x + 1) : 0;
-  }
-  /// Sharer p's first iteration, counted from the left-over tiles' first.
-  __device__ int start(int p) const { return p * share + min(p, longer); }
-  /// The sharer whose range holds left-over iteration x.
-  __device__ int sharer(int x) const {
-    const int split = longer * (share + 1);
-    return x < split ? x / (share + 1) : longer + (x - split) / share;
-  }
-  /// This program's next unit; false when it has run them all.
-  __device__ bool next_unit(long long &tile, int &kb, int &ke) {
-    if (next < whole) {
-      tile = next;
-      kb = 0;
-      ke = iters;
-      next += gridDim.x;
-      return true;
-    }
-    if (at >= end)
-      return false;
-    tile = whole + at / iters;
-    kb = at % iters;
-    ke = min(iters, kb + end - at);
-    at += ke - kb;
-    return true;
-  }
+/// A stream-K schedule (Config::stream_k; kite_stream_k.cuh has its
+/// arithmetic) run by this program. After its K loop each unit of a shared
+/// tile runs `finish`: the tile's last unit to finish adds all the units'
+/// sums in K order (the same sums whichever unit is last) and runs the rest
+/// of the tile's body; the others store their sums and stop. No program
+/// waits for another.
+struct StreamK : StreamKWalk {
+  __device__ StreamK(long long tiles, long long iters)
+      : StreamKWalk(tiles, iters, gridDim.x, blockIdx.x) {}
   /// Where sharer p stores the sums of its unit of a shared tile
   /// (`partials`: two slots a program, N floats a computing thread each,
-  /// the threads' floats interleaved): slot 2p for the first unit of its
-  /// range, 2p + 1 for an owner's (its last).
+  /// the threads' floats interleaved): slot 2p for the part that starts
+  /// its range inside a tile (kb > 0), 2p + 1 for the part it owns that
+  /// ends its range inside a tile (kb = 0, ke < iters); a range has at most
+  /// one of each.
   template <int N>
   __device__ static float *slot(float *partials, long long p, bool owner) {
     return partials + (2 * p + owner) * (long long)N * kite_block_threads();
@@ -208,20 +165,24 @@ struct StreamK {
     if (kb == 0 && ke == iters)
       return true; // a whole tile
     __shared__ int last;
-    const int x = int(tile - whole) * iters;
-    const int first = sharer(x), final_sharer = sharer(x + iters - 1);
+    int first, final_sharer;
+    sharers_of(tile, first, final_sharer);
     const unsigned others = unsigned(final_sharer - first);
     unsigned *counter = counters + (tile - whole);
     const bool owner = kb == 0;
+    // No store where this unit can tell it is the last: the owner once the
+    // others have counted, or the second of two parts once the owner has.
+    const bool ask = owner || others == 1;
     kite_sync(); // every thread has read `last` of this program's previous unit
-    if (owner && threadIdx.x == 0) {
+    if (ask && threadIdx.x == 0) {
       unsigned seen;
       asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
       last = seen == others;
     }
-    if (owner)
+    if (ask)
       kite_sync();
-    if (!owner || !last) {
+    const bool stored = !ask || !last;
+    if (stored) {
       // Store this unit's sums and count it; the tile's last unit goes on.
       store(sums, slot<N>(partials, blockIdx.x, owner));
       __threadfence(); // the sums are visible before they are counted
@@ -233,6 +194,11 @@ struct StreamK {
         return false;
     }
     __threadfence(); // the other units' sums, counted, are visible
+    if (!owner && !stored) {
+      // Two parts: the owner's sums and this one's (a + b is b + a).
+      load<true>(sums, slot<N>(partials, first, true));
+      return true;
+    }
     if (!owner)
       load<false>(sums, slot<N>(partials, first, true));
     for (int p = first + 1; p <= final_sharer; ++p)
