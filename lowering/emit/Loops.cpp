@@ -317,10 +317,13 @@ LogicalResult Emitter::emitTopLevelLoops() {
     // As many programs as the SMs hold, even for fewer tiles than that
     // (their K iterations are then all shared out): the grid's programs
     // are capped by the tiles' iterations, not the tiles.
+    // (At most 2^30: the runtime launches only the resident programs.)
+    constexpr int64_t kCap = int64_t(1) << 30;
     int64_t iters = std::max<int64_t>(streamKIters, 1);
     if (totalConst)
-      totalConst = *totalConst * iters;
-    totalExpr = combine(totalExpr, LaunchExpr::constant(iters), LaunchExpr::Op::mul);
+      totalConst = std::min(*totalConst * iters, kCap);
+    totalExpr = combine(combine(totalExpr, LaunchExpr::constant(iters), LaunchExpr::Op::mul),
+                        LaunchExpr::constant(kCap), LaunchExpr::Op::min);
   }
   planPrivateAtomics();
   if (pidType == "persistent_dynamic") {

@@ -34,3 +34,11 @@
 // MAIN: error: the config does not fit: stream_k needs the product loop run as kernel code (generic_mainloop
 // RUN: not kite inspect %kite_src/examples/mlp.kite.cpp --arg 'x=bf16[256,128]' --arg 'w1=bf16[128,256]' --arg 'w2=bf16[256,128]' --config '{"block_sizes":[128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"generic_mainloop":true,"pid_type":"persistent_interleaved","stream_k":true}' --emit=cuda 2>&1 | FileCheck %s --check-prefix=MLP
 // MLP: error: the config does not fit: stream_k needs exactly one product K loop
+
+// A plan of sizes taken at launch: the tiles' count is computed at launch,
+// and the grid (capped at 2^30) is as many programs as the SMs hold.
+// RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4096,4096]' --arg 'y=bf16[4096,4096]' --dynamic-shapes --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_interleaved","stream_k":true}' --emit=cuda | FileCheck %s --check-prefix=DYN
+// DYN: launch: min(max(ceildiv(x.size(0), 128), 0) * max(ceildiv(y.size(1), 256), 0) * 64, 1073741824) programs
+// DYN: const i64 [[T:kite_programs[0-9]+]] =
+// DYN: StreamK kite_sk([[T]], 64);
+// DYN: StreamK kite_sk([[T]], 64);
