@@ -177,6 +177,7 @@ sanitize_cases=(
   'matmul matmul x=bf16[384,264] y=bf16[264,256] | {"block_sizes":[128,128,64],"generic_mainloop":true,"indexing":"tma","num_stages":3,"num_warps":12,"pid_type":"persistent_interleaved","tensor_cores":true,"warp_specialize":true,"wgmma":true,"bulk_stores":true}'
   'matmul matmul x=bf16[300,264] y=bf16[264,256] | {"block_sizes":[128,128,64],"generic_mainloop":true,"indexing":"tma","num_stages":3,"num_warps":12,"pid_type":"persistent_interleaved","tensor_cores":true,"warp_specialize":true,"wgmma":true,"cluster_size":2}'
   'attention attention q=bf16[2,256,128] k=bf16[2,256,128] v=bf16[2,256,128] | {"block_sizes":[1,128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true,"cluster_size":2}'
+  'matmul matmul x=bf16[300,264] y=bf16[264,11520] | {"block_sizes":[128,128,64],"generic_mainloop":true,"indexing":"tma","num_stages":4,"num_warps":12,"pid_type":"persistent_interleaved","tensor_cores":true,"warp_specialize":true,"wgmma":true,"stream_k":true}'
   'mlp mlp x=bf16[300,128] w1=bf16[128,296] w2=bf16[296,128] | {"block_sizes":[128,128],"num_warps":12,"num_stages":2,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"overlap_products":true,"pingpong":true}'
   'welford welford x=bf16[11,1000] weight=bf16[1000] bias=bf16[1000] eps=f64:1e-5 | {"block_sizes":[2,256,128],"num_warps":2} | {"block_sizes":[4,32,16],"num_warps":8}'
 )
