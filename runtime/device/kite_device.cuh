@@ -119,6 +119,8 @@ struct StreamK : StreamKWalk {
   __device__ static float *slot(float *partials, long long p, bool owner) {
     return partials + (2 * p + owner) * (long long)N * kite_block_threads();
   }
+  /// This thread's N sums at `to`, interleaved with the other computing
+  /// threads' (16 bytes a thread at a time where N allows), through L2.
   template <int N>
   __device__ static void store(const float (&sums)[N], float *to) {
     const int threads = kite_block_threads(), t = threadIdx.x;
@@ -133,7 +135,7 @@ struct StreamK : StreamKWalk {
         __stcg(to + q * threads + t, sums[q]);
     }
   }
-  /// sums = from (Add: sums += from).
+  /// sums = from (Add: sums += from), `from` as `store` wrote it.
   template <bool Add, int N>
   __device__ static void load(float (&sums)[N], const float *from) {
     const int threads = kite_block_threads(), t = threadIdx.x;
