@@ -10,6 +10,7 @@
 // tiles.
 // RUN: kite inspect %kite_src/examples/matmul.kite.cpp --kernel matmul --arg 'x=bf16[4096,4096]' --arg 'y=bf16[4096,4096]' --config '{"block_sizes":[128,256,64],"num_warps":12,"num_stages":4,"tensor_cores":true,"wgmma":true,"warp_specialize":true,"indexing":"tma","generic_mainloop":true,"pid_type":"persistent_interleaved","l2_groupings":[8],"stream_k":true}' --emit=cuda | FileCheck %s
 // CHECK: launch: 32768 programs of 384 threads
+// CHECK: // config: {{.*}}"pid_type":"persistent_interleaved",{{.*}}"stream_k":true,
 // CHECK: unsigned char* __restrict__ kite_partials, unsigned char* __restrict__ kite_counters)
 // CHECK: if (threadIdx.x == 256) {
 // CHECK: StreamK kite_sk(512, 64);
