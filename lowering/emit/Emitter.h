@@ -363,8 +363,8 @@ private:
   /// program loop then yields units (kite_pid, K tiles [kite_kb, kite_ke)).
   TileForOp streamKLoop;
   int64_t streamKIters = 0;
-  /// Checks that stream_k fits the kernel and sets streamKLoop.
-  LogicalResult planStreamK(ArrayRef<Operation *> topLevel);
+  /// Sets streamKLoop and streamKIters from kite-matmul-mainloop's mark.
+  LogicalResult planStreamK();
   /// After the stream-K loop, on the computing threads: StreamK::finish on
   /// the unit's sums `acc` (a shared tile's last part to finish gets the
   /// whole sums), opening its `if` around the rest of the body (closed by

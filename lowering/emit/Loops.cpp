@@ -309,10 +309,7 @@ LogicalResult Emitter::emitTopLevelLoops() {
     totalExpr = combine(totalExpr, LaunchExpr::constant(splitK), LaunchExpr::Op::mul);
   }
   if (config.stream_k) {
-    SmallVector<Operation *> tops;
-    for (const TopLevelLoop &l : loops)
-      tops.push_back(l.op);
-    if (failed(planStreamK(tops)))
+    if (failed(planStreamK()))
       return failure();
     // As many programs as the SMs hold, even for fewer tiles than that
     // (their K iterations are then all shared out): the grid's programs
@@ -635,16 +632,18 @@ LogicalResult Emitter::planCluster(Block *body, ArrayRef<std::string> counts,
   return success();
 }
 
-LogicalResult Emitter::planStreamK(ArrayRef<Operation *> topLevel) {
-  // kite-matmul-mainloop marked the loop (or rejected the config).
+LogicalResult Emitter::planStreamK() {
+  // kite-matmul-mainloop marked the loop, directly in the kernel's only
+  // top-level loop with constant K bounds (whyNotSplittable), or rejected
+  // the config.
   kernel.walk([&](TileForOp l) {
     if (l->hasAttr(kStreamKAttrName))
       streamKLoop = l;
   });
-  if (!streamKLoop || topLevel.size() != 1 || !isa<TileForOp>(topLevel.front()))
+  if (!streamKLoop)
     return emitConfigRejection(kernel)
-               << "the config does not fit: stream_k needs the product loop (kite.stream_k) in "
-                  "the kernel's only top-level tile loop",
+               << "the config does not fit: stream_k needs a product loop that "
+                  "kite-matmul-mainloop marked (kite.stream_k)",
            failure();
   int64_t lo = *getConstantIntValue(streamKLoop.getLowerBounds()[0]);
   int64_t hi = *getConstantIntValue(streamKLoop.getUpperBounds()[0]);
